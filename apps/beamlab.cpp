@@ -1,0 +1,30 @@
+// beamlab: the command-line entry point. Subcommands live in their own files; this one only
+// assembles them and turns errors into one-line messages and exit codes:
+//   0 success, 1 the user's input was wrong, 2 bad command line, 3 internal error or failure.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/ir_commands.hpp"
+#include "engine/support/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner"};
+  app.set_version_flag("--version", "beamlab 0.1.0");
+  app.require_subcommand(1);
+  beamlab::cli::add_ir_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "beamlab: error: %s (see 'beamlab --help')\n", e.what());
+    return 2;
+  } catch (const beamlab::UserError& e) {
+    std::fprintf(stderr, "beamlab: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "beamlab: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

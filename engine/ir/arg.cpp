@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "engine/support/error.hpp"
 
@@ -70,7 +71,15 @@ void Arg::hash_into(StableHasher& h) const {
 }
 
 std::string format_double(double v) {
-  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+  if (std::isnan(v)) {
+    // The default quiet NaN reads as "nan"; any other payload is kept by its bits.
+    uint64_t bits = std::bit_cast<uint64_t>(v);
+    if ((bits & ~(uint64_t{1} << 63)) == std::bit_cast<uint64_t>(std::nan("")))
+      return std::signbit(v) ? "-nan" : "nan";
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "nan_0x%016llx", static_cast<unsigned long long>(bits));
+    return hex;
+  }
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);

@@ -4,7 +4,8 @@
 // A small tagged value: none, bool, int, float, string, op, or a tuple of args. Floats
 // compare and hash by bit pattern, so NaN equals itself and 0.0 differs from -0.0, which is
 // what hash-consing needs. Text form (read back exactly by the IR parser): `true`, `-3`,
-// `1.5`, `inf`, `nan`, `"name"`, `ADD`, `(1, "x", (2, 3))`.
+// `1.5`, `inf`, `nan` (other NaN payloads as `nan_0x` and their 16 hex bits), `"name"`, `ADD`,
+// `(1, "x", (2, 3))`.
 #pragma once
 
 #include <cstdint>

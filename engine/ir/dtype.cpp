@@ -163,7 +163,10 @@ std::optional<DType> parse_dtype(std::string_view text) {
   }
   if (!scalar) return std::nullopt;
   text.remove_prefix(used);
+  // Only the canonical spelling str() writes: digits, no sign, no leading zero.
   auto take_number = [&text](int64_t& out) {
+    if (text.empty() || text[0] < '0' || text[0] > '9') return false;
+    if (text[0] == '0' && text.size() > 1 && text[1] >= '0' && text[1] <= '9') return false;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     if (ec != std::errc() || end == text.data()) return false;
     text.remove_prefix(static_cast<size_t>(end - text.data()));

@@ -2,6 +2,7 @@
 #include "engine/ir/parser.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -88,9 +89,11 @@ bool parse_string(Cursor& c, std::string& out) {
     char esc = rest[i++];
     if (esc == 'n') out += '\n';
     else if (esc == '"' || esc == '\\') out += esc;
-    else if (esc == 'x' && i + 2 <= rest.size()) {
+    else if (esc == 'x') {
       unsigned value = 0;
-      auto [end, ec] = std::from_chars(rest.data() + i, rest.data() + i + 2, value, 16);
+      auto [end, ec] = i + 2 <= rest.size()
+                           ? std::from_chars(rest.data() + i, rest.data() + i + 2, value, 16)
+                           : std::from_chars_result{rest.data() + i, std::errc::invalid_argument};
       if (ec != std::errc() || end != rest.data() + i + 2)
         return c.fail_at(c.pos() + i, "bad \\x escape: expected two hex digits");
       out += static_cast<char>(value);
@@ -106,7 +109,7 @@ bool parse_string(Cursor& c, std::string& out) {
 
 bool parse_number(Cursor& c, std::string_view w, size_t start, Arg& out) {
   bool looks_float = w.find_first_of(".eE") != std::string_view::npos || w.ends_with("inf") ||
-                     w.ends_with("nan");
+                     w.ends_with("nan") || w.starts_with("nan_");
   if (!looks_float) {
     int64_t v = 0;
     auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
@@ -122,6 +125,16 @@ bool parse_number(Cursor& c, std::string_view w, size_t start, Arg& out) {
   }
   if (w == "nan" || w == "-nan") {
     out = Arg(w[0] == '-' ? -std::nan("") : std::nan(""));
+    return true;
+  }
+  if (w.starts_with("nan_0x")) { // a NaN with a payload, by its bits: nan_0x7ff8000000000001
+    uint64_t bits = 0;
+    std::string_view hex = w.substr(6);
+    auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), bits, 16);
+    if (ec != std::errc() || end != hex.data() + hex.size() || hex.size() != 16 ||
+        !std::isnan(std::bit_cast<double>(bits)))
+      return c.fail_at(start, fmt::format("bad NaN '{}': expected nan_0x and 16 hex digits of a NaN", w));
+    out = Arg(std::bit_cast<double>(bits));
     return true;
   }
   double v = 0;
@@ -160,7 +173,7 @@ bool parse_arg_at(Cursor& c, Arg& out, int depth) {
   if (w == "true" || w == "false") return out = Arg(w == "true"), true;
   if (std::optional<Op> op = parse_op(w)) return out = Arg(*op), true;
   if (std::isdigit(static_cast<unsigned char>(w[0])) || w[0] == '-' || w[0] == '+' ||
-      w == "inf" || w == "nan")
+      w == "inf" || w.starts_with("nan"))
     return parse_number(c, w, start, out);
   return c.fail_at(start, fmt::format("bad argument '{}'", w));
 }
@@ -207,15 +220,16 @@ private:
     std::optional<DType> dtype = parse_dtype(dtype_word);
     if (!dtype) return c.fail_at(dtype_pos, fmt::format("unknown dtype '{}'", dtype_word));
     std::vector<UOpPtr> src;
-    while (c.peek('%')) {
+    // Sources: '%' N { ',' '%' N }, so a comma must be followed by another source.
+    for (bool more = c.peek('%'); more; more = c.accept(',')) {
       int64_t ref = 0;
-      size_t ref_pos = c.pos();
+      size_t ref_pos = (c.skip_space(), c.pos());
       if (!parse_ref(c, ref)) return false;
       auto it = nodes_.find(ref);
       if (it == nodes_.end())
         return c.fail_at(ref_pos, fmt::format("node %{} is used before it is defined", ref));
       src.push_back(it->second);
-      if (!c.peek(':') && !c.at_end() && !c.expect(',', "between sources")) return false;
+      if (c.peek('%')) return c.fail("expected ',' between sources");
     }
     Arg arg;
     if (c.accept(':') && !parse_arg_at(c, arg, 0)) return false;

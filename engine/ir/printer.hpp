@@ -5,7 +5,7 @@
 //     %0 = DEFINE_VAR index : ("x", 0, 10)
 //     %1 = CONST index : 4
 //     %2 = MUL index %0, %1
-// to_expr renders integer index math in infix for people: "((x*4)+y)//4".
+// to_expr renders integer index math in infix for people: "(((x*4)+y)//4)".
 #pragma once
 
 #include <string>

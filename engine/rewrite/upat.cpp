@@ -35,7 +35,8 @@ UPat UPat::cvar(std::string name) { return UPat(Op::Const).named(std::move(name)
 UPat UPat::const_value(int64_t v) {
   UPat p(Op::Const);
   p.arg_if([v](const Arg& a) {
-    return (a.is_int() && a.as_int() == v) || (a.kind() == Arg::Kind::Bool && a.as_bool() == (v != 0) && (v == 0 || v == 1));
+    if (a.kind() == Arg::Kind::Bool) return int64_t{a.as_bool()} == v;
+    return a.is_int() && a.as_int() == v;
   });
   return p;
 }

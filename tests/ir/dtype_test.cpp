@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/support/error.hpp"
@@ -19,61 +21,67 @@ using S = Scalar;
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 
-DType lub(DType a, DType b) { return least_upper_dtype(a, b); }
+// Results as text, so that a failure names the types.
+std::string lub(DType a, DType b) { return least_upper_dtype(a, b).str(); }
+std::string lub(std::span<const DType> types) { return least_upper_dtype(types).str(); }
+std::string parsed(std::string_view text) {
+  std::optional<DType> t = parse_dtype(text);
+  return t ? t->str() : "nullopt";
+}
 
 TEST(DTypePromotion, MixedSignIntegersMeetAtTheNextWiderSignedType) {
-  EXPECT_EQ(lub(S::Int8, S::UInt8), DType(S::Int16));
-  EXPECT_EQ(lub(S::UInt8, S::Int8), DType(S::Int16));
-  EXPECT_EQ(lub(S::Int16, S::UInt16), DType(S::Int32));
-  EXPECT_EQ(lub(S::UInt32, S::Int32), DType(S::Int64));
-  EXPECT_EQ(lub(S::Int8, S::UInt16), DType(S::Int32));
-  EXPECT_EQ(lub(S::UInt8, S::Int16), DType(S::Int16));
+  EXPECT_EQ(lub(S::Int8, S::UInt8), "int16");
+  EXPECT_EQ(lub(S::UInt8, S::Int8), "int16");
+  EXPECT_EQ(lub(S::Int16, S::UInt16), "int32");
+  EXPECT_EQ(lub(S::UInt32, S::Int32), "int64");
+  EXPECT_EQ(lub(S::Int8, S::UInt16), "int32");
+  EXPECT_EQ(lub(S::UInt8, S::Int16), "int16");
 }
 
 TEST(DTypePromotion, SameKindTakesTheWiderType) {
-  EXPECT_EQ(lub(S::Int8, S::Int32), DType(S::Int32));
-  EXPECT_EQ(lub(S::UInt8, S::UInt64), DType(S::UInt64));
-  EXPECT_EQ(lub(S::UInt16, S::UInt32), DType(S::UInt32));
-  EXPECT_EQ(lub(S::Float32, S::Float64), DType(S::Float64));
-  EXPECT_EQ(lub(S::Float16, S::Float32), DType(S::Float32));
+  EXPECT_EQ(lub(S::Int8, S::Int32), "int32");
+  EXPECT_EQ(lub(S::UInt8, S::UInt64), "uint64");
+  EXPECT_EQ(lub(S::UInt16, S::UInt32), "uint32");
+  EXPECT_EQ(lub(S::Float32, S::Float64), "float64");
+  EXPECT_EQ(lub(S::Float16, S::Float32), "float32");
 }
 
 TEST(DTypePromotion, IdenticalTypesAreTheirOwnMeet) {
   for (S s : {S::Bool, S::Int8, S::UInt64, S::Float16, S::BFloat16, S::Float64})
-    EXPECT_EQ(lub(s, s), DType(s)) << scalar_name(s);
+    EXPECT_EQ(lub(s, s), scalar_name(s));
 }
 
 TEST(DTypePromotion, BoolPromotesToTheOtherType) {
-  EXPECT_EQ(lub(S::Bool, S::Int8), DType(S::Int8));
-  EXPECT_EQ(lub(S::Bool, S::UInt8), DType(S::UInt8));
-  EXPECT_EQ(lub(S::Bool, S::Float16), DType(S::Float16));
-  EXPECT_EQ(lub(S::UInt32, S::Bool), DType(S::UInt32));
+  EXPECT_EQ(lub(S::Bool, S::Int8), "int8");
+  EXPECT_EQ(lub(S::Bool, S::UInt8), "uint8");
+  EXPECT_EQ(lub(S::Bool, S::Float16), "float16");
+  EXPECT_EQ(lub(S::UInt32, S::Bool), "uint32");
 }
 
 TEST(DTypePromotion, IntegersMeetFloatsAtTheFloat) {
-  EXPECT_EQ(lub(S::Int32, S::Float16), DType(S::Float16));
-  EXPECT_EQ(lub(S::Int64, S::Float32), DType(S::Float32));
-  EXPECT_EQ(lub(S::BFloat16, S::Int32), DType(S::BFloat16));
-  EXPECT_EQ(lub(S::UInt8, S::Float64), DType(S::Float64));
+  EXPECT_EQ(lub(S::Int32, S::Float16), "float16");
+  EXPECT_EQ(lub(S::Int64, S::Float32), "float32");
+  EXPECT_EQ(lub(S::BFloat16, S::Int32), "bfloat16");
+  EXPECT_EQ(lub(S::UInt8, S::Float64), "float64");
 }
 
 TEST(DTypePromotion, HalfFloatsMeetAtFloat32) {
-  EXPECT_EQ(lub(S::Float16, S::BFloat16), DType(S::Float32));
-  EXPECT_EQ(lub(S::BFloat16, S::Float16), DType(S::Float32));
+  EXPECT_EQ(lub(S::Float16, S::BFloat16), "float32");
+  EXPECT_EQ(lub(S::BFloat16, S::Float16), "float32");
 }
 
 TEST(DTypePromotion, Int64AndUInt64MeetAtFloat16AsTheLatticeSays) {
-  EXPECT_EQ(lub(S::Int64, S::UInt64), DType(S::Float16));
-  EXPECT_EQ(lub(S::UInt64, S::Int8), DType(S::Float16));
+  EXPECT_EQ(lub(S::Int64, S::UInt64), "float16");
+  EXPECT_EQ(lub(S::UInt64, S::Int8), "float16");
 }
 
 TEST(DTypePromotion, ManyTypesAtOnce) {
   DType three[] = {S::Int8, S::UInt16, S::Bool};
-  EXPECT_EQ(least_upper_dtype(three), DType(S::Int32));
+  EXPECT_EQ(lub(three), "int32");
   DType one[] = {S::UInt16};
-  EXPECT_EQ(least_upper_dtype(one), DType(S::UInt16));
+  EXPECT_EQ(lub(one), "uint16");
   DType floats[] = {S::Int8, S::BFloat16, S::Float16};
-  EXPECT_EQ(least_upper_dtype(floats), DType(S::Float32));
+  EXPECT_EQ(lub(floats), "float32");
 }
 
 TEST(DTypePromotion, RejectsIndexVoidVectorsAndPointers) {
@@ -145,15 +153,43 @@ TEST(DTypeText, PrefixNamesDoNotShadowLongerOnes) {
   EXPECT_EQ(parse_dtype("bfloat16"), DType(S::BFloat16));
   EXPECT_EQ(parse_dtype("float16"), DType(S::Float16));
   EXPECT_EQ(parse_dtype("int64x2"), DType(S::Int64).vec(2));
+  EXPECT_EQ(parsed("uint16x8"), "uint16x8");
 }
 
 TEST(DTypeText, RejectsMalformedText) {
-  for (const char* bad : {"float33", "int8x1", "int8x0", "int8x-2", "float32**", "voidx4",
-                          "int8x2000", "int8x1025", "", "int", "float", "int8x", "int8x4x4",
-                          "float32*[", "float32*[16", "float32*[-1]", "float32*[]", "float32*global",
-                          "float32*localreg", " float32", "float32 ", "Float32", "int8x99999999999999999999",
-                          "float32*[16]x", "int8*x4"}) {
-    EXPECT_EQ(parse_dtype(bad), std::nullopt) << '"' << bad << '"';
+  for (const char* bad : {"float33",
+                          "int8x1",
+                          "int8x0",
+                          "int8x-2",
+                          "float32**",
+                          "voidx4",
+                          "int8x2000",
+                          "int8x1025",
+                          "",
+                          "int",
+                          "float",
+                          "int8x",
+                          "int8x4x4",
+                          "float32*[",
+                          "float32*[16",
+                          "float32*[-1]",
+                          "float32*[]",
+                          "float32*global",
+                          "float32*localreg",
+                          " float32",
+                          "float32 ",
+                          "Float32",
+                          "int8x99999999999999999999",
+                          "float32*[16]x",
+                          "int8*x4"}) {
+    EXPECT_EQ(parsed(bad), "nullopt") << '"' << bad << '"';
+  }
+}
+
+TEST(DTypeText, RejectsNonCanonicalNumbers) {
+  // Only the text str() writes is accepted, so every type has exactly one text form.
+  for (const char* bad : {"int8x04", "float32*[016]", "int8x4*local[00]"}) {
+    EXPECT_EQ(parsed(bad), "nullopt") << '"' << bad << '"';
   }
 }
 

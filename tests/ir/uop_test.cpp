@@ -89,14 +89,15 @@ TEST(UOpIntern, StructurallyEqualNodesAreTheSameObject) {
 TEST(UOpIntern, AnyDifferenceGivesADifferentNode) {
   UOpPtr x = UOp::variable("x", 0, 10);
   UOpPtr y = UOp::variable("y", 0, 10);
-  EXPECT_NE(x, UOp::variable("x", 0, 11));              // arg
-  EXPECT_NE(x, UOp::variable("x", 0, 10, S::Int32));    // dtype
-  EXPECT_NE(x + y, y + x);                               // source order
-  EXPECT_NE(x + y, x - y);                               // op
+  EXPECT_NE(x, UOp::variable("x", 0, 11));           // arg
+  EXPECT_NE(x, UOp::variable("x", 0, 10, S::Int32)); // dtype
+  EXPECT_NE(x + y, y + x);                           // source order
+  EXPECT_NE(x + y, x - y);                           // op
   EXPECT_NE(UOp::const_int(S::Int32, 3), UOp::const_int(S::Int64, 3));
   EXPECT_NE(UOp::const_int(S::Int32, 3), UOp::const_int(S::Int32, 4));
   // An int 1 and a bool true are different args even in the same dtype.
-  EXPECT_NE(UOp::make(Op::Const, S::Index, {}, Arg(1)), UOp::make(Op::Const, S::Index, {}, Arg(true)));
+  EXPECT_NE(UOp::make(Op::Const, S::Index, {}, Arg(1)),
+            UOp::make(Op::Const, S::Index, {}, Arg(true)));
   EXPECT_NE(UOp::make(Op::Sink, S::Void, {x}), UOp::make(Op::Sink, S::Void, {x, x}));
 }
 
@@ -181,11 +182,12 @@ TEST(UOpLifetime, ReleasedNodesAreBuiltAfresh) {
 TEST(UOpLifetime, LongChainIsReleasedWithoutStackOverflow) {
   size_t before = live_uop_count();
   {
-    UOpPtr one = UOp::const_int(S::Index, 1);
+    // An unusual constant, so no node of the chain can be alive before the test.
+    UOpPtr step = UOp::const_int(S::Index, 7919);
     UOpPtr chain = UOp::variable("chain", 0, 10);
-    for (int i = 0; i < 200000; ++i) chain = chain + one;
-    EXPECT_EQ(chain->vmin(), 200000);
-    EXPECT_EQ(chain->vmax(), 200010);
+    for (int i = 0; i < 200000; ++i) chain = chain + step;
+    EXPECT_EQ(chain->vmin(), 1583800000);
+    EXPECT_EQ(chain->vmax(), 1583800010);
     EXPECT_EQ(live_uop_count(), before + 200002);
   }
   EXPECT_EQ(live_uop_count(), before);
@@ -211,7 +213,8 @@ TEST(UOpLifetime, ConcurrentMakeYieldsIdenticalNodes) {
   for (std::thread& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t) {
     ASSERT_EQ(built[t].size(), built[0].size());
-    for (int i = 0; i < kExprs; ++i) ASSERT_EQ(built[t][i], built[0][i]) << "thread " << t << " expr " << i;
+    for (int i = 0; i < kExprs; ++i)
+      ASSERT_EQ(built[t][i], built[0][i]) << "thread " << t << " expr " << i;
   }
   // The nodes the threads built are the ones a fresh build finds.
   UOpPtr x = UOp::variable("tx", 0, 100);
@@ -387,7 +390,8 @@ TEST(UOpBounds, Int32OverflowFallsBackToTheFullRange) {
   UOpPtr sum = x + 1;
   EXPECT_EQ(sum->vmin(), kI32Min);
   EXPECT_EQ(sum->vmax(), kI32Max);
-  UOpPtr product = UOp::variable("m32", 0, 70000, S::Int32) * UOp::variable("n32", 0, 70000, S::Int32);
+  UOpPtr product =
+      UOp::variable("m32", 0, 70000, S::Int32) * UOp::variable("n32", 0, 70000, S::Int32);
   EXPECT_EQ(product->vmin(), kI32Min);
   EXPECT_EQ(product->vmax(), kI32Max);
   UOpPtr neg = -UOp::variable("nn32", kI32Min, 0, S::Int32);

@@ -8,7 +8,9 @@
 #include "apps/ir_commands.hpp"
 #include "engine/support/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner"};
   app.set_version_flag("--version", "beamlab 0.1.0");
   app.require_subcommand(1);
@@ -16,15 +18,26 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
     std::fprintf(stderr, "beamlab: error: %s (see 'beamlab --help')\n", e.what());
     return 2;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
   } catch (const beamlab::UserError& e) {
     std::fprintf(stderr, "beamlab: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "beamlab: %s\n", e.what());
     return 3;
+  } catch (...) {
+    std::fprintf(stderr, "beamlab: unknown internal error\n");
+    return 3;
   }
-  return 0;
 }

@@ -45,24 +45,36 @@ void run_demo() {
   UOpPtr col = UOp::range(UOp::const_int(Scalar::Index, 4), 1);
   UOpPtr flat = row * 4 + col; // a (8, 4) tensor's flat index, as a reshape would build it
   std::vector<UOpPtr> examples = {
-      (x * 4 + y) / 4, (x * 4 + y) % 4, (x / 2) * 2 + x % 2, flat / 4, flat % 4,
-      ((flat + 4) / 4) * 4 - 4, lt(x * 4 + y, 64), maximum(row, col + 8)};
-  fmt::print("beamlab symbolic simplifier (x in [0, 15], y in [0, 3], r0 in [0, 8), r1 in [0, 4))\n\n");
+      (x * 4 + y) / 4, (x * 4 + y) % 4,          (x / 2) * 2 + x % 2, flat / 4,
+      flat % 4,        ((flat + 4) / 4) * 4 - 4, lt(x * 4 + y, 64),   maximum(row, col + 8)};
+  fmt::print(
+      "beamlab symbolic simplifier (x in [0, 15], y in [0, 3], r0 in [0, 8), r1 in [0, 4))\n\n");
   for (const UOpPtr& e : examples) {
     UOpPtr s = simplify(e);
     fmt::print("  {:<40} -> {:<16} [{}, {}]\n", to_expr(e), to_expr(s), s->vmin(), s->vmax());
   }
   UOpPtr e = sink({flat / 4, flat % 4});
   UOpPtr s = simplify(e);
-  fmt::print("\nIR of un-flattening a (8, 4) index, before:\n{}\nafter:\n{}\n", print_graph(e), print_graph(s));
+  fmt::print("\nIR of un-flattening a (8, 4) index, before:\n{}\nafter:\n{}\n", print_graph(e),
+             print_graph(s));
   fmt::print("stable hash of the simplified graph: {}\n", hash_hex(s->hash()));
 }
 
-void check_graph(const std::string& path) {
+// The graph in `path`, which must satisfy spec 'scalar' (the simplifier's domain); each bad
+// node is listed, then a one-line error.
+UOpPtr load_scalar_graph(const std::string& path) {
   UOpPtr g = load_graph(path);
   std::vector<std::string> errors = verify(g, spec_scalar());
-  for (const std::string& e : errors) fmt::print("{}: {}\n", path, e);
-  user_assert(errors.empty()) << path << ": " << errors.size() << " node(s) violate spec 'scalar' (listed above)";
+  for (const std::string& e : errors) fmt::print(stderr, "{}: {}\n", path, e);
+  user_assert(errors.empty()) << path << ": " << errors.size()
+                              << " node(s) violate spec 'scalar' (listed above, numbered as by "
+                                 "'beamlab ir print'); the symbolic "
+                                 "IR holds constants, variables, ranges, ALU ops and casts";
+  return g;
+}
+
+void check_graph(const std::string& path) {
+  UOpPtr g = load_scalar_graph(path);
   fmt::print("{}: ok, {} nodes\n", path, toposort(g).size());
 }
 
@@ -78,12 +90,12 @@ void add_ir_commands(CLI::App& app) {
   auto add = [&](const char* name, const char* help, std::function<void(const std::string&)> fn) {
     auto* cmd = ir->add_subcommand(name, help);
     cmd->add_option("file", *path, "IR text file, or - for stdin")->required();
-    cmd->callback([path, fn] { fn(*path); });
+    cmd->callback([path, fn = std::move(fn)] { fn(*path); });
   };
   add("print", "Parse and print the graph in canonical numbering",
       [](const std::string& p) { fmt::print("{}", print_graph(load_graph(p))); });
   add("simplify", "Apply the symbolic simplifier and print the result",
-      [](const std::string& p) { fmt::print("{}", print_graph(simplify(load_graph(p)))); });
+      [](const std::string& p) { fmt::print("{}", print_graph(simplify(load_scalar_graph(p)))); });
   add("verify", "Check the graph against the scalar IR spec", check_graph);
   add("hash", "Print the graph's stable structural hash",
       [](const std::string& p) { fmt::print("{}\n", hash_hex(load_graph(p)->hash())); });

@@ -17,7 +17,8 @@ UOpPtr permuted_index(int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
   UOpPtr r2 = UOp::range(UOp::const_int(Scalar::Index, d2), 2);
   UOpPtr r3 = UOp::range(UOp::const_int(Scalar::Index, d3), 3);
   UOpPtr flat = ((r0 * d1 + r1) * d2 + r2) * d3 + r3;
-  UOpPtr c3 = flat % d3, c2 = (flat / d3) % d2, c1 = (flat / (d3 * d2)) % d1, c0 = flat / (d3 * d2 * d1);
+  UOpPtr c3 = flat % d3, c2 = (flat / d3) % d2, c1 = (flat / (d3 * d2)) % d1,
+         c0 = flat / (d3 * d2 * d1);
   return ((c0 * d2 + c2) * d1 + c1) * d3 + c3;
 }
 
@@ -43,7 +44,8 @@ void BM_PrintParseRoundTrip(benchmark::State& state) {
   UOpPtr g = sink(parts);
   std::string text = print_graph(g);
   for (auto _ : state) benchmark::DoNotOptimize(parse_graph(print_graph(g)));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(text.size()));
   state.counters["nodes"] = static_cast<double>(toposort(g).size());
 }
 BENCHMARK(BM_PrintParseRoundTrip)->Arg(16);

@@ -47,7 +47,8 @@ bool operator==(const Arg& a, const Arg& b) {
   case Arg::Kind::Bool:
   case Arg::Kind::Int:
   case Arg::Kind::Op: return a.int_ == b.int_;
-  case Arg::Kind::Float: return std::bit_cast<uint64_t>(a.float_) == std::bit_cast<uint64_t>(b.float_);
+  case Arg::Kind::Float:
+    return std::bit_cast<uint64_t>(a.float_) == std::bit_cast<uint64_t>(b.float_);
   case Arg::Kind::Str: return a.str_ == b.str_;
   case Arg::Kind::Tuple: return a.items_ == b.items_;
   }

@@ -22,13 +22,13 @@ public:
   enum class Kind : uint8_t { None, Bool, Int, Float, Str, Op, Tuple };
 
   Arg() = default;
-  Arg(bool v) : kind_(Kind::Bool), int_(v) {} // NOLINT(google-explicit-constructor)
-  Arg(int v) : kind_(Kind::Int), int_(v) {}   // NOLINT(google-explicit-constructor)
-  Arg(int64_t v) : kind_(Kind::Int), int_(v) {} // NOLINT(google-explicit-constructor)
+  Arg(bool v) : kind_(Kind::Bool), int_(v) {}      // NOLINT(google-explicit-constructor)
+  Arg(int v) : kind_(Kind::Int), int_(v) {}        // NOLINT(google-explicit-constructor)
+  Arg(int64_t v) : kind_(Kind::Int), int_(v) {}    // NOLINT(google-explicit-constructor)
   Arg(double v) : kind_(Kind::Float), float_(v) {} // NOLINT(google-explicit-constructor)
-  Arg(std::string v) : kind_(Kind::Str), str_(std::move(v)) {} // NOLINT
-  Arg(const char* v) : Arg(std::string(v)) {}                  // NOLINT
-  Arg(Op v) : kind_(Kind::Op), int_(static_cast<int64_t>(v)) {} // NOLINT
+  Arg(std::string v) : kind_(Kind::Str), str_(std::move(v)) {}          // NOLINT
+  Arg(const char* v) : Arg(std::string(v)) {}                           // NOLINT
+  Arg(Op v) : kind_(Kind::Op), int_(static_cast<int64_t>(v)) {}         // NOLINT
   Arg(std::vector<Arg> v) : kind_(Kind::Tuple), items_(std::move(v)) {} // NOLINT
   Arg(std::initializer_list<Arg> v) : kind_(Kind::Tuple), items_(v) {}
 

@@ -23,9 +23,7 @@ Interval full_range(DType dtype) { return {dtype.int_min(), dtype.int_max()}; }
 
 Interval of(const UOpPtr& u) { return {u->vmin(), u->vmax()}; }
 
-Interval hull(std::initializer_list<Wide> values) {
-  return {std::min(values), std::max(values)};
-}
+Interval hull(std::initializer_list<Wide> values) { return {std::min(values), std::max(values)}; }
 
 // uint64 nodes carry no usable bounds (see compute_bounds).
 bool has_int_bounds(const UOpPtr& u) {
@@ -132,8 +130,8 @@ Interval raw_bounds(Op op, DType dtype, const std::vector<UOpPtr>& src, const Ar
   case Op::Where:
     if (!int_src(1) || !int_src(2)) return full_range(dtype);
     if (int_src(0) && src[0]->is_known()) return of(src[src[0]->vmin() ? 1 : 2]);
-    return hull({Wide{src[1]->vmin()}, Wide{src[2]->vmin()}, Wide{src[1]->vmax()},
-                 Wide{src[2]->vmax()}});
+    return hull(
+        {Wide{src[1]->vmin()}, Wide{src[2]->vmin()}, Wide{src[1]->vmax()}, Wide{src[2]->vmax()}});
   default: break;
   }
   if (op == Op::Neg && int_src(0)) return {-Wide{src[0]->vmax()}, -Wide{src[0]->vmin()}};

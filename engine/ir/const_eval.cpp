@@ -131,7 +131,9 @@ std::optional<Arg> const_eval(Op op, DType result_dtype, DType operand_dtype,
     return scalar_int(args[0]) ? args[1] : args[2];
   }
   if (operand_dtype.is_float()) {
-    auto fv = [&](size_t i) { return args[i].is_float() ? args[i].as_float() : double(scalar_int(args[i])); };
+    auto fv = [&](size_t i) {
+      return args[i].is_float() ? args[i].as_float() : double(scalar_int(args[i]));
+    };
     std::optional<double> r;
     if (args.size() == 1) r = float_unary(op, fv(0));
     if (args.size() == 2) r = float_binary(op, fv(0), fv(1));
@@ -142,10 +144,12 @@ std::optional<Arg> const_eval(Op op, DType result_dtype, DType operand_dtype,
   for (const Arg& a : args)
     if (a.is_float()) return std::nullopt;
   std::optional<int64_t> r;
-  if (args.size() == 1 && op == Op::Neg) r = static_cast<int64_t>(-static_cast<U64>(scalar_int(args[0])));
+  if (args.size() == 1 && op == Op::Neg)
+    r = static_cast<int64_t>(-static_cast<U64>(scalar_int(args[0])));
   if (args.size() == 2) r = int_binary(op, operand_dtype, scalar_int(args[0]), scalar_int(args[1]));
   if (args.size() == 3 && op == Op::MulAcc)
-    r = static_cast<int64_t>(static_cast<U64>(scalar_int(args[0])) * static_cast<U64>(scalar_int(args[1])) +
+    r = static_cast<int64_t>(static_cast<U64>(scalar_int(args[0])) *
+                                 static_cast<U64>(scalar_int(args[1])) +
                              static_cast<U64>(scalar_int(args[2])));
   if (!r) return std::nullopt;
   return make_result(result_dtype, *r);

@@ -183,8 +183,10 @@ std::optional<DType> parse_dtype(std::string_view text) {
   if (!text.starts_with("*")) return std::nullopt;
   text.remove_prefix(1);
   AddrSpace space = AddrSpace::Global;
-  if (text.starts_with("local")) space = AddrSpace::Local, text.remove_prefix(5);
-  else if (text.starts_with("reg")) space = AddrSpace::Reg, text.remove_prefix(3);
+  if (text.starts_with("local"))
+    space = AddrSpace::Local, text.remove_prefix(5);
+  else if (text.starts_with("reg"))
+    space = AddrSpace::Reg, text.remove_prefix(3);
   int64_t size = -1;
   if (text.starts_with("[")) {
     text.remove_prefix(1);

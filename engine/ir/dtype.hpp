@@ -16,8 +16,21 @@
 namespace beamlab {
 
 enum class Scalar : uint8_t {
-  Void, Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-  Float16, BFloat16, Float32, Float64, Index,
+  Void,
+  Bool,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Index,
 };
 
 enum class AddrSpace : uint8_t { Global, Local, Reg };

@@ -9,12 +9,16 @@ namespace {
 
 // "DefineGlobal" -> "DEFINE_GLOBAL"; "CmpLt" -> "CMPLT" (no break between Cmp and Lt).
 constexpr std::array<std::string_view, kNumOps> kNames = {
-    "SINK", "NOOP", "CONST", "DEFINE_GLOBAL", "DEFINE_LOCAL", "DEFINE_REG", "DEFINE_VAR",
-    "SPECIAL", "RANGE", "END", "IF", "ENDIF", "BARRIER", "INDEX", "LOAD", "STORE", "VECTORIZE",
-    "GEP", "CAST", "BITCAST", "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "TRUNC", "ADD", "SUB",
-    "MUL", "IDIV", "MOD", "FDIV", "MAX", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR",
-    "POW", "WHERE", "MULACC", "REDUCE", "REDUCE_AXIS", "BUFFER", "RESHAPE", "PERMUTE", "EXPAND",
-    "PAD", "SHRINK", "FLIP", "CONTIGUOUS", "COPY", "ASSIGN", "KERNEL",
+    "SINK",       "NOOP",    "CONST",  "DEFINE_GLOBAL", "DEFINE_LOCAL", "DEFINE_REG",
+    "DEFINE_VAR", "SPECIAL", "RANGE",  "END",           "IF",           "ENDIF",
+    "BARRIER",    "INDEX",   "LOAD",   "STORE",         "VECTORIZE",    "GEP",
+    "CAST",       "BITCAST", "NEG",    "EXP2",          "LOG2",         "SIN",
+    "SQRT",       "RECIP",   "TRUNC",  "ADD",           "SUB",          "MUL",
+    "IDIV",       "MOD",     "FDIV",   "MAX",           "CMPLT",        "CMPNE",
+    "CMPEQ",      "AND",     "OR",     "XOR",           "SHL",          "SHR",
+    "POW",        "WHERE",   "MULACC", "REDUCE",        "REDUCE_AXIS",  "BUFFER",
+    "RESHAPE",    "PERMUTE", "EXPAND", "PAD",           "SHRINK",       "FLIP",
+    "CONTIGUOUS", "COPY",    "ASSIGN", "KERNEL",
 };
 
 } // namespace
@@ -32,8 +36,8 @@ bool is_binary_alu(Op op) { return op >= Op::Add && op <= Op::Pow; }
 bool is_ternary_alu(Op op) { return op == Op::Where || op == Op::MulAcc; }
 
 bool is_commutative(Op op) {
-  static constexpr OpSet kSet = {Op::Add, Op::Mul, Op::Max, Op::CmpNe, Op::CmpEq,
-                                 Op::And, Op::Or,  Op::Xor};
+  static constexpr OpSet kSet = {Op::Add,   Op::Mul, Op::Max, Op::CmpNe,
+                                 Op::CmpEq, Op::And, Op::Or,  Op::Xor};
   return kSet.contains(op);
 }
 

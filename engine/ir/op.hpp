@@ -12,27 +12,29 @@
 
 namespace beamlab {
 
+// clang-format off
 #define BEAMLAB_OPS(X)                                                                             \
   /* graph roots, constants, definitions */                                                        \
-  X(Sink) X(Noop) X(Const) X(DefineGlobal) X(DefineLocal) X(DefineReg) X(DefineVar) X(Special)   \
-  /* loops and control flow */                                                                      \
+  X(Sink) X(Noop) X(Const) X(DefineGlobal) X(DefineLocal) X(DefineReg) X(DefineVar) X(Special)    \
+  /* loops and control flow */                                                                     \
   X(Range) X(End) X(If) X(EndIf) X(Barrier)                                                        \
-  /* memory */                                                                                      \
+  /* memory */                                                                                     \
   X(Index) X(Load) X(Store)                                                                        \
-  /* vectors and types */                                                                           \
+  /* vectors and types */                                                                          \
   X(Vectorize) X(Gep) X(Cast) X(Bitcast)                                                           \
-  /* unary ALU */                                                                                   \
+  /* unary ALU */                                                                                  \
   X(Neg) X(Exp2) X(Log2) X(Sin) X(Sqrt) X(Recip) X(Trunc)                                          \
-  /* binary ALU */                                                                                  \
-  X(Add) X(Sub) X(Mul) X(Idiv) X(Mod) X(Fdiv) X(Max) X(CmpLt) X(CmpNe) X(CmpEq) X(And) X(Or)        \
+  /* binary ALU */                                                                                 \
+  X(Add) X(Sub) X(Mul) X(Idiv) X(Mod) X(Fdiv) X(Max) X(CmpLt) X(CmpNe) X(CmpEq) X(And) X(Or)       \
   X(Xor) X(Shl) X(Shr) X(Pow)                                                                      \
-  /* ternary ALU */                                                                                 \
+  /* ternary ALU */                                                                                \
   X(Where) X(MulAcc)                                                                               \
-  /* reductions: in-kernel over ranges, and tensor-level over axes */                               \
+  /* reductions: in-kernel over ranges, and tensor-level over axes */                              \
   X(Reduce) X(ReduceAxis)                                                                          \
-  /* tensor-level graph */                                                                          \
+  /* tensor-level graph */                                                                         \
   X(Buffer) X(Reshape) X(Permute) X(Expand) X(Pad) X(Shrink) X(Flip) X(Contiguous) X(Copy)        \
   X(Assign) X(Kernel)
+// clang-format on
 
 enum class Op : uint8_t {
 #define BEAMLAB_OP_ENUM(name) name,
@@ -76,7 +78,9 @@ public:
   constexpr OpSet(std::initializer_list<Op> ops) {
     for (Op op : ops) add(op);
   }
-  constexpr void add(Op op) { bits_[static_cast<int>(op) / 64] |= uint64_t{1} << (static_cast<int>(op) % 64); }
+  constexpr void add(Op op) {
+    bits_[static_cast<int>(op) / 64] |= uint64_t{1} << (static_cast<int>(op) % 64);
+  }
   constexpr bool contains(Op op) const {
     return (bits_[static_cast<int>(op) / 64] >> (static_cast<int>(op) % 64)) & 1;
   }

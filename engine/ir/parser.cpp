@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -26,7 +27,8 @@ public:
   Cursor(std::string_view text, int line) : text_(text), line_(line) {}
 
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r'))
       ++pos_;
   }
   bool at_end() {
@@ -87,8 +89,10 @@ bool parse_string(Cursor& c, std::string& out) {
     }
     if (i >= rest.size()) break;
     char esc = rest[i++];
-    if (esc == 'n') out += '\n';
-    else if (esc == '"' || esc == '\\') out += esc;
+    if (esc == 'n')
+      out += '\n';
+    else if (esc == '"' || esc == '\\')
+      out += esc;
     else if (esc == 'x') {
       unsigned value = 0;
       auto [end, ec] = i + 2 <= rest.size()
@@ -120,7 +124,8 @@ bool parse_number(Cursor& c, std::string_view w, size_t start, Arg& out) {
     return true;
   }
   if (w == "inf" || w == "-inf") {
-    out = Arg(w[0] == '-' ? -INFINITY : INFINITY);
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    out = Arg(w[0] == '-' ? -kInf : kInf);
     return true;
   }
   if (w == "nan" || w == "-nan") {
@@ -133,7 +138,8 @@ bool parse_number(Cursor& c, std::string_view w, size_t start, Arg& out) {
     auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), bits, 16);
     if (ec != std::errc() || end != hex.data() + hex.size() || hex.size() != 16 ||
         !std::isnan(std::bit_cast<double>(bits)))
-      return c.fail_at(start, fmt::format("bad NaN '{}': expected nan_0x and 16 hex digits of a NaN", w));
+      return c.fail_at(start,
+                       fmt::format("bad NaN '{}': expected nan_0x and 16 hex digits of a NaN", w));
     out = Arg(std::bit_cast<double>(bits));
     return true;
   }
@@ -172,8 +178,8 @@ bool parse_arg_at(Cursor& c, Arg& out, int depth) {
   if (w == "none") return out = Arg(), true;
   if (w == "true" || w == "false") return out = Arg(w == "true"), true;
   if (std::optional<Op> op = parse_op(w)) return out = Arg(*op), true;
-  if (std::isdigit(static_cast<unsigned char>(w[0])) || w[0] == '-' || w[0] == '+' ||
-      w == "inf" || w.starts_with("nan"))
+  if (std::isdigit(static_cast<unsigned char>(w[0])) || w[0] == '-' || w[0] == '+' || w == "inf" ||
+      w.starts_with("nan"))
     return parse_number(c, w, start, out);
   return c.fail_at(start, fmt::format("bad argument '{}'", w));
 }
@@ -190,7 +196,8 @@ public:
       if (c.at_end()) continue;
       if (!parse_line(c)) return make_unexpected(c.error());
     }
-    if (!last_) return make_unexpected(ParseError{std::max(line_no, 1), 1, "no nodes: the graph is empty"});
+    if (!last_)
+      return make_unexpected(ParseError{std::max(line_no, 1), 1, "no nodes: the graph is empty"});
     return last_;
   }
 
@@ -237,7 +244,7 @@ private:
     Arity arity = op_arity(*op);
     auto n = static_cast<int>(src.size());
     if (n < arity.min || (arity.max >= 0 && n > arity.max)) {
-      std::string range = arity.max < 0    ? fmt::format("at least {}", arity.min)
+      std::string range = arity.max < 0            ? fmt::format("at least {}", arity.min)
                           : arity.min == arity.max ? fmt::format("{}", arity.min)
                                                    : fmt::format("{} to {}", arity.min, arity.max);
       return c.fail_at(op_pos, fmt::format("{} takes {} sources, not {}", op_word, range, n));

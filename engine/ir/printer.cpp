@@ -78,7 +78,8 @@ std::string to_expr(const UOpPtr& u) {
         u->arg().items()[0].kind() == Arg::Kind::Str)
       return u->arg().items()[0].as_str();
     break;
-  case Op::Range: return "r" + (u->arg().is_int() ? std::to_string(u->arg().as_int()) : u->arg().str());
+  case Op::Range:
+    return "r" + (u->arg().is_int() ? std::to_string(u->arg().as_int()) : u->arg().str());
   case Op::Neg: return "(-" + to_expr(s[0]) + ")";
   case Op::Max: return "max(" + to_expr(s[0]) + ", " + to_expr(s[1]) + ")";
   case Op::Where: return "(" + to_expr(s[0]) + " ? " + to_expr(s[1]) + " : " + to_expr(s[2]) + ")";

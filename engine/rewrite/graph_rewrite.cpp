@@ -26,9 +26,9 @@ enum class Stage : uint8_t { Visit, Rebuild, Forward };
 struct Frame {
   UOpPtr node;
   Stage stage = Stage::Visit;
-  UOpPtr target;                           // Forward: the node whose result becomes ours
-  const Rule<RewriteFn>* cause = nullptr;  // the rule whose output this node is part of
-  int64_t chain = 0;                       // rewrites in a row that led to this node
+  UOpPtr target;                          // Forward: the node whose result becomes ours
+  const Rule<RewriteFn>* cause = nullptr; // the rule whose output this node is part of
+  int64_t chain = 0;                      // rewrites in a row that led to this node
 };
 
 class GraphRewriter {
@@ -102,7 +102,8 @@ private:
     UOpPtr parent = f.node; // `f` dies when the stack grows
     const Rule<RewriteFn>* cause = f.cause;
     for (auto it = src.rbegin(); it != src.rend(); ++it)
-      if (!result_.contains(it->get())) stack_.push_back(Frame{*it, Stage::Visit, nullptr, cause, 0});
+      if (!result_.contains(it->get()))
+        stack_.push_back(Frame{*it, Stage::Visit, nullptr, cause, 0});
   }
 
   void finish(const UOpPtr& result) {
@@ -120,17 +121,16 @@ private:
   [[noreturn]] void report_loop(const Frame& f) {
     internal_error << "rewrite loop in step '" << opts_.name << "': rule "
                    << (f.cause ? f.cause->origin : std::string("<none>"))
-                   << " produced a node that is already being rewritten: "
-                   << op_name(f.node->op()) << " " << f.node->dtype().str() << " = "
-                   << to_expr(f.node).substr(0, 200);
+                   << " produced a node that is already being rewritten: " << op_name(f.node->op())
+                   << " " << f.node->dtype().str() << " = " << to_expr(f.node).substr(0, 200);
     std::abort(); // unreachable: the report throws
   }
 
   [[noreturn]] void report_runaway(const Rule<RewriteFn>& rule, const UOpPtr& out) {
     internal_error << "rewrite loop in step '" << opts_.name << "': more than " << limit_
                    << " rewrites in a row without reaching a fixed point (BEAMLAB_REWRITE_LIMIT);"
-                   << " the last was rule " << rule.origin << " producing "
-                   << op_name(out->op()) << " " << out->dtype().str();
+                   << " the last was rule " << rule.origin << " producing " << op_name(out->op())
+                   << " " << out->dtype().str();
     std::abort();
   }
 

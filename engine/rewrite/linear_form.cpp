@@ -34,7 +34,8 @@ int compare_args(const Arg& a, const Arg& b) {
   case Arg::Kind::Int: return three_way(a.as_int(), b.as_int());
   case Arg::Kind::Float:
     return three_way(std::bit_cast<uint64_t>(a.as_float()), std::bit_cast<uint64_t>(b.as_float()));
-  case Arg::Kind::Str: return a.as_str().compare(b.as_str()) < 0 ? -1 : (a.as_str() == b.as_str() ? 0 : 1);
+  case Arg::Kind::Str:
+    return a.as_str().compare(b.as_str()) < 0 ? -1 : (a.as_str() == b.as_str() ? 0 : 1);
   case Arg::Kind::Op: return three_way(a.as_op(), b.as_op());
   case Arg::Kind::Tuple: {
     const auto &x = a.items(), &y = b.items();
@@ -67,7 +68,9 @@ void collect(const UOpPtr& root, LinearForm& lf) {
     }
     UOpPtr other;
     switch (u->op()) {
-    case Op::Const: lf.constant = wrap_add(lf.constant, wrap_mul(u->const_value(), scale, dt), dt); continue;
+    case Op::Const:
+      lf.constant = wrap_add(lf.constant, wrap_mul(u->const_value(), scale, dt), dt);
+      continue;
     case Op::Add:
       work.emplace_back(u->src(1), scale);
       work.emplace_back(u->src(0), scale);
@@ -120,7 +123,8 @@ bool recombine_divmod(LinearForm& lf) {
     int64_t c = q->src(1)->const_value();
     for (size_t j = 0; j < lf.terms.size(); ++j) {
       const LinearTerm& t = lf.terms[j];
-      bool is_rem = is_divmod_by(t.base, Op::Mod, x, c) && wrap_mul(t.coef, c, dt) == lf.terms[i].coef;
+      bool is_rem =
+          is_divmod_by(t.base, Op::Mod, x, c) && wrap_mul(t.coef, c, dt) == lf.terms[i].coef;
       bool is_whole = t.base == x && wrap_mul(t.coef, -c, dt) == lf.terms[i].coef;
       if (!is_rem && !is_whole) continue;
       LinearTerm replacement{is_rem ? x : alu(Op::Mod, x, int_const(dt, c)), t.coef};

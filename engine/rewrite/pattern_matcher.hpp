@@ -27,7 +27,7 @@ public:
   CtxRef() = default;
   template <class T>
     requires(!std::is_same_v<std::remove_cv_t<T>, CtxRef>) // copies stay copies
-  CtxRef(T& ctx) : ptr_(&ctx), type_(&typeid(T)) {} // NOLINT(google-explicit-constructor)
+  CtxRef(T& ctx) : ptr_(&ctx), type_(&typeid(T)) {}        // NOLINT(google-explicit-constructor)
 
   template <class T>
   T& get() const {
@@ -61,7 +61,8 @@ struct Rule {
 
   static std::string describe(const std::source_location& loc) {
     std::string_view file = loc.file_name();
-    if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+    if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
+      file.remove_prefix(slash + 1);
     return std::string(file) + ":" + std::to_string(loc.line());
   }
 };

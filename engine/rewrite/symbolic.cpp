@@ -37,12 +37,15 @@ UOpPtr fold_cast(const Match& m) {
   if (!x->is_const() || to.lanes() != 1) return nullptr;
   const Arg& a = x->arg();
   if (to.is_bool()) return bool_const(a.is_float() ? a.as_float() != 0 : x->const_value() != 0);
-  if (to.is_float()) return UOp::const_float(to, round_float(a.is_float() ? a.as_float() : double(x->const_value()), to));
+  if (to.is_float())
+    return UOp::const_float(
+        to, round_float(a.is_float() ? a.as_float() : double(x->const_value()), to));
   if (!to.is_int()) return nullptr;
   if (!a.is_float()) return int_const(to, x->const_value());
   double t = std::trunc(a.as_float());
   // Out-of-range float to int conversion is undefined on the target: leave it.
-  if (!(t >= double(to.int_min()) && t < -double(to.int_min()) * (to.is_unsigned() ? 2 : 1))) return nullptr;
+  if (!(t >= double(to.int_min()) && t < -double(to.int_min()) * (to.is_unsigned() ? 2 : 1)))
+    return nullptr;
   return int_const(to, static_cast<int64_t>(t));
 }
 
@@ -70,8 +73,7 @@ UOpPtr canonical_product(const Match& m) {
   if (u->src(0)->is_const() || u->src(1)->is_const()) return canonical_sum(m);
   for (int i = 0; i < 2; ++i) {
     const UOpPtr& f = u->src(i);
-    if (f->op() == Op::Mul && f->src(1)->is_const())
-      return (f->src(0) * u->src(1 - i)) * f->src(1);
+    if (f->op() == Op::Mul && f->src(1)->is_const()) return (f->src(0) * u->src(1 - i)) * f->src(1);
   }
   if (compare_uops(*u->src(1), *u->src(0)) < 0) return u->src(1) * u->src(0);
   return nullptr;
@@ -103,8 +105,10 @@ UOpPtr divmod_split(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
   LinearForm whole{lf.dtype, {}, floor_div(lf.constant, c)};
   LinearForm rest{lf.dtype, {}, lf.constant - whole.constant * c};
   for (const LinearTerm& t : lf.terms) {
-    if (t.coef % c == 0) whole.terms.push_back({t.base, t.coef / c});
-    else rest.terms.push_back(t);
+    if (t.coef % c == 0)
+      whole.terms.push_back({t.base, t.coef / c});
+    else
+      rest.terms.push_back(t);
   }
   if (whole.terms.empty() && whole.constant == 0) return nullptr;
   UOpPtr r = build(rest);
@@ -131,11 +135,11 @@ UOpPtr fold_divmod(const Match& m) {
     int64_t q = x->vmin() / c;
     return op == Op::Idiv ? int_const(dt, q) : x - q * c;
   }
-  if (op == Op::Idiv && x->op() == Op::Idiv && x->src(1)->is_const() && x->src(1)->const_value() > 0 &&
-      fits(Wide{c} * x->src(1)->const_value(), dt))
+  if (op == Op::Idiv && x->op() == Op::Idiv && x->src(1)->is_const() &&
+      x->src(1)->const_value() > 0 && fits(Wide{c} * x->src(1)->const_value(), dt))
     return x->src(0) / (c * x->src(1)->const_value());
-  if (op == Op::Mod && x->op() == Op::Mod && x->src(1)->is_const() && x->src(1)->const_value() > 0 &&
-      x->src(1)->const_value() % c == 0)
+  if (op == Op::Mod && x->op() == Op::Mod && x->src(1)->is_const() &&
+      x->src(1)->const_value() > 0 && x->src(1)->const_value() % c == 0)
     return x->src(0) % c;
   LinearForm lf = decompose(x);
   if (UOpPtr out = divmod_gcd(op, lf, c)) return out;
@@ -157,7 +161,8 @@ UOpPtr fold_less_than(const Match& m) {
     s.constant = 0;
     UOpPtr sum = build(s);
     Wide k = lf.constant;
-    if (!fits(sum->vmin() + k, dt) || !fits(sum->vmax() + k, dt) || !fits(c - k, dt)) return nullptr;
+    if (!fits(sum->vmin() + k, dt) || !fits(sum->vmax() + k, dt) || !fits(c - k, dt))
+      return nullptr;
     return lt(sum, int_const(dt, static_cast<int64_t>(c - k)));
   }
   int64_t g = 0;
@@ -179,7 +184,9 @@ UOpPtr fold_equality(const Match& m) {
   if (lf.constant == 0 || lf.terms.empty()) return nullptr;
   int64_t k = lf.constant;
   lf.constant = 0;
-  UOpPtr moved = int_const(x->dtype(), static_cast<int64_t>(static_cast<uint64_t>(cst->const_value()) - static_cast<uint64_t>(k)));
+  UOpPtr moved =
+      int_const(x->dtype(), static_cast<int64_t>(static_cast<uint64_t>(cst->const_value()) -
+                                                 static_cast<uint64_t>(k)));
   return alu(m.root->op(), build(lf), moved);
 }
 
@@ -223,7 +230,8 @@ PatternMatcher build_symbolic() {
       {alu_pat(Op::CmpEq, {x, x}), self_compare},
       {alu_pat(Op::And, {x, x}), [](const Match& m) { return m["x"]; }},
       {alu_pat(Op::Or, {x, x}), [](const Match& m) { return m["x"]; }},
-      {alu_pat(Op::Xor, {x, x}), [](const Match& m) { return UOp::const_like(m["x"]->dtype(), 0); }},
+      {alu_pat(Op::Xor, {x, x}),
+       [](const Match& m) { return UOp::const_like(m["x"]->dtype(), 0); }},
       {UPat(Op::Where, {UPat::var(), x, x}), [](const Match& m) { return m["x"]; }},
       // bool and/or with a constant
       {alu_pat(Op::And, {x, c}).dtypes({Scalar::Bool}),

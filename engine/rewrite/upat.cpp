@@ -138,7 +138,8 @@ bool UPat::match_permuted(const std::vector<UOpPtr>& src, std::vector<bool>& use
 }
 
 UPat alu_pat(Op op, std::vector<UPat> src) {
-  return UPat(op, std::move(src), is_commutative(op) ? UPat::SrcMode::Permute : UPat::SrcMode::Exact);
+  return UPat(op, std::move(src),
+              is_commutative(op) ? UPat::SrcMode::Permute : UPat::SrcMode::Exact);
 }
 UPat operator+(const UPat& a, const UPat& b) { return alu_pat(Op::Add, {a, b}); }
 UPat operator-(const UPat& a, const UPat& b) { return alu_pat(Op::Sub, {a, b}); }

@@ -23,7 +23,8 @@ std::vector<std::string> verify(const UOpPtr& root, const Spec& spec) {
       break;
     }
     if (problem)
-      errors.push_back(fmt::format("%{} = {} {}: {}", id, op_name(u->op()), u->dtype().str(), *problem));
+      errors.push_back(
+          fmt::format("%{} = {} {}: {}", id, op_name(u->op()), u->dtype().str(), *problem));
   }
   return errors;
 }
@@ -34,7 +35,8 @@ void verify_or_throw(const UOpPtr& root, const Spec& spec, std::string_view step
   std::string all;
   for (const std::string& e : errors) all += "\n  " + e;
   internal_error << "step '" << step << "' produced IR that violates spec '" << spec.name()
-                 << "':" << all << "\nthe graph:\n" << print_graph(root);
+                 << "':" << all << "\nthe graph:\n"
+                 << print_graph(root);
 }
 
 bool verification_enabled() {
@@ -49,43 +51,48 @@ bool verification_enabled() {
 namespace {
 
 using Check = std::optional<std::string>;
-const Check kOk = std::nullopt;
 
 Check all_sources_are(const Match& m, DType dt) {
   for (size_t i = 0; i < m.root->src().size(); ++i)
     if (m.root->src(i)->dtype() != dt)
-      return fmt::format("source {} is {}, expected {}", i, m.root->src(i)->dtype().str(), dt.str());
-  return kOk;
+      return fmt::format("source {} is {}, expected {}", i, m.root->src(i)->dtype().str(),
+                         dt.str());
+  return std::nullopt;
 }
 
 Check check_const(const Match& m) {
   DType dt = m.root->dtype();
   const Arg& a = m.root->arg();
   if (dt.lanes() != 1 || dt.is_ptr()) return "constants are scalars; use VECTORIZE for vectors";
-  if (dt.is_bool()) return a.kind() == Arg::Kind::Bool ? kOk : Check("a bool constant needs true/false");
-  if (dt.is_float()) return a.is_float() ? kOk : Check("a float constant needs a float arg");
+  if (dt.is_bool())
+    return a.kind() == Arg::Kind::Bool ? std::nullopt : Check("a bool constant needs true/false");
+  if (dt.is_float())
+    return a.is_float() ? std::nullopt : Check("a float constant needs a float arg");
   if (!dt.is_int()) return fmt::format("no constants of type {}", dt.str());
   if (!a.is_int()) return Check("an integer constant needs an int arg");
   if (wrap_int(a.as_int(), dt) != a.as_int())
     return fmt::format("{} does not fit in {}", a.as_int(), dt.str());
-  return kOk;
+  return std::nullopt;
 }
 
 Check check_define_var(const Match& m) {
   const Arg& a = m.root->arg();
   if (!m.root->dtype().is_int()) return "variables are integers";
   bool shaped = a.kind() == Arg::Kind::Tuple && a.items().size() == 3 &&
-                a.items()[0].kind() == Arg::Kind::Str && a.items()[1].is_int() && a.items()[2].is_int();
+                a.items()[0].kind() == Arg::Kind::Str && a.items()[1].is_int() &&
+                a.items()[2].is_int();
   if (!shaped) return "arg must be (name, min, max)";
   int64_t lo = a.items()[1].as_int(), hi = a.items()[2].as_int();
   if (lo > hi) return "min is greater than max";
   DType dt = m.root->dtype();
-  if (lo < dt.int_min() || hi > dt.int_max()) return fmt::format("bounds [{}, {}] don't fit {}", lo, hi, dt.str());
-  return kOk;
+  if (lo < dt.int_min() || hi > dt.int_max())
+    return fmt::format("bounds [{}, {}] don't fit {}", lo, hi, dt.str());
+  return std::nullopt;
 }
 
 Check check_range(const Match& m) {
-  if (!m.root->dtype().is_int() || m.root->dtype().lanes() != 1) return "a range is a scalar integer";
+  if (!m.root->dtype().is_int() || m.root->dtype().lanes() != 1)
+    return "a range is a scalar integer";
   if (!m.root->arg().is_int()) return "arg must be the axis id";
   return all_sources_are(m, m.root->dtype());
 }
@@ -95,7 +102,8 @@ bool int_only(Op op) {
   return kSet.contains(op);
 }
 bool float_only(Op op) {
-  static constexpr OpSet kSet = {Op::Fdiv, Op::Pow, Op::Exp2, Op::Log2, Op::Sin, Op::Sqrt, Op::Recip, Op::Trunc};
+  static constexpr OpSet kSet = {Op::Fdiv, Op::Pow,  Op::Exp2,  Op::Log2,
+                                 Op::Sin,  Op::Sqrt, Op::Recip, Op::Trunc};
   return kSet.contains(op);
 }
 bool bitwise(Op op) { return op == Op::And || op == Op::Or || op == Op::Xor; }
@@ -110,23 +118,29 @@ Check check_alu(const Match& m) {
     return all_sources_are(m, operand);
   }
   if (op == Op::Where) {
-    if (m.root->src(0)->dtype() != DType(Scalar::Bool).vec(dt.lanes())) return "WHERE's condition must be bool";
-    if (m.root->src(1)->dtype() != dt || m.root->src(2)->dtype() != dt) return "WHERE's branches must have its dtype";
-    return kOk;
+    if (m.root->src(0)->dtype() != DType(Scalar::Bool).vec(dt.lanes()))
+      return "WHERE's condition must be bool";
+    if (m.root->src(1)->dtype() != dt || m.root->src(2)->dtype() != dt)
+      return "WHERE's branches must have its dtype";
+    return std::nullopt;
   }
   if (int_only(op) && !dt.is_int()) return fmt::format("{} takes integers", op_name(op));
   if (float_only(op) && !dt.is_float()) return fmt::format("{} takes floats", op_name(op));
-  if (bitwise(op) && !dt.is_int() && !dt.is_bool()) return fmt::format("{} takes integers or bools", op_name(op));
-  if (!bitwise(op) && dt.is_bool() && op != Op::Max) return fmt::format("{} doesn't take bools", op_name(op));
+  if (bitwise(op) && !dt.is_int() && !dt.is_bool())
+    return fmt::format("{} takes integers or bools", op_name(op));
+  if (!bitwise(op) && dt.is_bool() && op != Op::Max)
+    return fmt::format("{} doesn't take bools", op_name(op));
   return all_sources_are(m, dt);
 }
 
 Check check_cast(const Match& m) {
   DType to = m.root->dtype(), from = m.root->src(0)->dtype();
-  if (to.is_ptr() || from.is_ptr() || to.is_void() || from.is_void()) return "casts are between value types";
+  if (to.is_ptr() || from.is_ptr() || to.is_void() || from.is_void())
+    return "casts are between value types";
   if (to.lanes() != from.lanes()) return "a cast keeps the lane count";
-  if (m.root->op() == Op::Bitcast && to.itemsize() != from.itemsize()) return "a bitcast keeps the size";
-  return kOk;
+  if (m.root->op() == Op::Bitcast && to.itemsize() != from.itemsize())
+    return "a bitcast keeps the size";
+  return std::nullopt;
 }
 
 Check check_vectorize(const Match& m) {
@@ -142,11 +156,15 @@ Check check_gep(const Match& m) {
   if (a.kind() != Arg::Kind::Tuple || static_cast<int>(a.items().size()) != m.root->dtype().lanes())
     return "arg must be a tuple of one lane index per result lane";
   for (const Arg& lane : a.items())
-    if (!lane.is_int() || lane.as_int() < 0 || lane.as_int() >= from.lanes()) return "lane index out of range";
-  return m.root->dtype().scalar() == from.scalar() ? kOk : Check("GEP keeps the scalar type");
+    if (!lane.is_int() || lane.as_int() < 0 || lane.as_int() >= from.lanes())
+      return "lane index out of range";
+  return m.root->dtype().scalar() == from.scalar() ? std::nullopt
+                                                   : Check("GEP keeps the scalar type");
 }
 
-Check check_sink(const Match& m) { return m.root->dtype().is_void() ? kOk : Check("SINK is void"); }
+Check check_sink(const Match& m) {
+  return m.root->dtype().is_void() ? std::nullopt : Check("SINK is void");
+}
 
 OpSet alu_ops() {
   OpSet s;
@@ -159,15 +177,15 @@ OpSet alu_ops() {
 
 const Spec& spec_scalar() {
   static const Spec spec("scalar", {
-      {UPat::ops({Op::Const}), check_const},
-      {UPat::ops({Op::DefineVar}), check_define_var},
-      {UPat::ops({Op::Range}), check_range},
-      {UPat::ops(alu_ops()), check_alu},
-      {UPat::ops({Op::Cast, Op::Bitcast}), check_cast},
-      {UPat::ops({Op::Vectorize}), check_vectorize},
-      {UPat::ops({Op::Gep}), check_gep},
-      {UPat::ops({Op::Sink}), check_sink},
-  });
+                                       {UPat::ops({Op::Const}), check_const},
+                                       {UPat::ops({Op::DefineVar}), check_define_var},
+                                       {UPat::ops({Op::Range}), check_range},
+                                       {UPat::ops(alu_ops()), check_alu},
+                                       {UPat::ops({Op::Cast, Op::Bitcast}), check_cast},
+                                       {UPat::ops({Op::Vectorize}), check_vectorize},
+                                       {UPat::ops({Op::Gep}), check_gep},
+                                       {UPat::ops({Op::Sink}), check_sink},
+                                   });
   return spec;
 }
 

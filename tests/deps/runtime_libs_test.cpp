@@ -40,7 +40,10 @@ TEST(DepsRuntime, SqliteStoresAndReadsARowInWalMode) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
   char* err = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(k TEXT, v REAL); INSERT INTO t VALUES('a', 1.5);", nullptr, nullptr, &err), SQLITE_OK) << err;
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(k TEXT, v REAL); INSERT INTO t VALUES('a', 1.5);",
+                         nullptr, nullptr, &err),
+            SQLITE_OK)
+      << err;
   sqlite3_stmt* stmt = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT v FROM t WHERE k = 'a'", -1, &stmt, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);

@@ -20,7 +20,9 @@ int64_t Evaluator::eval(const UOpPtr& u) {
   auto as_u = [](int64_t v) { return static_cast<uint64_t>(v); };
   int64_t v = 0;
   switch (u->op()) {
-  case Op::Const: v = u->arg().kind() == Arg::Kind::Bool ? u->arg().as_bool() : u->arg().as_int(); break;
+  case Op::Const:
+    v = u->arg().kind() == Arg::Kind::Bool ? u->arg().as_bool() : u->arg().as_int();
+    break;
   case Op::DefineVar: v = point_.vars.at(u->arg().items()[0].as_str()); break;
   case Op::Range: v = point_.ranges.at(u->arg().as_int()); break;
   case Op::Add: v = static_cast<int64_t>(as_u(s(0)) + as_u(s(1))); break;

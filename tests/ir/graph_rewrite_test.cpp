@@ -47,9 +47,11 @@ TEST(GraphRewrite, RewritesASharedNodeOnce) {
 
 TEST(GraphRewrite, RewritesWhatARuleReturns) {
   // x*2 -> x+x, whose new sum is folded when x is a constant sum.
-  PatternMatcher pm = fold_add() + PatternMatcher({
-      {UPat::var("x") * UPat::const_value(2), [](const Match& m) { return m["x"] + m["x"]; }},
-  });
+  PatternMatcher pm =
+      fold_add() +
+      PatternMatcher({
+          {UPat::var("x") * UPat::const_value(2), [](const Match& m) { return m["x"] + m["x"]; }},
+      });
   Counter ctx;
   EXPECT_EQ(graph_rewrite((idx(1) + idx(2)) * idx(2), pm, ctx), idx(6));
 }
@@ -57,7 +59,8 @@ TEST(GraphRewrite, RewritesWhatARuleReturns) {
 // Records the order in which rules see nodes.
 PatternMatcher recorder() {
   return PatternMatcher({
-      {UPat::var(), [](const Match& m) -> UOpPtr {
+      {UPat::var(),
+       [](const Match& m) -> UOpPtr {
          m.ctx.get<Counter>().seen.push_back(to_expr(m.root));
          return nullptr;
        }},
@@ -83,7 +86,8 @@ TEST(GraphRewrite, TopDownRewritesBeforeDescending) {
   UOpPtr x = UOp::variable("x", 0, 9), y = UOp::variable("y", 0, 9);
   Counter ctx;
   PatternMatcher pm({
-      {UPat::var("a") * UPat::const_value(0) + UPat::var("b"), [](const Match& m) { return m["b"]; }},
+      {UPat::var("a") * UPat::const_value(0) + UPat::var("b"),
+       [](const Match& m) { return m["b"]; }},
       {UPat::var("a") * UPat::const_value(0),
        [](const Match& m) { return ++m.ctx.get<Counter>().calls, idx(0); }},
   });
@@ -95,7 +99,8 @@ TEST(GraphRewrite, LoopGuardNamesTheRule) {
   UOpPtr x = UOp::variable("x", 0, 9), y = UOp::variable("y", 0, 9);
   // Two rules that undo each other: x+y -> y+x -> x+y.
   PatternMatcher pm({
-      {UPat(Op::Add, {UPat::var("a"), UPat::var("b")}), [](const Match& m) { return m["b"] + m["a"]; }},
+      {UPat(Op::Add, {UPat::var("a"), UPat::var("b")}),
+       [](const Match& m) { return m["b"] + m["a"]; }},
   });
   try {
     graph_rewrite(x + y, pm, {}, {.name = "swap"});
@@ -110,7 +115,8 @@ TEST(GraphRewrite, LoopGuardNamesTheRule) {
 TEST(GraphRewrite, RunawayGuardStopsEndlessGrowth) {
   // c -> c+1 never repeats a node, so only the rewrite limit can stop it.
   PatternMatcher pm({
-      {UPat::cvar("c").dtypes({Scalar::Index}), [](const Match& m) { return idx(m["c"]->const_value() + 1); }},
+      {UPat::cvar("c").dtypes({Scalar::Index}),
+       [](const Match& m) { return idx(m["c"]->const_value() + 1); }},
   });
   setenv("BEAMLAB_REWRITE_LIMIT", "50", 1);
   EXPECT_THROW(
@@ -118,7 +124,8 @@ TEST(GraphRewrite, RunawayGuardStopsEndlessGrowth) {
         try {
           graph_rewrite(idx(0), pm, {}, {.name = "grow"});
         } catch (const InternalError& e) {
-          EXPECT_NE(std::string(e.what()).find("more than 50 rewrites in a row"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("more than 50 rewrites in a row"), std::string::npos)
+              << e.what();
           throw;
         }
       },
@@ -141,24 +148,29 @@ TEST(GraphRewrite, PrintAfterKnobPrintsTheNamedStep) {
 TEST(GraphRewrite, VerifiesItsOutputAgainstASpec) {
   // A broken rule: turns an index sum into a float32 constant.
   PatternMatcher bad({
-      {UPat::cvar("a") + UPat::cvar("b"), [](const Match&) { return UOp::const_float(Scalar::Float32, 1.0); }},
+      {UPat::cvar("a") + UPat::cvar("b"),
+       [](const Match&) { return UOp::const_float(Scalar::Float32, 1.0); }},
   });
   UOpPtr e = sink({idx(1) + idx(2)});
   setenv("BEAMLAB_VERIFY", "1", 1);
   EXPECT_NO_THROW(graph_rewrite(e, bad, {}, {.name = "bad"}));
-  Spec int_only("ints only", {
-      {UPat::ops({Op::Const}), [](const Match& m) -> std::optional<std::string> {
-         if (m.root->dtype().is_int()) return std::nullopt;
-         return "not an int";
-       }},
-      {UPat::ops({Op::Sink}), [](const Match&) -> std::optional<std::string> { return std::nullopt; }},
-  });
+  Spec int_only("ints only",
+                {
+                    {UPat::ops({Op::Const}),
+                     [](const Match& m) -> std::optional<std::string> {
+                       if (m.root->dtype().is_int()) return std::nullopt;
+                       return "not an int";
+                     }},
+                    {UPat::ops({Op::Sink}),
+                     [](const Match&) -> std::optional<std::string> { return std::nullopt; }},
+                });
   try {
     graph_rewrite(e, bad, {}, {.name = "bad", .spec = &int_only});
     FAIL() << "expected a verification error";
   } catch (const InternalError& err) {
     std::string msg = err.what();
-    EXPECT_NE(msg.find("step 'bad' produced IR that violates spec 'ints only'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("step 'bad' produced IR that violates spec 'ints only'"), std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("%0 = CONST float32: not an int"), std::string::npos) << msg;
   }
 }

@@ -70,14 +70,18 @@ public:
     Point p;
     for (const Leaf& l : leaves_) {
       int64_t v = pick(l.lo, l.hi);
-      if (l.node->op() == Op::Range) p.ranges[0] = v;
-      else p.vars[l.node->arg().items()[0].as_str()] = v;
+      if (l.node->op() == Op::Range)
+        p.ranges[0] = v;
+      else
+        p.vars[l.node->arg().items()[0].as_str()] = v;
     }
     return p;
   }
 
 private:
-  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  int64_t pick(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
   UOpPtr constant(int64_t lo, int64_t hi) { return UOp::const_int(dt_, pick(lo, hi)); }
   UOpPtr leaf() {
     if (pick(0, 3) == 0) return constant(-10, 10);
@@ -100,7 +104,8 @@ private:
 
 // The root's value at `p`; a node whose value leaves its [vmin, vmax] fails the test and
 // sets `ok` to false.
-int64_t eval_checking_bounds(const UOpPtr& root, const Point& p, const std::string& where, bool& ok) {
+int64_t eval_checking_bounds(const UOpPtr& root, const Point& p, const std::string& where,
+                             bool& ok) {
   Evaluator ev(p);
   for (const UOpPtr& u : toposort(root)) {
     int64_t v = ev.eval(u);
@@ -136,8 +141,8 @@ TEST(SymbolicProperty, RandomExpressionsSimplifyToEqualValues) {
     try {
       s = simplify(e);
     } catch (const std::exception& ex) {
-      ADD_FAILURE() << "case " << i << ": simplify threw: " << ex.what() << "\n  expr: " << to_expr(e)
-                    << "\n  " << rerun;
+      ADD_FAILURE() << "case " << i << ": simplify threw: " << ex.what()
+                    << "\n  expr: " << to_expr(e) << "\n  " << rerun;
       ++failures;
       continue;
     }

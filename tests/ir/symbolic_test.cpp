@@ -21,14 +21,14 @@ protected:
   do {                                                                                             \
     UOpPtr got_ = simplify(in);                                                                    \
     UOpPtr want_ = (out);                                                                          \
-    EXPECT_EQ(got_, want_) << "simplify(" << to_expr(in) << ") = " << to_expr(got_)              \
+    EXPECT_EQ(got_, want_) << "simplify(" << to_expr(in) << ") = " << to_expr(got_)                \
                            << ", expected " << to_expr(want_);                                     \
   } while (0)
 
 TEST_F(Symbolic, DivModOfSplitSums) {
   EXPECT_SIMPLIFIES((x * 4 + y) / 4, x);
   EXPECT_SIMPLIFIES((x * 4 + y) % 4, y);
-  EXPECT_SIMPLIFIES((y + x * 4) / 4, x);       // operand order doesn't matter
+  EXPECT_SIMPLIFIES((y + x * 4) / 4, x);                 // operand order doesn't matter
   EXPECT_SIMPLIFIES((x * 8 + y * 2 + 1) / 2, x * 4 + y); // y*2+1 < 8 is not needed: gcd-free split
   EXPECT_SIMPLIFIES((x * 6 + 4) % 2, c(0));
   EXPECT_SIMPLIFIES((x * 4 + y + 4) / 4, x + 1);

@@ -42,10 +42,13 @@ UOpPtr fold_cast(const Match& m) {
         to, round_float(a.is_float() ? a.as_float() : double(x->const_value()), to));
   if (!to.is_int()) return nullptr;
   if (!a.is_float()) return int_const(to, x->const_value());
+  // Out-of-range float to int conversion is undefined on the target (and NaN fails every
+  // comparison): leave it for the program to hit.
   double t = std::trunc(a.as_float());
-  // Out-of-range float to int conversion is undefined on the target: leave it.
-  if (!(t >= double(to.int_min()) && t < -double(to.int_min()) * (to.is_unsigned() ? 2 : 1)))
-    return nullptr;
+  double hi = std::ldexp(1.0, to.is_unsigned() ? to.bits() : to.bits() - 1);
+  double lo = to.is_unsigned() ? 0.0 : -hi;
+  if (!(t >= lo && t < hi)) return nullptr;
+  if (to.is_unsigned()) return int_const(to, static_cast<int64_t>(static_cast<uint64_t>(t)));
   return int_const(to, static_cast<int64_t>(t));
 }
 

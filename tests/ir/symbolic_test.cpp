@@ -2,6 +2,8 @@
 // expected node (interning makes that a pointer comparison).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/symbolic.hpp"
 
@@ -85,6 +87,21 @@ TEST_F(Symbolic, ConstantFolding) {
   EXPECT_SIMPLIFIES(i32 + 1, UOp::const_int(Scalar::Int32, -2147483648LL)); // wraps like the target
   UOpPtr f = UOp::const_float(Scalar::Float32, 1.5);
   EXPECT_SIMPLIFIES(f * f, UOp::const_float(Scalar::Float32, 2.25));
+}
+
+TEST_F(Symbolic, CastsOfConstantsFoldOnlyWhenDefined) {
+  auto f32 = [](double v) { return UOp::const_float(Scalar::Float32, v); };
+  EXPECT_SIMPLIFIES(cast(f32(3.7), Scalar::UInt8), UOp::const_int(Scalar::UInt8, 3));
+  EXPECT_SIMPLIFIES(cast(f32(-1.5), Scalar::Int32), UOp::const_int(Scalar::Int32, -1));
+  EXPECT_SIMPLIFIES(cast(f32(255.9), Scalar::UInt8), UOp::const_int(Scalar::UInt8, 255));
+  EXPECT_SIMPLIFIES(cast(UOp::const_float(Scalar::Float64, 1.8446744073709550e19), Scalar::UInt64),
+                    UOp::const_int(Scalar::UInt64, static_cast<int64_t>(18446744073709549568ULL)));
+  for (UOpPtr undefined : {cast(f32(256.0), Scalar::UInt8), cast(f32(-1.0), Scalar::UInt32),
+                           cast(f32(3e9), Scalar::Int32), cast(f32(NAN), Scalar::Int64)})
+    EXPECT_EQ(simplify(undefined), undefined) << to_expr(undefined);
+  EXPECT_SIMPLIFIES(cast(x, Scalar::Index), x);
+  EXPECT_SIMPLIFIES(cast(UOp::const_int(Scalar::Int32, 300), Scalar::Int8),
+                    UOp::const_int(Scalar::Int8, 44));
 }
 
 TEST_F(Symbolic, ComparisonsAndSelects) {

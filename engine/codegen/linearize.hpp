@@ -1,0 +1,29 @@
+// Linearization: a kernel graph in program order, with loops as RANGE ... END brackets.
+//
+// The kernel graph (the input of the code generator) is a SINK of the kernel's effects.
+// Loops are explicit: RANGE(end) : (axis, kind) opens a loop and END(effects..., range) closes
+// it once its effects are done; kind is "parallel" (split across cores by the runtime; at most
+// one, outermost), "loop" or "reduce". LOAD(index, after...) and STORE(index, value, after...)
+// take extra sources that order them: a register access inside a loop lists that loop's RANGE,
+// a read of an accumulator after its loop lists the loop's END.
+//
+// linearize orders the nodes so that every node follows its sources; loop-invariant work comes
+// before the loops that don't need it, and a RANGE comes as late as it can, so that each node
+// sits in the innermost loop it depends on and no deeper.
+#pragma once
+
+#include <vector>
+
+#include "engine/ir/uop.hpp"
+
+namespace beamlab {
+
+/// Every node reachable from `sink`, in program order (see above). Checks that each node
+/// that uses a loop's variable lies between that loop's RANGE and END; an InternalError
+/// names the node otherwise.
+std::vector<UOpPtr> linearize(const UOpPtr& sink);
+
+/// The kind of a kernel RANGE ("parallel", "loop", "reduce"), from its (axis, kind) arg.
+std::string range_kind(const UOp& range);
+
+} // namespace beamlab

@@ -1,0 +1,446 @@
+// The LLVM back end: linear kernel IR -> LLVM IR (IRBuilder) -> O3 -> object code.
+//
+// Emission walks the linear order once. Values map 1:1 to LLVM values; a RANGE opens a loop
+// (header with a phi, body) and its END closes it (increment, back edge, exit). The parallel
+// RANGE runs over the entry's [begin, end). Index math is 64-bit; integers wrap (no nsw/nuw);
+// float ops allow contraction into FMAs. A LOAD or STORE of an n-lane value touches n
+// consecutive elements at its INDEX, which becomes one vector load or store.
+#include "engine/codegen/compile.hpp"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+
+#include "engine/codegen/linearize.hpp"
+#include "engine/ir/printer.hpp"
+#include "engine/support/hash.hpp"
+#include "engine/support/knobs.hpp"
+
+namespace beamlab {
+namespace {
+
+constexpr const char* kEntryName = "beamlab_kernel"; // runtime/kernel_abi.hpp's kKernelEntryName
+
+struct Unsupported {
+  std::string reason;
+};
+
+// Throws out of emission with a reason; compile_kernel turns it into an Expected error.
+[[noreturn]] void unsupported(const UOp& u, const std::string& why) {
+  throw Unsupported{std::string(op_name(u.op())) + " " + u.dtype().str() + ": " + why};
+}
+
+struct Loop {
+  const UOp* range;
+  llvm::PHINode* var;
+  llvm::BasicBlock* header;
+  llvm::BasicBlock* exit;
+  llvm::Value* end;
+};
+
+class Emitter {
+public:
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& mod) : ctx_(ctx), mod_(mod), b_(ctx) {
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+  }
+
+  void emit(const std::vector<UOpPtr>& program, CompiledKernel& out) {
+    auto* ptr = b_.getPtrTy();
+    auto* i64 = b_.getInt64Ty();
+    auto* fn_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, false);
+    fn_ = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, kEntryName, mod_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry_);
+    collect_vars(program, out);
+    for (const UOpPtr& u : program) values_[u.get()] = emit_node(*u, out);
+    internal_assert(loops_.empty()) << "loops left open";
+    b_.CreateRetVoid();
+  }
+
+private:
+  void collect_vars(const std::vector<UOpPtr>& program, CompiledKernel& out) {
+    std::map<std::string, const UOp*> by_name;
+    for (const UOpPtr& u : program)
+      if (u->op() == Op::DefineVar) by_name[u->arg().items()[0].as_str()] = u.get();
+    for (const auto& [name, u] : by_name) {
+      var_index_[u] = out.vars.size();
+      out.vars.push_back(name);
+    }
+  }
+
+  llvm::Type* scalar_type(DType dt) {
+    switch (dt.scalar()) {
+    case Scalar::Bool: return b_.getInt1Ty();
+    case Scalar::Int8:
+    case Scalar::UInt8: return b_.getInt8Ty();
+    case Scalar::Int16:
+    case Scalar::UInt16: return b_.getInt16Ty();
+    case Scalar::Int32:
+    case Scalar::UInt32: return b_.getInt32Ty();
+    case Scalar::Int64:
+    case Scalar::UInt64:
+    case Scalar::Index: return b_.getInt64Ty();
+    case Scalar::Float16: return b_.getHalfTy();
+    case Scalar::BFloat16: return b_.getBFloatTy();
+    case Scalar::Float32: return b_.getFloatTy();
+    case Scalar::Float64: return b_.getDoubleTy();
+    case Scalar::Void: return b_.getVoidTy();
+    }
+    return nullptr;
+  }
+
+  // Bools live in memory as bytes.
+  llvm::Type* memory_scalar(DType dt) { return dt.is_bool() ? b_.getInt8Ty() : scalar_type(dt); }
+
+  llvm::Type* value_type(DType dt) {
+    if (dt.is_ptr()) return b_.getPtrTy();
+    llvm::Type* s = scalar_type(dt);
+    return dt.lanes() == 1 ? s : llvm::FixedVectorType::get(s, dt.lanes());
+  }
+
+  llvm::Value* v(const UOpPtr& u) {
+    auto it = values_.find(u.get());
+    internal_assert(it != values_.end() && it->second) << "no value for " << op_name(u->op());
+    return it->second;
+  }
+
+  llvm::Value* emit_node(const UOp& u, CompiledKernel& out) {
+    switch (u.op()) {
+    case Op::Sink:
+    case Op::Noop: return nullptr;
+    case Op::DefineGlobal: return emit_buffer(u, out);
+    case Op::DefineVar: return emit_var(u);
+    case Op::DefineReg: return emit_register(u);
+    case Op::Const: return emit_const(u);
+    case Op::Range: return open_loop(u, out);
+    case Op::End: return close_loop(u);
+    case Op::Index: return emit_index(u);
+    case Op::Load: return emit_load(u);
+    case Op::Store: return emit_store(u);
+    case Op::Cast: return emit_cast(v(u.src(0)), u.src(0)->dtype(), u.dtype());
+    case Op::Bitcast: return b_.CreateBitCast(v(u.src(0)), value_type(u.dtype()));
+    case Op::Vectorize: return emit_vectorize(u);
+    case Op::Gep: return emit_gep(u);
+    default: break;
+    }
+    if (is_alu(u.op())) return emit_alu(u);
+    unsupported(u, "the LLVM back end has no lowering for this op");
+  }
+
+  llvm::Value* emit_buffer(const UOp& u, CompiledKernel& out) {
+    int64_t slot = u.arg().as_int();
+    out.buffer_count = std::max<int>(out.buffer_count, static_cast<int>(slot) + 1);
+    llvm::IRBuilder<>::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(entry_);
+    llvm::Value* addr =
+        b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn_->getArg(0), static_cast<uint64_t>(slot));
+    auto* p =
+        b_.CreateAlignedLoad(b_.getPtrTy(), addr, llvm::Align(8), "buf" + std::to_string(slot));
+    return p;
+  }
+
+  llvm::Value* emit_var(const UOp& u) {
+    llvm::IRBuilder<>::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(entry_);
+    llvm::Value* addr =
+        b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), fn_->getArg(1), var_index_.at(&u));
+    llvm::Value* val =
+        b_.CreateAlignedLoad(b_.getInt64Ty(), addr, llvm::Align(8), u.arg().items()[0].as_str());
+    return b_.CreateSExtOrTrunc(val, value_type(u.dtype()));
+  }
+
+  llvm::Value* emit_register(const UOp& u) {
+    DType dt = u.dtype();
+    int64_t size = std::max<int64_t>(dt.ptr_size(), 1);
+    llvm::IRBuilder<> entry(entry_, entry_->begin()); // allocas at the top, for mem2reg
+    auto* array = llvm::ArrayType::get(memory_scalar(dt.base()),
+                                       static_cast<uint64_t>(size * dt.base().lanes()));
+    return entry.CreateAlloca(array, nullptr, "reg");
+  }
+
+  llvm::Value* emit_const(const UOp& u) {
+    DType dt = u.dtype();
+    llvm::Type* t = value_type(dt);
+    const Arg& a = u.arg();
+    if (dt.is_float()) return llvm::ConstantFP::get(t, a.as_float());
+    if (dt.is_bool()) return b_.getInt1(a.as_bool());
+    return llvm::ConstantInt::get(t, static_cast<uint64_t>(a.as_int()), !dt.is_unsigned());
+  }
+
+  llvm::Value* open_loop(const UOp& u, CompiledKernel& out) {
+    bool parallel = range_kind(u) == "parallel";
+    llvm::Value* begin = b_.getInt64(0);
+    llvm::Value* end = b_.CreateSExt(v(u.src(0)), b_.getInt64Ty());
+    if (parallel) {
+      if (!loops_.empty()) unsupported(u, "the parallel range must be the outermost loop");
+      if (!u.src(0)->is_const()) unsupported(u, "the parallel range needs a constant extent");
+      out.parallel_extent = u.src(0)->const_value();
+      begin = fn_->getArg(2);
+      end = fn_->getArg(3);
+    }
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+    auto* body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* var = b_.CreatePHI(b_.getInt64Ty(), 2, "r");
+    var->addIncoming(begin, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(var, end), body, exit);
+    b_.SetInsertPoint(body);
+    loops_.push_back({&u, var, header, exit, end});
+    return b_.CreateSExtOrTrunc(var, value_type(u.dtype()));
+  }
+
+  llvm::Value* close_loop(const UOp& u) {
+    const UOp* range = u.src().back().get();
+    internal_assert(!loops_.empty() && loops_.back().range == range) << "END out of order";
+    Loop loop = loops_.back();
+    loops_.pop_back();
+    llvm::Value* next = b_.CreateAdd(loop.var, b_.getInt64(1));
+    loop.var->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(loop.header);
+    b_.SetInsertPoint(loop.exit);
+    return nullptr;
+  }
+
+  llvm::Value* emit_index(const UOp& u) {
+    if (u.src().size() > 2) unsupported(u, "gated indexing is not supported yet");
+    DType buf = u.src(0)->dtype();
+    llvm::Value* idx = b_.CreateSExtOrTrunc(v(u.src(1)), b_.getInt64Ty());
+    return b_.CreateGEP(memory_scalar(buf.base()), v(u.src(0)), idx);
+  }
+
+  // A value's type in memory: bools as bytes.
+  llvm::Type* memory_type(DType dt) {
+    llvm::Type* mem = memory_scalar(dt);
+    return dt.lanes() == 1 ? mem : llvm::FixedVectorType::get(mem, dt.lanes());
+  }
+
+  llvm::Value* emit_load(const UOp& u) {
+    DType dt = u.dtype();
+    llvm::Type* t = memory_type(dt);
+    auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
+    llvm::Value* val = b_.CreateAlignedLoad(t, v(u.src(0)), align);
+    return dt.is_bool() ? b_.CreateICmpNE(val, llvm::Constant::getNullValue(t)) : val;
+  }
+
+  llvm::Value* emit_store(const UOp& u) {
+    DType dt = u.src(1)->dtype();
+    llvm::Value* val = v(u.src(1));
+    if (dt.is_bool()) val = b_.CreateZExt(val, memory_type(dt));
+    auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
+    b_.CreateAlignedStore(val, v(u.src(0)), align);
+    return nullptr;
+  }
+
+  llvm::Value* emit_vectorize(const UOp& u) {
+    llvm::Value* vec = llvm::PoisonValue::get(value_type(u.dtype()));
+    for (size_t i = 0; i < u.src().size(); ++i)
+      vec = b_.CreateInsertElement(vec, v(u.src(i)), b_.getInt64(i));
+    return vec;
+  }
+
+  llvm::Value* emit_gep(const UOp& u) {
+    const auto& lanes = u.arg().items();
+    llvm::Value* src = v(u.src(0));
+    if (u.src(0)->dtype().lanes() == 1) return src;
+    if (lanes.size() == 1)
+      return b_.CreateExtractElement(src, b_.getInt64(static_cast<uint64_t>(lanes[0].as_int())));
+    llvm::SmallVector<int> mask;
+    for (const Arg& l : lanes) mask.push_back(static_cast<int>(l.as_int()));
+    return b_.CreateShuffleVector(src, mask);
+  }
+
+  llvm::Value* emit_cast(llvm::Value* x, DType from, DType to) {
+    llvm::Type* t = value_type(to);
+    if (from == to) return x;
+    if (to.is_bool()) {
+      if (from.is_float()) return b_.CreateFCmpUNE(x, llvm::Constant::getNullValue(x->getType()));
+      return b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+    }
+    bool from_signed = !from.is_unsigned() && !from.is_bool();
+    if (from.is_float() && to.is_float()) return b_.CreateFPCast(x, t);
+    if (from.is_float()) return to.is_unsigned() ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
+    if (to.is_float()) return from_signed ? b_.CreateSIToFP(x, t) : b_.CreateUIToFP(x, t);
+    return b_.CreateIntCast(x, t, from_signed);
+  }
+
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args) {
+    return b_.CreateIntrinsic(id, {t}, args);
+  }
+
+  llvm::Value* emit_alu(const UOp& u) {
+    DType dt = u.op() == Op::Where ? u.src(1)->dtype() : u.src(0)->dtype();
+    bool f = dt.is_float(), is_unsigned = dt.is_unsigned() || dt.is_bool();
+    llvm::Type* t = value_type(dt);
+    auto a = [&] { return v(u.src(0)); };
+    auto b = [&] { return v(u.src(1)); };
+    switch (u.op()) {
+    case Op::Neg: return f ? b_.CreateFNeg(a()) : b_.CreateNeg(a());
+    case Op::Exp2: return intrinsic(llvm::Intrinsic::exp2, t, {a()});
+    case Op::Log2: return intrinsic(llvm::Intrinsic::log2, t, {a()});
+    case Op::Sin: return intrinsic(llvm::Intrinsic::sin, t, {a()});
+    case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, t, {a()});
+    case Op::Trunc: return intrinsic(llvm::Intrinsic::trunc, t, {a()});
+    case Op::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), a());
+    case Op::Add: return f ? b_.CreateFAdd(a(), b()) : b_.CreateAdd(a(), b());
+    case Op::Sub: return f ? b_.CreateFSub(a(), b()) : b_.CreateSub(a(), b());
+    case Op::Mul: return f ? b_.CreateFMul(a(), b()) : b_.CreateMul(a(), b());
+    case Op::Fdiv: return b_.CreateFDiv(a(), b());
+    case Op::Idiv: return is_unsigned ? b_.CreateUDiv(a(), b()) : b_.CreateSDiv(a(), b());
+    case Op::Mod: return is_unsigned ? b_.CreateURem(a(), b()) : b_.CreateSRem(a(), b());
+    case Op::Pow: return intrinsic(llvm::Intrinsic::pow, t, {a(), b()});
+    case Op::Max:
+      // NaN-propagating, like the constant folder (maxnum would drop the NaN).
+      if (f) return intrinsic(llvm::Intrinsic::maximum, t, {a(), b()});
+      return intrinsic(is_unsigned ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, t, {a(), b()});
+    case Op::CmpLt:
+      return f ? b_.CreateFCmpOLT(a(), b())
+               : (is_unsigned ? b_.CreateICmpULT(a(), b()) : b_.CreateICmpSLT(a(), b()));
+    case Op::CmpNe: return f ? b_.CreateFCmpUNE(a(), b()) : b_.CreateICmpNE(a(), b());
+    case Op::CmpEq: return f ? b_.CreateFCmpOEQ(a(), b()) : b_.CreateICmpEQ(a(), b());
+    case Op::And: return b_.CreateAnd(a(), b());
+    case Op::Or: return b_.CreateOr(a(), b());
+    case Op::Xor: return b_.CreateXor(a(), b());
+    case Op::Shl: return b_.CreateShl(a(), b());
+    case Op::Shr: return is_unsigned ? b_.CreateLShr(a(), b()) : b_.CreateAShr(a(), b());
+    case Op::Where: return b_.CreateSelect(a(), b(), v(u.src(2)));
+    case Op::MulAcc:
+      if (f) return intrinsic(llvm::Intrinsic::fmuladd, t, {a(), b(), v(u.src(2))});
+      return b_.CreateAdd(b_.CreateMul(a(), b()), v(u.src(2)));
+    default: break;
+    }
+    unsupported(u, "no LLVM lowering for this ALU op");
+  }
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& mod_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  std::unordered_map<const UOp*, llvm::Value*> values_;
+  std::unordered_map<const UOp*, uint64_t> var_index_;
+  std::vector<Loop> loops_;
+};
+
+// The host target, created once: LLVM's target registry is global.
+llvm::TargetMachine& host_target() {
+  static std::once_flag init;
+  static std::unique_ptr<llvm::TargetMachine> tm;
+  std::call_once(init, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    std::string triple = llvm::sys::getProcessTriple();
+    std::string error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+    internal_assert(target) << "LLVM has no target for " << triple << ": " << error;
+    llvm::SubtargetFeatures features;
+    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
+    llvm::TargetOptions options;
+    options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+    tm.reset(target->createTargetMachine(triple, llvm::sys::getHostCPUName(), features.getString(),
+                                         options, llvm::Reloc::PIC_, std::nullopt,
+                                         llvm::CodeGenOptLevel::Aggressive));
+  });
+  return *tm;
+}
+
+void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(mod, mam);
+}
+
+std::string emit_file(llvm::Module& mod, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  llvm::legacy::PassManager pm;
+  internal_assert(!tm.addPassesToEmitFile(pm, os, nullptr, type))
+      << "LLVM can't emit this file type";
+  pm.run(mod);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// LLVM's TargetMachine and pass pipelines are not safe to share between threads.
+std::mutex& llvm_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+} // namespace
+
+std::string host_cpu_description() {
+  llvm::TargetMachine& tm = host_target();
+  return std::string(tm.getTargetCPU()) + " " + std::string(tm.getTargetFeatureString());
+}
+
+Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions& opts) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledKernel out;
+  out.name = opts.name;
+  std::vector<UOpPtr> program = linearize(sink);
+  std::lock_guard lock(llvm_mutex());
+  llvm::TargetMachine& tm = host_target();
+  llvm::LLVMContext ctx;
+  llvm::Module mod(opts.name, ctx);
+  mod.setDataLayout(tm.createDataLayout());
+  mod.setTargetTriple(tm.getTargetTriple().str());
+  try {
+    Emitter(ctx, mod).emit(program, out);
+  } catch (const Unsupported& u) {
+    return make_unexpected("cannot compile kernel '" + opts.name + "': " + u.reason);
+  }
+  std::string broken;
+  llvm::raw_string_ostream err(broken);
+  internal_assert(!llvm::verifyModule(mod, &err))
+      << "the LLVM emitter built invalid IR for '" << opts.name << "': " << broken;
+  optimize(mod, tm);
+  bool print_ir = knob_int("BEAMLAB_PRINT_LLVM", 0) != 0,
+       print_asm = knob_int("BEAMLAB_PRINT_ASM", 0) != 0;
+  if (opts.keep_llvm_ir || print_ir) {
+    llvm::raw_string_ostream os(out.llvm_ir);
+    mod.print(os, nullptr);
+    if (print_ir) llvm::errs() << "; kernel " << opts.name << "\n" << out.llvm_ir;
+  }
+  if (opts.keep_assembly || print_asm) {
+    out.assembly = emit_file(mod, tm, llvm::CodeGenFileType::AssemblyFile);
+    if (print_asm) llvm::errs() << "# kernel " << opts.name << "\n" << out.assembly;
+  }
+  std::string object = emit_file(mod, tm, llvm::CodeGenFileType::ObjectFile);
+  out.object.assign(object.begin(), object.end());
+  out.code_hash = StableHasher().add_str(object).finish();
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+} // namespace beamlab

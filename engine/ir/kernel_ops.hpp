@@ -1,0 +1,56 @@
+// Builders for the nodes of kernel graphs: buffers, indexing, memory and loops.
+//
+// A kernel graph is a SINK of effects (STOREs, and ENDs closing loops around them); see
+// engine/codegen/linearize.hpp for the loop conventions. These builders give each node the
+// dtype and source layout the code generator expects.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/ir/uop.hpp"
+
+namespace beamlab {
+
+/// Kernel parameter `slot`: a pointer to elements of `element` (buffers[slot] at run time).
+inline UOpPtr buffer_param(int64_t slot, DType element) {
+  return UOp::make(Op::DefineGlobal, element.ptr(), {}, Arg(slot));
+}
+
+/// A kernel-private register array of `size` elements (accumulators).
+inline UOpPtr define_reg(DType element, int64_t size, int64_t id = 0) {
+  return UOp::make(Op::DefineReg, element.ptr(AddrSpace::Reg, size), {}, Arg(id));
+}
+
+/// The address of element `i` of `buffer`.
+inline UOpPtr index(const UOpPtr& buffer, const UOpPtr& i) {
+  return UOp::make(Op::Index, buffer->dtype(), {buffer, i});
+}
+
+/// A load of `dtype` (n lanes: n consecutive elements) from `address`, ordered after `after`.
+inline UOpPtr load(const UOpPtr& address, DType dtype, std::vector<UOpPtr> after = {}) {
+  std::vector<UOpPtr> src = {address};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::Load, dtype, std::move(src));
+}
+
+/// A store of `value` (n lanes: n consecutive elements) to `address`, ordered after `after`.
+inline UOpPtr store(const UOpPtr& address, const UOpPtr& value, std::vector<UOpPtr> after = {}) {
+  std::vector<UOpPtr> src = {address, value};
+  src.insert(src.end(), after.begin(), after.end());
+  return UOp::make(Op::Store, Scalar::Void, std::move(src));
+}
+
+/// A kernel loop 0 <= r < extent over axis `axis`; kind is "parallel", "loop" or "reduce".
+inline UOpPtr kernel_range(int64_t extent, int64_t axis, const std::string& kind) {
+  return UOp::make(Op::Range, Scalar::Index, {UOp::const_int(Scalar::Index, extent)},
+                   Arg{Arg(axis), Arg(kind)});
+}
+
+/// Closes `range` once `effects` are done.
+inline UOpPtr end_loop(std::vector<UOpPtr> effects, const UOpPtr& range) {
+  effects.push_back(range);
+  return UOp::make(Op::End, Scalar::Void, std::move(effects));
+}
+
+} // namespace beamlab

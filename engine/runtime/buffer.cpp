@@ -1,0 +1,20 @@
+// Aligned buffers; see buffer.hpp.
+#include "engine/runtime/buffer.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace beamlab {
+
+void Buffer::Free::operator()(void* p) const { std::free(p); }
+
+Buffer::Buffer(size_t bytes) : bytes_(bytes) {
+  // aligned_alloc needs a size that is a multiple of the alignment; at least one line.
+  size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) runtime_error_report << "out of memory allocating a buffer of " << bytes << " bytes";
+  std::memset(p, 0, rounded);
+  data_.reset(p);
+}
+
+} // namespace beamlab

@@ -1,0 +1,48 @@
+// Buffer: a block of device (host) memory holding a tensor's elements.
+//
+// 64-byte aligned (a cache line, and the widest vector register), so kernels may use aligned
+// vector loads at the start of a buffer. Move-only; freed with the object.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "engine/support/error.hpp"
+
+namespace beamlab {
+
+class Buffer {
+public:
+  static constexpr size_t kAlignment = 64;
+
+  Buffer() = default;
+  /// `bytes` bytes, zero-filled; a RuntimeFailure if the allocation fails.
+  explicit Buffer(size_t bytes);
+
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  size_t bytes() const { return bytes_; }
+
+  /// The contents as elements of T; the size must be a multiple of sizeof(T).
+  template <class T>
+  std::span<T> as() {
+    internal_assert(bytes_ % sizeof(T) == 0)
+        << "buffer of " << bytes_ << " bytes viewed as " << sizeof(T) << "-byte elements";
+    return {static_cast<T*>(data()), bytes_ / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> as() const {
+    return const_cast<Buffer*>(this)->as<T>();
+  }
+
+private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t bytes_ = 0;
+};
+
+} // namespace beamlab

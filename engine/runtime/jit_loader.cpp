@@ -1,0 +1,58 @@
+// Linking kernel objects with ORC; see jit_loader.hpp.
+#include "engine/runtime/jit_loader.hpp"
+
+#include <atomic>
+#include <mutex>
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+namespace beamlab {
+
+struct JitLoader::Impl {
+  std::mutex mutex;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  uint64_t next_id = 0;
+};
+
+JitLoader::JitLoader() : impl_(std::make_unique<Impl>()) {
+  static std::once_flag init;
+  std::call_once(init, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit)
+    runtime_error_report << "cannot start the LLVM JIT: " << llvm::toString(jit.takeError());
+  impl_->jit = std::move(*jit);
+}
+
+JitLoader::~JitLoader() = default;
+
+JitLoader& JitLoader::instance() {
+  static JitLoader loader;
+  return loader;
+}
+
+Expected<KernelEntry> JitLoader::load(std::span<const char> object, const std::string& name) {
+  std::lock_guard lock(impl_->mutex);
+  llvm::orc::LLJIT& jit = *impl_->jit;
+  auto dylib = jit.createJITDylib("kernel" + std::to_string(impl_->next_id++) + "_" + name);
+  if (!dylib)
+    return make_unexpected("cannot create a JITDylib: " + llvm::toString(dylib.takeError()));
+  // Kernels call libm (expf, sinf, ...) and memset/memcpy: resolve them from the process.
+  dylib->addGenerator(cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit.getDataLayout().getGlobalPrefix())));
+  auto buffer =
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
+  if (llvm::Error err = jit.addObjectFile(*dylib, std::move(buffer)))
+    return make_unexpected("cannot link kernel '" + name + "': " + llvm::toString(std::move(err)));
+  auto sym = jit.lookup(*dylib, kKernelEntryName);
+  if (!sym)
+    return make_unexpected("kernel '" + name +
+                           "' has no entry point: " + llvm::toString(sym.takeError()));
+  return sym->toPtr<KernelEntry>();
+}
+
+} // namespace beamlab

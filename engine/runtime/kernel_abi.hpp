@@ -1,0 +1,19 @@
+// The calling convention between generated kernels and the runtime.
+//
+// Every kernel is compiled to one C-ABI entry point:
+//   void entry(void* const* buffers, const int64_t* vars, int64_t begin, int64_t end);
+// `buffers[i]` is the i-th DEFINE_GLOBAL, `vars` the values of the DEFINE_VARs in order, and
+// [begin, end) the part of the kernel's parallel range this call computes (kernels without a
+// parallel range are called once with [0, 1)). Distinct buffers never alias.
+#pragma once
+
+#include <cstdint>
+
+namespace beamlab {
+
+using KernelEntry = void (*)(void* const* buffers, const int64_t* vars, int64_t begin, int64_t end);
+
+/// The symbol name of every kernel's entry point inside its object file.
+inline constexpr const char* kKernelEntryName = "beamlab_kernel";
+
+} // namespace beamlab

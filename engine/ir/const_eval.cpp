@@ -100,7 +100,11 @@ std::optional<double> float_binary(Op op, double a, double b) {
   case Op::Sub: return a - b;
   case Op::Mul: return a * b;
   case Op::Fdiv: return a / b;
-  case Op::Max: return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
+  case Op::Max:
+    // As LLVM's maximum: NaN propagates and +0.0 is greater than -0.0.
+    if (std::isnan(a) || std::isnan(b)) return std::nan("");
+    if (a == b) return std::signbit(a) ? b : a;
+    return std::max(a, b);
   case Op::Pow: return std::pow(a, b);
   case Op::CmpLt: return a < b;
   case Op::CmpNe: return a != b;
@@ -137,7 +141,7 @@ std::optional<Arg> const_eval(Op op, DType result_dtype, DType operand_dtype,
     std::optional<double> r;
     if (args.size() == 1) r = float_unary(op, fv(0));
     if (args.size() == 2) r = float_binary(op, fv(0), fv(1));
-    if (args.size() == 3 && op == Op::MulAcc) r = fv(0) * fv(1) + fv(2);
+    if (args.size() == 3 && op == Op::MulAcc) r = std::fma(fv(0), fv(1), fv(2)); // one rounding
     if (!r) return std::nullopt;
     return make_result(result_dtype, *r);
   }

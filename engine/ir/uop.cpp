@@ -34,9 +34,11 @@ uint64_t structural_hash(Op op, DType dtype, const std::vector<UOpPtr>& src, con
 }
 
 // Releasing a node releases its sources; a long chain would recurse once per node and could
-// overflow the stack. Sources of dying nodes are parked here and released in a loop instead.
-thread_local std::vector<UOpPtr> t_pending_release;
-thread_local bool t_releasing = false;
+// overflow the stack. The outermost release on a thread keeps a local list of the sources of
+// dying nodes and releases them in a loop; nested releases only append to it. The list is
+// reached through a raw thread_local pointer, which has no destructor, so releases that run
+// during exit (nodes held by static objects) never touch a destroyed thread_local.
+thread_local std::vector<UOpPtr>* t_pending_release = nullptr;
 
 } // namespace
 
@@ -48,16 +50,20 @@ void release_uop(const UOp* u) {
     for (auto it = lo; it != hi;) it = it->second.expired() ? table.nodes.erase(it) : std::next(it);
   }
   auto* node = const_cast<UOp*>(u); // NOLINT: we are its last owner
-  for (UOpPtr& s : node->src_) t_pending_release.push_back(std::move(s));
+  std::vector<UOpPtr> sources = std::move(node->src_);
   delete node;
-  if (t_releasing) return;
-  t_releasing = true;
-  while (!t_pending_release.empty()) {
-    UOpPtr last = std::move(t_pending_release.back());
-    t_pending_release.pop_back();
+  if (t_pending_release) {
+    for (UOpPtr& s : sources) t_pending_release->push_back(std::move(s));
+    return;
+  }
+  std::vector<UOpPtr> pending = std::move(sources);
+  t_pending_release = &pending;
+  while (!pending.empty()) {
+    UOpPtr last = std::move(pending.back());
+    pending.pop_back();
     last.reset();
   }
-  t_releasing = false;
+  t_pending_release = nullptr;
 }
 
 UOp::UOp(Op op, DType dtype, std::vector<UOpPtr> src, Arg arg, uint64_t hash)

@@ -5,6 +5,7 @@
 //   Visit   - top-down: try the rules first; bottom-up: schedule the sources first.
 //   Rebuild - the node with its sources replaced; bottom-up then tries the rules on it.
 //   Forward - the node's result is whatever the node it became rewrote to.
+// A frame's chain counts the rewrites that led to it, through rule outputs and their sources.
 // A node is "in progress" from its Visit until its result is known. Meeting an in-progress
 // node again means a rule rewrote a node into something that contains it or leads back to
 // it: a loop, reported with the rule that started it.
@@ -97,13 +98,16 @@ private:
     stack_.push_back(Frame{target, Stage::Visit, nullptr, cause, chain});
   }
 
+  // Sources inherit the frame's chain: a rule whose output keeps growing new sources that
+  // rewrite again (x+c -> (x+(c+1))-1) is a loop in depth, and must reach the limit too.
   void push_sources(const Frame& f) {
     const auto& src = f.node->src();
     UOpPtr parent = f.node; // `f` dies when the stack grows
     const Rule<RewriteFn>* cause = f.cause;
+    int64_t chain = f.chain;
     for (auto it = src.rbegin(); it != src.rend(); ++it)
       if (!result_.contains(it->get()))
-        stack_.push_back(Frame{*it, Stage::Visit, nullptr, cause, 0});
+        stack_.push_back(Frame{*it, Stage::Visit, nullptr, cause, chain});
   }
 
   void finish(const UOpPtr& result) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <numeric>
 
 #include "engine/ir/const_eval.hpp"
 
@@ -139,15 +141,46 @@ bool recombine_divmod(LinearForm& lf) {
 
 } // namespace
 
-int compare_uops(const UOp& a, const UOp& b) {
-  if (&a == &b) return 0;
+namespace {
+
+// Compares the nodes themselves, not their sources.
+int compare_headers(const UOp& a, const UOp& b) {
   if (a.is_const() != b.is_const()) return a.is_const() ? 1 : -1;
   if (a.op() != b.op()) return three_way(a.op(), b.op());
   if (a.dtype() != b.dtype()) return a.dtype().str() < b.dtype().str() ? -1 : 1;
-  if (int c = compare_args(a.arg(), b.arg())) return c;
-  for (size_t i = 0; i < std::min(a.src().size(), b.src().size()); ++i)
-    if (int c = compare_uops(*a.src(i), *b.src(i))) return c;
-  return three_way(a.src().size(), b.src().size());
+  return compare_args(a.arg(), b.arg());
+}
+
+} // namespace
+
+int compare_uops(const UOp& a, const UOp& b) {
+  // Lexicographic over (header, sources...), depth first on an explicit stack: graphs can be
+  // deeper than the call stack.
+  struct Pair {
+    const UOp* a;
+    const UOp* b;
+    size_t next;
+  };
+  std::vector<Pair> stack = {{&a, &b, 0}};
+  while (!stack.empty()) {
+    Pair& p = stack.back();
+    if (p.next == 0) {
+      if (p.a == p.b) {
+        stack.pop_back();
+        continue;
+      }
+      if (int c = compare_headers(*p.a, *p.b)) return c;
+    }
+    size_t common = std::min(p.a->src().size(), p.b->src().size());
+    if (p.next < common) {
+      size_t i = p.next++;
+      stack.push_back({p.a->src(i).get(), p.b->src(i).get(), 0});
+      continue;
+    }
+    if (int c = three_way(p.a->src().size(), p.b->src().size())) return c;
+    stack.pop_back();
+  }
+  return 0;
 }
 
 LinearForm decompose(const UOpPtr& u) {
@@ -156,6 +189,25 @@ LinearForm decompose(const UOpPtr& u) {
   merge(lf);
   while (recombine_divmod(lf)) merge(lf);
   return lf;
+}
+
+bool fits_exactly(const LinearForm& lf) {
+  using Wide = __int128;
+  Wide lo = lf.constant, hi = lf.constant;
+  for (const LinearTerm& t : lf.terms) {
+    Wide a = Wide{t.coef} * t.base->vmin(), b = Wide{t.coef} * t.base->vmax();
+    lo += std::min(a, b);
+    hi += std::max(a, b);
+  }
+  return lo >= lf.dtype.int_min() && hi <= lf.dtype.int_max();
+}
+
+int64_t gcd_magnitude(int64_t a, int64_t b) {
+  auto mag = [](int64_t v) {
+    return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  };
+  uint64_t g = std::gcd(mag(a), mag(b));
+  return g > static_cast<uint64_t>(INT64_MAX) ? 0 : static_cast<int64_t>(g);
 }
 
 UOpPtr build(const LinearForm& lf) {

@@ -29,6 +29,15 @@ LinearForm decompose(const UOpPtr& u);
 /// The expression a linear form stands for.
 UOpPtr build(const LinearForm& lf);
 
+/// Whether the form, evaluated in exact integers over its terms' bounds, stays inside its
+/// dtype's range. Then the expression's wrapped value is its exact value, and identities of
+/// the integers (not only those of arithmetic modulo 2^n) hold for it.
+bool fits_exactly(const LinearForm& lf);
+
+/// gcd of magnitudes, for coefficients that may be INT64_MIN (whose negation overflows);
+/// 0 when the gcd, 2^63, is not an int64.
+int64_t gcd_magnitude(int64_t a, int64_t b);
+
 /// Deterministic total order on nodes used for canonical forms: constants sort last, then by
 /// op, dtype, arg and sources. Returns <0, 0 or >0.
 int compare_uops(const UOp& a, const UOp& b);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include <bit>
 #include <numeric>
 
 #include "engine/ir/const_eval.hpp"
@@ -18,6 +19,25 @@ bool fits(Wide v, DType dt) { return v >= dt.int_min() && v <= dt.int_max(); }
 UOpPtr bool_const(bool v) { return UOp::const_bool(v); }
 
 // ---- constant folding -------------------------------------------------------------------
+
+// An integer constant converted to float dtype `to` with one rounding, as the target does.
+double int_to_float(int64_t v, bool is_unsigned, DType to) {
+  Wide exact = is_unsigned ? Wide{static_cast<uint64_t>(v)} : Wide{v};
+  if (to.scalar() == Scalar::Float32)
+    return is_unsigned ? double(static_cast<float>(static_cast<uint64_t>(v)))
+                       : double(static_cast<float>(v));
+  double d = is_unsigned ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v);
+  if (to.scalar() == Scalar::Float64) return d;
+  // float16/bfloat16: if the double is inexact, step it toward zero and set its lowest bit
+  // (round to odd); rounding that to the narrow format gives the correctly rounded result.
+  auto back = static_cast<Wide>(d); // d is integral and |d| <= 2^64
+  if (back != exact) {
+    bool too_far = back < 0 ? back < exact : back > exact;
+    if (too_far) d = std::nextafter(d, 0.0);
+    d = std::bit_cast<double>(std::bit_cast<uint64_t>(d) | 1);
+  }
+  return round_float(d, to);
+}
 
 UOpPtr fold_constants(const Match& m) {
   const UOpPtr& u = m.root;
@@ -37,9 +57,9 @@ UOpPtr fold_cast(const Match& m) {
   if (!x->is_const() || to.lanes() != 1) return nullptr;
   const Arg& a = x->arg();
   if (to.is_bool()) return bool_const(a.is_float() ? a.as_float() != 0 : x->const_value() != 0);
+  if (to.is_float() && a.is_float()) return UOp::const_float(to, round_float(a.as_float(), to));
   if (to.is_float())
-    return UOp::const_float(
-        to, round_float(a.is_float() ? a.as_float() : double(x->const_value()), to));
+    return UOp::const_float(to, int_to_float(x->const_value(), from.is_unsigned(), to));
   if (!to.is_int()) return nullptr;
   if (!a.is_float()) return int_const(to, x->const_value());
   // Out-of-range float to int conversion is undefined on the target (and NaN fails every
@@ -84,14 +104,15 @@ UOpPtr canonical_product(const Match& m) {
 
 // ---- division and remainder by constants ------------------------------------------------
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+// Floor division for b > 0 (cannot overflow).
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); }
 
 // Divides out the greatest common divisor of the divisor and every coefficient:
 // (g*a)//(g*b) -> a//b and (g*a)%(g*b) -> (a%b)*g, exact for truncating division.
 UOpPtr divmod_gcd(Op op, const LinearForm& lf, int64_t c) {
   int64_t g = c;
-  for (const LinearTerm& t : lf.terms) g = std::gcd(g, t.coef);
-  g = std::gcd(g, lf.constant);
+  for (const LinearTerm& t : lf.terms) g = gcd_magnitude(g, t.coef);
+  g = gcd_magnitude(g, lf.constant);
   if (g <= 1) return nullptr;
   LinearForm reduced = lf;
   for (LinearTerm& t : reduced.terms) t.coef /= g;
@@ -105,8 +126,9 @@ UOpPtr divmod_gcd(Op op, const LinearForm& lf, int64_t c) {
 // constant's multiple of c). With truncating division, x//c = w + r//c and x%c = r%c hold
 // when r == 0, or when x >= 0 and r >= 0.
 UOpPtr divmod_split(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
+  // c > 0, so the floor quotient of the constant and c times it fit in int64.
   LinearForm whole{lf.dtype, {}, floor_div(lf.constant, c)};
-  LinearForm rest{lf.dtype, {}, lf.constant - whole.constant * c};
+  LinearForm rest{lf.dtype, {}, static_cast<int64_t>(Wide{lf.constant} - Wide{whole.constant} * c)};
   for (const LinearTerm& t : lf.terms) {
     if (t.coef % c == 0)
       whole.terms.push_back({t.base, t.coef / c});
@@ -114,6 +136,8 @@ UOpPtr divmod_split(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
       rest.terms.push_back(t);
   }
   if (whole.terms.empty() && whole.constant == 0) return nullptr;
+  // The parts are evaluated on their own, so each must be exact too.
+  if (!fits_exactly(whole) || !fits_exactly(rest)) return nullptr;
   UOpPtr r = build(rest);
   bool exact = r->is_const() && r->const_value() == 0;
   if (!exact && (x->vmin() < 0 || r->vmin() < 0)) return nullptr;
@@ -144,7 +168,9 @@ UOpPtr fold_divmod(const Match& m) {
   if (op == Op::Mod && x->op() == Op::Mod && x->src(1)->is_const() &&
       x->src(1)->const_value() > 0 && x->src(1)->const_value() % c == 0)
     return x->src(0) % c;
+  // The identities below hold for integers, not modulo 2^n: x must not wrap.
   LinearForm lf = decompose(x);
+  if (!fits_exactly(lf)) return nullptr;
   if (UOpPtr out = divmod_gcd(op, lf, c)) return out;
   return divmod_split(op, x, lf, c);
 }
@@ -169,7 +195,7 @@ UOpPtr fold_less_than(const Match& m) {
     return lt(sum, int_const(dt, static_cast<int64_t>(c - k)));
   }
   int64_t g = 0;
-  for (const LinearTerm& t : lf.terms) g = std::gcd(g, t.coef);
+  for (const LinearTerm& t : lf.terms) g = gcd_magnitude(g, t.coef);
   if (g <= 1 || lf.terms[0].coef < 0) return nullptr;
   LinearForm s = lf;
   for (LinearTerm& t : s.terms) t.coef /= g;
@@ -210,7 +236,8 @@ UOpPtr order_operands(const Match& m) {
 }
 
 UOpPtr self_compare(const Match& m) {
-  if (!m["x"]->dtype().is_int() && !m["x"]->dtype().is_bool()) return nullptr; // NaN != NaN
+  DType dt = m["x"]->dtype();
+  if ((!dt.is_int() && !dt.is_bool()) || dt.lanes() != 1) return nullptr; // NaN != NaN
   return bool_const(m.root->op() != Op::CmpLt && m.root->op() != Op::CmpNe);
 }
 
@@ -233,7 +260,7 @@ PatternMatcher build_symbolic() {
       {alu_pat(Op::CmpEq, {x, x}), self_compare},
       {alu_pat(Op::And, {x, x}), [](const Match& m) { return m["x"]; }},
       {alu_pat(Op::Or, {x, x}), [](const Match& m) { return m["x"]; }},
-      {alu_pat(Op::Xor, {x, x}),
+      {alu_pat(Op::Xor, {x, x}).dtype_if([](DType dt) { return dt.lanes() == 1; }),
        [](const Match& m) { return UOp::const_like(m["x"]->dtype(), 0); }},
       {UPat(Op::Where, {UPat::var(), x, x}), [](const Match& m) { return m["x"]; }},
       // bool and/or with a constant

@@ -16,4 +16,15 @@ using KernelEntry = void (*)(void* const* buffers, const int64_t* vars, int64_t 
 /// The symbol name of every kernel's entry point inside its object file.
 inline constexpr const char* kKernelEntryName = "beamlab_kernel";
 
+/// Calls a kernel. Generated code carries no UBSan function-type prologue, and UBSan's
+/// -fsanitize=function check reads the bytes before the callee (which may be unmapped when a
+/// kernel starts a page), so this one indirect call is exempt from it.
+#if defined(__clang__)
+[[clang::no_sanitize("function")]]
+#endif
+inline void call_kernel(KernelEntry entry, void* const* buffers, const int64_t* vars, int64_t begin,
+                        int64_t end) {
+  entry(buffers, vars, begin, end);
+}
+
 } // namespace beamlab

@@ -133,6 +133,24 @@ TEST(GraphRewrite, RunawayGuardStopsEndlessGrowth) {
   unsetenv("BEAMLAB_REWRITE_LIMIT");
 }
 
+TEST(GraphRewrite, RunawayGuardStopsGrowthInDepth) {
+  // x+c -> (x+(c+1))-1: every output holds a new sum that matches again, one level deeper.
+  UOpPtr x = UOp::variable("x", 0, 9);
+  PatternMatcher pm({
+      {UPat::var("x") + UPat::cvar("c"),
+       [](const Match& m) { return (m["x"] + idx(m["c"]->const_value() + 1)) - idx(1); }},
+  });
+  setenv("BEAMLAB_REWRITE_LIMIT", "200", 1);
+  try {
+    graph_rewrite(x + idx(1), pm, {}, {.name = "deepen"});
+    ADD_FAILURE() << "expected a rewrite loop error";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 200 rewrites in a row"), std::string::npos)
+        << e.what();
+  }
+  unsetenv("BEAMLAB_REWRITE_LIMIT");
+}
+
 TEST(GraphRewrite, PrintAfterKnobPrintsTheNamedStep) {
   UOpPtr e = idx(1) + idx(2);
   Counter ctx;

@@ -53,7 +53,10 @@ TEST(SymbolicProperty, RandomExpressionsSimplifyToEqualValues) {
   int64_t failures = 0, shrunk = 0, points = 0;
   for (int64_t i = 0; i < cases && failures < 5; ++i) {
     if (only >= 0 && i != only) continue;
-    DType dt = i % 3 == 2 ? DType(Scalar::Int32) : DType(Scalar::Index);
+    // index and int32 mostly; int8 and int16, where products wrap, for the overflow gates.
+    constexpr Scalar kDtypes[] = {Scalar::Index, Scalar::Index, Scalar::Int32, Scalar::Int8,
+                                  Scalar::Int16};
+    DType dt = kDtypes[i % 5];
     ExprGen gen(static_cast<uint64_t>(seed) * 1000003 + static_cast<uint64_t>(i), dt);
     UOpPtr e = i % 5 == 4 ? where(gen.condition(3), gen.expr(3), gen.expr(2)) : gen.expr(4);
     std::string rerun = "rerun with BEAMLAB_SYMBOLIC_SEED=" + std::to_string(seed) +

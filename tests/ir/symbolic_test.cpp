@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "engine/ir/printer.hpp"
+#include "engine/rewrite/linear_form.hpp"
 #include "engine/rewrite/symbolic.hpp"
+#include "tests/ir/eval_reference.hpp"
 
 namespace beamlab {
 namespace {
@@ -65,6 +67,50 @@ TEST_F(Symbolic, DivModLeftAloneWhenUnsound) {
   EXPECT_EQ(simplify(by_zero), by_zero);
 }
 
+// Values at which e and simplify(e) must agree, by the reference interpreter.
+void expect_same_values(const UOpPtr& e, const std::string& var, std::vector<int64_t> values) {
+  UOpPtr s = simplify(e);
+  for (int64_t v : values) {
+    testing::Point p;
+    p.vars[var] = v;
+    EXPECT_EQ(testing::Evaluator(p).eval(s), testing::Evaluator(p).eval(e))
+        << var << "=" << v << ": " << to_expr(e) << " simplified to " << to_expr(s);
+  }
+}
+
+TEST_F(Symbolic, DivModRespectWraparound) {
+  UOpPtr t8 = UOp::variable("t", 0, 100, Scalar::Int8);
+  expect_same_values((t8 * 2) / 2, "t", {0, 63, 64, 100});
+  expect_same_values((t8 * 2) % 4, "t", {1, 64, 101 - 1});
+  UOpPtr t32 = UOp::variable("t", 0, int64_t{1} << 30, Scalar::Int32);
+  expect_same_values((t32 * 4) / 2, "t", {1, int64_t{1} << 29, int64_t{1} << 30});
+  UOpPtr t64 = UOp::variable("t", 0, int64_t{1} << 62);
+  expect_same_values((t64 * 4) / 2, "t", {1, int64_t{1} << 62});
+  // Constants near the limits: no overflow in the simplifier either (UBSan checks this).
+  UOpPtr u = UOp::variable("u", 0, 10);
+  expect_same_values((u + c(INT64_MIN + 1)) / 3, "u", {0, 5, 10});
+  UOpPtr b = UOp::variable("u", 0, 1);
+  expect_same_values((b * c(INT64_MIN) + 1) / 3, "u", {0, 1});
+}
+
+TEST_F(Symbolic, IntegerToFloatConstantsRoundOnce) {
+  auto i64 = [](int64_t v) { return UOp::const_int(Scalar::Int64, v); };
+  EXPECT_SIMPLIFIES(cast(UOp::const_int(Scalar::UInt64, -1), Scalar::Float64),
+                    UOp::const_float(Scalar::Float64, 18446744073709551616.0));
+  EXPECT_SIMPLIFIES(cast(i64((int64_t{1} << 60) + (int64_t{1} << 36) + 1), Scalar::Float32),
+                    UOp::const_float(Scalar::Float32, std::ldexp(1.0, 60) + std::ldexp(1.0, 37)));
+  EXPECT_SIMPLIFIES(cast(i64((int64_t{1} << 60) + (int64_t{1} << 52) + 1), Scalar::BFloat16),
+                    UOp::const_float(Scalar::BFloat16, std::ldexp(1.0, 60) + std::ldexp(1.0, 53)));
+}
+
+TEST_F(Symbolic, VectorOperandsKeepTheirType) {
+  DType i32x4 = DType(Scalar::Int32).vec(4);
+  UOpPtr s32 = UOp::variable("s", 0, 9, Scalar::Int32);
+  UOpPtr v = UOp::make(Op::Vectorize, i32x4, {s32, s32, s32, s32});
+  EXPECT_EQ(simplify(lt(v, v))->dtype(), DType(Scalar::Bool).vec(4));
+  EXPECT_EQ(simplify(alu(Op::Xor, v, v))->dtype(), i32x4);
+}
+
 TEST_F(Symbolic, LinearForms) {
   EXPECT_SIMPLIFIES(x + x, x * 2);
   EXPECT_SIMPLIFIES((x + 3) - 3, x);
@@ -117,6 +163,18 @@ TEST_F(Symbolic, ComparisonsAndSelects) {
   EXPECT_SIMPLIFIES(maximum(x, y + 20), y + 20);
   EXPECT_SIMPLIFIES(maximum(x, x), x);
   EXPECT_SIMPLIFIES(maximum(c(0), x), x);
+}
+
+TEST_F(Symbolic, CanonicalOrderHandlesVeryDeepGraphs) {
+  // Two structurally alike chains deeper than the call stack could recurse.
+  UOpPtr a = x, b = y;
+  for (int i = 0; i < 300000; ++i) {
+    a = maximum(a, z);
+    b = maximum(b, z);
+  }
+  EXPECT_LT(compare_uops(*a, *b), 0); // they differ only at the bottom: x < y
+  EXPECT_GT(compare_uops(*b, *a), 0);
+  EXPECT_EQ(compare_uops(*a, *a), 0);
 }
 
 TEST_F(Symbolic, ResultsAreFixedPoints) {

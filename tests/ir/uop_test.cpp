@@ -19,6 +19,10 @@ namespace {
 
 using S = Scalar;
 
+// Held by a static object: released during exit, after thread-local storage is gone. ASan
+// builds catch a release path that touches destroyed thread-locals.
+const UOpPtr kNodeReleasedAtExit = UOp::variable("held_at_exit", 0, 3) * 2 + 1;
+
 constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();

@@ -22,15 +22,21 @@ std::string range_kind(const UOp& range) {
   return "loop";
 }
 
-namespace {
-
-int64_t axis_of(const UOp& range) {
+int64_t range_axis(const UOp& range) {
   const Arg& a = range.arg();
   if (a.is_int()) return a.as_int();
   if (a.kind() == Arg::Kind::Tuple && !a.items().empty() && a.items()[0].is_int())
     return a.items()[0].as_int();
   return 0;
 }
+
+bool nests_outside(const UOp& a, const UOp& b) {
+  bool pa = range_kind(a) == "parallel", pb = range_kind(b) == "parallel";
+  if (pa != pb) return pa;
+  return range_axis(a) < range_axis(b);
+}
+
+namespace {
 
 // Lower sorts first.
 struct Priority {
@@ -46,7 +52,7 @@ Priority priority_of(const UOp& u, size_t position) {
   case Op::DefineVar:
   case Op::DefineReg:
   case Op::Const: return {0, 0, position};
-  case Op::Range: return {2, range_kind(u) == "parallel" ? -1 : axis_of(u), position};
+  case Op::Range: return {2, range_kind(u) == "parallel" ? -1 : range_axis(u), position};
   default: return {1, 0, position};
   }
 }
@@ -60,14 +66,14 @@ void check_loops(const std::vector<UOpPtr>& order) {
     for (const UOpPtr& s : u->src()) {
       if (s->op() != Op::Range || u->op() == Op::End) continue;
       internal_assert(!closed.contains(s.get()))
-          << "linearize: " << op_name(u->op()) << " uses loop r" << axis_of(*s)
+          << "linearize: " << op_name(u->op()) << " uses loop r" << range_axis(*s)
           << " after the loop has ended; give it an END of its own or move it inside";
     }
     if (u->op() == Op::Range) open.push_back(u.get());
     if (u->op() != Op::End) continue;
     const UOp* range = u->src().back().get();
     internal_assert(!open.empty() && open.back() == range)
-        << "linearize: END of r" << axis_of(*range) << " does not close the innermost open loop";
+        << "linearize: END of r" << range_axis(*range) << " does not close the innermost open loop";
     open.pop_back();
     closed.insert(range);
   }

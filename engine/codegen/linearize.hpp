@@ -26,4 +26,11 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink);
 /// The kind of a kernel RANGE ("parallel", "loop", "reduce"), from its (axis, kind) arg.
 std::string range_kind(const UOp& range);
 
+/// The axis id of a RANGE, from its (axis, kind) or plain axis arg.
+int64_t range_axis(const UOp& range);
+
+/// Whether loop `a` encloses loop `b` when both are open: the parallel range is outermost,
+/// the others nest by axis id.
+bool nests_outside(const UOp& a, const UOp& b);
+
 } // namespace beamlab

@@ -47,6 +47,12 @@ inline UOpPtr kernel_range(int64_t extent, int64_t axis, const std::string& kind
                    Arg{Arg(axis), Arg(kind)});
 }
 
+/// `op` (ADD, MUL or MAX) of `value` over every iteration of `ranges`.
+inline UOpPtr reduce(const UOpPtr& value, std::vector<UOpPtr> ranges, Op op) {
+  ranges.insert(ranges.begin(), value);
+  return UOp::make(Op::Reduce, value->dtype(), std::move(ranges), Arg(op));
+}
+
 /// Closes `range` once `effects` are done.
 inline UOpPtr end_loop(std::vector<UOpPtr> effects, const UOpPtr& range) {
   effects.push_back(range);

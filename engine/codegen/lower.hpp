@@ -1,0 +1,22 @@
+// Lowering a kernel AST to a kernel graph with explicit loops.
+//
+// A kernel AST (what the scheduler produces and the optimizer rewrites) is a SINK of STOREs
+// whose values may contain REDUCE(value, ranges... : op) nodes and use RANGE nodes freely; it
+// has no loops yet. lower_kernel turns it into the kernel graph the linearizer expects:
+//   * each REDUCE becomes a register accumulator: set to the op's identity inside the loops
+//     the result depends on, updated inside the reduce loops, read after them;
+//   * every STORE is closed by the ENDs of the loops it runs in, innermost first.
+// Steps are named for BEAMLAB_PRINT_AFTER: "lower_reduce", "close_loops".
+#pragma once
+
+#include "engine/ir/uop.hpp"
+
+namespace beamlab {
+
+/// The kernel graph for a kernel AST (see above). Each RANGE may be reduced by one REDUCE.
+UOpPtr lower_kernel(const UOpPtr& ast);
+
+/// The identity of a reduction op for `dtype` (0 for ADD, 1 for MUL, the lowest value for MAX).
+UOpPtr reduce_identity(Op op, DType dtype);
+
+} // namespace beamlab

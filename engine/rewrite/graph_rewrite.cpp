@@ -102,7 +102,7 @@ private:
   // rewrite again (x+c -> (x+(c+1))-1) is a loop in depth, and must reach the limit too.
   void push_sources(const Frame& f) {
     const auto& src = f.node->src();
-    UOpPtr parent = f.node; // `f` dies when the stack grows
+    UOpPtr parent = f.node; // keeps `src` alive: `f` dangles once the stack grows
     const Rule<RewriteFn>* cause = f.cause;
     int64_t chain = f.chain;
     for (auto it = src.rbegin(); it != src.rend(); ++it)

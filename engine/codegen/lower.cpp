@@ -10,6 +10,7 @@
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
+#include "engine/rewrite/verify.hpp"
 #include "engine/support/knobs.hpp"
 
 namespace beamlab {
@@ -125,12 +126,16 @@ UOpPtr reduce_identity(Op op, DType dtype) {
 
 UOpPtr lower_kernel(const UOpPtr& ast) {
   internal_assert(ast->op() == Op::Sink) << "lower_kernel takes a SINK, got " << op_name(ast->op());
+  bool verifying = verification_enabled();
+  if (verifying) verify_or_throw(ast, spec_kernel(), "lower_kernel's input");
   LowerCtx ctx;
   static const PatternMatcher pm_lower_reduce({{UPat::ops({Op::Reduce}), lower_reduce}});
-  UOpPtr lowered = graph_rewrite(ast, pm_lower_reduce, ctx, {.name = "lower_reduce"});
+  UOpPtr lowered =
+      graph_rewrite(ast, pm_lower_reduce, ctx, {.name = "lower_reduce", .spec = &spec_kernel()});
   std::unordered_set<const UOp*> excluded;
   UOpPtr closed = sink(close_loops(lowered->src(), ctx.ranges, excluded));
   print_after("close_loops", closed);
+  if (verifying) verify_or_throw(closed, spec_kernel(), "close_loops");
   return closed;
 }
 

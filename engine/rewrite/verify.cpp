@@ -90,10 +90,21 @@ Check check_define_var(const Match& m) {
   return std::nullopt;
 }
 
+// A RANGE's arg is its axis id, or in kernels (axis id, kind).
+bool is_range_arg(const Arg& a) {
+  if (a.is_int()) return true;
+  if (a.kind() != Arg::Kind::Tuple || a.items().size() != 2 || !a.items()[0].is_int() ||
+      a.items()[1].kind() != Arg::Kind::Str)
+    return false;
+  const std::string& kind = a.items()[1].as_str();
+  return kind == "parallel" || kind == "loop" || kind == "reduce";
+}
+
 Check check_range(const Match& m) {
   if (!m.root->dtype().is_int() || m.root->dtype().lanes() != 1)
     return "a range is a scalar integer";
-  if (!m.root->arg().is_int()) return "arg must be the axis id";
+  if (!is_range_arg(m.root->arg()))
+    return "arg must be the axis id, or (axis id, \"parallel\"|\"loop\"|\"reduce\")";
   return all_sources_are(m, m.root->dtype());
 }
 
@@ -175,17 +186,97 @@ OpSet alu_ops() {
 
 } // namespace
 
+namespace {
+
+std::vector<Rule<CheckFn>> scalar_rules() {
+  return {
+      {UPat::ops({Op::Const}), check_const},
+      {UPat::ops({Op::DefineVar}), check_define_var},
+      {UPat::ops({Op::Range}), check_range},
+      {UPat::ops(alu_ops()), check_alu},
+      {UPat::ops({Op::Cast, Op::Bitcast}), check_cast},
+      {UPat::ops({Op::Vectorize}), check_vectorize},
+      {UPat::ops({Op::Gep}), check_gep},
+      {UPat::ops({Op::Sink}), check_sink},
+  };
+}
+
+// ---- kernels: buffers, registers, memory, loops, reductions ------------------------------
+
+Check check_define_global(const Match& m) {
+  if (!m.root->dtype().is_ptr() || m.root->dtype().addr_space() != AddrSpace::Global)
+    return "a buffer parameter is a global pointer";
+  if (!m.root->arg().is_int() || m.root->arg().as_int() < 0) return "arg must be the slot, >= 0";
+  return std::nullopt;
+}
+
+Check check_define_reg(const Match& m) {
+  DType dt = m.root->dtype();
+  if (!dt.is_ptr() || dt.addr_space() != AddrSpace::Reg || dt.ptr_size() < 1)
+    return "a register array is a reg pointer with a size >= 1";
+  return std::nullopt;
+}
+
+Check check_index(const Match& m) {
+  DType buf = m.root->src(0)->dtype(), at = m.root->src(1)->dtype();
+  if (!buf.is_ptr()) return "source 0 must be a pointer";
+  if (m.root->dtype() != buf) return "INDEX has its buffer's pointer type";
+  if (!at.is_int() || at.lanes() != 1) return "the index is a scalar integer";
+  if (m.root->src().size() == 3 && m.root->src(2)->dtype() != DType(Scalar::Bool))
+    return "the gate is a bool";
+  return std::nullopt;
+}
+
+// LOAD(index, after...) and STORE(index, value, after...): the element type must match.
+Check check_memory(const Match& m) {
+  if (m.root->src(0)->op() != Op::Index) return "the address must be an INDEX";
+  DType element = m.root->src(0)->dtype().base().scalar_type();
+  DType value = m.root->op() == Op::Load ? m.root->dtype() : m.root->src(1)->dtype();
+  if (m.root->op() == Op::Store && !m.root->dtype().is_void()) return "STORE is void";
+  if (value.is_ptr() || value.scalar_type() != element)
+    return fmt::format("{} of {} through a pointer to {}", op_name(m.root->op()), value.str(),
+                       element.str());
+  return std::nullopt;
+}
+
+Check check_end(const Match& m) {
+  if (!m.root->dtype().is_void()) return "END is void";
+  if (m.root->src().back()->op() != Op::Range) return "the last source must be the RANGE it closes";
+  return std::nullopt;
+}
+
+Check check_reduce(const Match& m) {
+  const Arg& a = m.root->arg();
+  bool known = a.kind() == Arg::Kind::Op &&
+               (a.as_op() == Op::Add || a.as_op() == Op::Mul || a.as_op() == Op::Max);
+  if (!known) return "arg must be ADD, MUL or MAX";
+  if (m.root->dtype() != m.root->src(0)->dtype()) return "REDUCE has its value's dtype";
+  for (size_t i = 1; i < m.root->src().size(); ++i)
+    if (m.root->src(i)->op() != Op::Range) return fmt::format("source {} must be a RANGE", i);
+  return std::nullopt;
+}
+
+} // namespace
+
 const Spec& spec_scalar() {
-  static const Spec spec("scalar", {
-                                       {UPat::ops({Op::Const}), check_const},
-                                       {UPat::ops({Op::DefineVar}), check_define_var},
-                                       {UPat::ops({Op::Range}), check_range},
-                                       {UPat::ops(alu_ops()), check_alu},
-                                       {UPat::ops({Op::Cast, Op::Bitcast}), check_cast},
-                                       {UPat::ops({Op::Vectorize}), check_vectorize},
-                                       {UPat::ops({Op::Gep}), check_gep},
-                                       {UPat::ops({Op::Sink}), check_sink},
-                                   });
+  static const Spec spec("scalar", scalar_rules());
+  return spec;
+}
+
+const Spec& spec_kernel() {
+  static const Spec spec("kernel", [] {
+    std::vector<Rule<CheckFn>> rules = scalar_rules();
+    std::vector<Rule<CheckFn>> kernel = {
+        {UPat::ops({Op::DefineGlobal}), check_define_global},
+        {UPat::ops({Op::DefineReg}), check_define_reg},
+        {UPat::ops({Op::Index}), check_index},
+        {UPat::ops({Op::Load, Op::Store}), check_memory},
+        {UPat::ops({Op::End}), check_end},
+        {UPat::ops({Op::Reduce}), check_reduce},
+    };
+    rules.insert(rules.end(), kernel.begin(), kernel.end());
+    return rules;
+  }());
   return spec;
 }
 

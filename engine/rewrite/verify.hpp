@@ -39,4 +39,8 @@ bool verification_enabled();
 /// Scalar and index arithmetic: constants, variables, ranges, ALU ops, casts, vectors, SINK.
 const Spec& spec_scalar();
 
+/// Kernel ASTs and kernel graphs: spec_scalar plus buffers (DEFINE_GLOBAL), registers
+/// (DEFINE_REG), INDEX, LOAD, STORE, END and REDUCE.
+const Spec& spec_kernel();
+
 } // namespace beamlab

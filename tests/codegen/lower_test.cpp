@@ -7,6 +7,7 @@
 #include "engine/codegen/linearize.hpp"
 #include "engine/codegen/lower.hpp"
 #include "engine/ir/kernel_ops.hpp"
+#include "engine/rewrite/verify.hpp"
 #include "engine/runtime/buffer.hpp"
 #include "engine/runtime/jit_loader.hpp"
 #include "engine/runtime/launch.hpp"
@@ -101,6 +102,39 @@ TEST(Lower, TwoReductionsAndTwoOutputsInOneKernel) {
     }
     EXPECT_NEAR(O0.as<float>()[r], m - s, 1e-4f) << r;
     EXPECT_EQ(O1.as<float>()[r], A.as<float>()[r * cols] * 2) << r;
+  }
+}
+
+TEST(Lower, KernelSpecRejectsMalformedKernels) {
+  UOpPtr i = kernel_range(4, 0, "parallel");
+  UOpPtr ints = buffer_param(1, Scalar::Int32);
+  auto only_error = [](const UOpPtr& g) {
+    std::vector<std::string> errors = verify(g, spec_kernel());
+    return errors.size() == 1 ? errors[0] : "<" + std::to_string(errors.size()) + " errors>";
+  };
+  // A float load through an int pointer.
+  EXPECT_EQ(only_error(sink({store(index(out(0), i), load(index(ints, i), Scalar::Float32))})),
+            "%6 = LOAD float32: LOAD of float32 through a pointer to int32");
+  // A REDUCE over something that is not a loop.
+  UOpPtr not_a_range = UOp::variable("n", 0, 3);
+  UOpPtr bad_reduce = UOp::make(Op::Reduce, Scalar::Float32, {in(1, i), not_a_range}, Arg(Op::Add));
+  EXPECT_EQ(only_error(sink({store(index(out(0), i), bad_reduce)})),
+            "%8 = REDUCE float32: source 1 must be a RANGE");
+  // A range kind the code generator doesn't know.
+  UOpPtr odd = UOp::make(Op::Range, Scalar::Index, {UOp::const_int(Scalar::Index, 4)},
+                         Arg{Arg(0), Arg("sideways")});
+  EXPECT_NE(
+      only_error(sink({store(index(out(0), odd), in(1, odd))})).find("arg must be the axis id"),
+      std::string::npos);
+  // lower_kernel refuses such input, naming where it was caught.
+  try {
+    lower_kernel(sink({store(index(out(0), i), bad_reduce)}));
+    ADD_FAILURE() << "expected lower_kernel to reject the AST";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "step 'lower_kernel's input' produced IR that violates spec 'kernel'"),
+              std::string::npos)
+        << e.what();
   }
 }
 

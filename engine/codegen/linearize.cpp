@@ -1,14 +1,20 @@
 // Linearization; see linearize.hpp.
 //
-// Kahn's algorithm over the graph with a priority: definitions and constants first, then
-// ordinary nodes, then RANGEs (outer axes before inner ones). Deferring a RANGE until nothing
-// else is ready places everything that doesn't depend on the loop before it.
+// Every node belongs in one loop nest: the loops its value varies with (RangeAnalysis). Kahn's
+// algorithm places a node only while exactly its nest is open; a RANGE opens only while the
+// nest its loop sits in (that of its END) is open, and only after everything its loop body uses
+// from outside the loop is placed (extra dependency edges). So loop-invariant work is hoisted,
+// a reduction that no outer loop affects runs once, outside them, and its accumulator is set
+// in the same nest its loop runs in. Among the nodes placeable at a step: definitions and
+// constants first, then other nodes, then RANGEs (the parallel one first, then by axis).
 #include "engine/codegen/linearize.hpp"
 
-#include <queue>
+#include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/codegen/range_analysis.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/error.hpp"
 
@@ -41,7 +47,7 @@ namespace {
 // Lower sorts first.
 struct Priority {
   int group;       // 0 definitions and constants, 1 other nodes, 2 ranges
-  int64_t axis;    // ranges: outer (parallel) first, then by axis id
+  int64_t axis;    // ranges: the parallel one first, then by axis id
   size_t position; // deterministic tie-break: position in the topological order
   auto operator<=>(const Priority&) const = default;
 };
@@ -57,60 +63,121 @@ Priority priority_of(const UOp& u, size_t position) {
   }
 }
 
-// Checks the loop structure of the linear order: every use of a RANGE's variable sits
-// between the RANGE and its END, and loops nest.
-void check_loops(const std::vector<UOpPtr>& order) {
-  std::vector<const UOp*> open;
-  std::unordered_set<const UOp*> closed;
-  for (const UOpPtr& u : order) {
-    for (const UOpPtr& s : u->src()) {
-      if (s->op() != Op::Range || u->op() == Op::End) continue;
-      internal_assert(!closed.contains(s.get()))
-          << "linearize: " << op_name(u->op()) << " uses loop r" << range_axis(*s)
-          << " after the loop has ended; give it an END of its own or move it inside";
-    }
-    if (u->op() == Op::Range) open.push_back(u.get());
-    if (u->op() != Op::End) continue;
-    const UOp* range = u->src().back().get();
-    internal_assert(!open.empty() && open.back() == range)
-        << "linearize: END of r" << range_axis(*range) << " does not close the innermost open loop";
-    open.pop_back();
-    closed.insert(range);
-  }
-  internal_assert(open.empty()) << "linearize: " << open.size() << " loop(s) have no END";
+bool same_loops(const LoopNest& a, const std::vector<const UOp*>& open) {
+  return a.size() == open.size() && std::all_of(a.begin(), a.end(), [&](const UOp* r) {
+           return std::find(open.begin(), open.end(), r) != open.end();
+         });
 }
+
+class Linearizer {
+public:
+  explicit Linearizer(const UOpPtr& sink) : nodes_(toposort(sink)) {
+    for (size_t i = 0; i < nodes_.size(); ++i) position_.emplace(nodes_[i].get(), i);
+    for (const UOpPtr& u : nodes_) {
+      waiting_[u.get()] = 0;
+      for (const UOpPtr& s : u->src()) add_edge(s.get(), u.get());
+      if (u->op() == Op::End) end_of_[u->src().back().get()] = u.get();
+    }
+    // A loop opens after everything its body uses from outside it.
+    for (const UOpPtr& c : nodes_)
+      for (const UOp* r : loops_.of(c))
+        for (const UOpPtr& s : c->src()) {
+          const LoopNest& at = placed_in(*s);
+          if (s.get() != r && std::find(at.begin(), at.end(), r) == at.end()) add_edge(s.get(), r);
+        }
+  }
+
+  std::vector<UOpPtr> run() {
+    std::vector<const UOp*> ready;
+    for (const UOpPtr& u : nodes_)
+      if (waiting_[u.get()] == 0) ready.push_back(u.get());
+    std::vector<UOpPtr> order;
+    while (!ready.empty()) {
+      auto best = ready.end();
+      for (auto it = ready.begin(); it != ready.end(); ++it)
+        if (placeable(**it) && (best == ready.end() || priority(**it) < priority(**best)))
+          best = it;
+      if (best == ready.end()) report_stuck(ready);
+      const UOp* u = *best;
+      ready.erase(best);
+      place(*u, order);
+      for (const UOp* user : users_[u])
+        if (--waiting_[user] == 0) ready.push_back(user);
+    }
+    internal_assert(order.size() == nodes_.size()) << "linearize: the kernel graph has a cycle";
+    internal_assert(open_.empty()) << "linearize: " << open_.size() << " loop(s) have no END";
+    return order;
+  }
+
+private:
+  void add_edge(const UOp* from, const UOp* to) {
+    if (edges_.insert({from, to}).second) {
+      users_[from].push_back(to);
+      ++waiting_[to];
+    }
+  }
+
+  Priority priority(const UOp& u) { return priority_of(u, position_.at(&u)); }
+
+  // The loops that must be open, exactly, to place `u`.
+  // The loops open where `u` is placed: those its value varies with, and the loops those sit
+  // in (a loop varying with j sits in i too when j's loop sits in i's); a RANGE opens in its
+  // END's nest; an END runs inside the loop it closes.
+  const LoopNest& placed_in(const UOp& u) {
+    if (auto it = placed_.find(&u); it != placed_.end()) return it->second;
+    const UOp* source = &u;
+    if (u.op() == Op::Range) {
+      auto end = end_of_.find(&u);
+      internal_assert(end != end_of_.end())
+          << "linearize: loop r" << range_axis(u) << " has no END";
+      source = end->second;
+    }
+    LoopNest nest;
+    for (const UOp* r : loops_.of(source->ptr())) {
+      nest.push_back(r);
+      if (r == &u) continue;
+      const LoopNest& outer = placed_in(*r);
+      nest.insert(nest.end(), outer.begin(), outer.end());
+    }
+    if (u.op() == Op::End) nest.push_back(u.src().back().get());
+    std::sort(nest.begin(), nest.end());
+    nest.erase(std::unique(nest.begin(), nest.end()), nest.end());
+    return placed_.emplace(&u, std::move(nest)).first->second;
+  }
+
+  bool placeable(const UOp& u) {
+    if (u.op() == Op::End && (open_.empty() || open_.back() != u.src().back().get())) return false;
+    return same_loops(placed_in(u), open_);
+  }
+
+  void place(const UOp& u, std::vector<UOpPtr>& order) {
+    order.push_back(u.ptr());
+    if (u.op() == Op::Range) open_.push_back(&u);
+    if (u.op() == Op::End) open_.pop_back();
+  }
+
+  [[noreturn]] void report_stuck(const std::vector<const UOp*>& ready) {
+    std::string open, waiting;
+    for (const UOp* r : open_) open += " r" + std::to_string(range_axis(*r));
+    for (const UOp* u : ready) waiting += std::string(" ") + std::string(op_name(u->op()));
+    internal_error << "linearize: no node can be placed with loops {" << open
+                   << " } open; ready:" << waiting;
+    std::abort();
+  }
+
+  std::vector<UOpPtr> nodes_;
+  RangeAnalysis loops_;
+  std::unordered_map<const UOp*, size_t> position_;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> users_;
+  std::unordered_map<const UOp*, size_t> waiting_;
+  std::set<std::pair<const UOp*, const UOp*>> edges_;
+  std::unordered_map<const UOp*, const UOp*> end_of_;
+  std::unordered_map<const UOp*, LoopNest> placed_;
+  std::vector<const UOp*> open_;
+};
 
 } // namespace
 
-std::vector<UOpPtr> linearize(const UOpPtr& sink) {
-  std::vector<UOpPtr> nodes = toposort(sink);
-  std::unordered_map<const UOp*, size_t> position;
-  std::unordered_map<const UOp*, std::vector<const UOp*>> users;
-  std::unordered_map<const UOp*, size_t> waiting; // distinct sources not yet placed
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const UOp* u = nodes[i].get();
-    position.emplace(u, i);
-    std::unordered_set<const UOp*> distinct;
-    for (const UOpPtr& s : u->src())
-      if (distinct.insert(s.get()).second) users[s.get()].push_back(u);
-    waiting[u] = distinct.size();
-  }
-  using Entry = std::pair<Priority, const UOp*>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (const UOpPtr& u : nodes)
-    if (waiting[u.get()] == 0) ready.emplace(priority_of(*u, position[u.get()]), u.get());
-  std::vector<UOpPtr> order;
-  order.reserve(nodes.size());
-  while (!ready.empty()) {
-    const UOp* u = ready.top().second;
-    ready.pop();
-    order.push_back(nodes[position[u]]);
-    for (const UOp* user : users[u])
-      if (--waiting[user] == 0) ready.emplace(priority_of(*user, position[user]), user);
-  }
-  internal_assert(order.size() == nodes.size()) << "linearize: the kernel graph has a cycle";
-  check_loops(order);
-  return order;
-}
+std::vector<UOpPtr> linearize(const UOpPtr& sink) { return Linearizer(sink).run(); }
 
 } // namespace beamlab

@@ -7,9 +7,9 @@
 // take extra sources that order them: a register access inside a loop lists that loop's RANGE,
 // a read of an accumulator after its loop lists the loop's END.
 //
-// linearize orders the nodes so that every node follows its sources; loop-invariant work comes
-// before the loops that don't need it, and a RANGE comes as late as it can, so that each node
-// sits in the innermost loop it depends on and no deeper.
+// linearize orders the nodes so that every node follows its sources and sits in exactly the
+// loops its value varies with (and the loops those sit in): loop-invariant work is hoisted, and
+// a reduction that no outer loop affects runs once, outside them.
 #pragma once
 
 #include <vector>
@@ -18,9 +18,8 @@
 
 namespace beamlab {
 
-/// Every node reachable from `sink`, in program order (see above). Checks that each node
-/// that uses a loop's variable lies between that loop's RANGE and END; an InternalError
-/// names the node otherwise.
+/// Every node reachable from `sink`, in program order (see above). A graph whose loops can't
+/// be nested that way (a RANGE without END, a value used outside its loop) is an InternalError.
 std::vector<UOpPtr> linearize(const UOpPtr& sink);
 
 /// The kind of a kernel RANGE ("parallel", "loop", "reduce"), from its (axis, kind) arg.

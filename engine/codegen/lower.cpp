@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "engine/codegen/linearize.hpp"
+#include "engine/codegen/range_analysis.hpp"
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
@@ -15,44 +16,6 @@
 
 namespace beamlab {
 namespace {
-
-bool outer_first(const UOp* a, const UOp* b) { return nests_outside(*a, *b); }
-
-using RangeSet = std::vector<const UOp*>; // outermost first, no duplicates
-
-// The loops a node's value varies with: the RANGEs it reaches, minus those closed on the way
-// by a REDUCE (its reduce ranges) or an END (its range).
-class RangeAnalysis {
-public:
-  const RangeSet& of(const UOpPtr& u) {
-    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
-    for (const UOpPtr& n : toposort(u)) { // sources first, no recursion: graphs can be deep
-      if (memo_.contains(n.get())) continue;
-      RangeSet out;
-      for (const UOpPtr& s : n->src()) {
-        const RangeSet& rs = memo_.at(s.get());
-        out.insert(out.end(), rs.begin(), rs.end());
-      }
-      if (n->op() == Op::Range) out.push_back(n.get());
-      std::sort(out.begin(), out.end(), outer_first);
-      out.erase(std::unique(out.begin(), out.end()), out.end());
-      std::erase_if(out, [&](const UOp* r) { return closes(*n, r); });
-      keep_.push_back(n);
-      memo_.emplace(n.get(), std::move(out));
-    }
-    return memo_.at(u.get());
-  }
-
-private:
-  static bool closes(const UOp& n, const UOp* r) {
-    if (n.op() == Op::End) return n.src().back().get() == r;
-    if (n.op() != Op::Reduce) return false;
-    return std::any_of(n.src().begin() + 1, n.src().end(),
-                       [&](const UOpPtr& s) { return s.get() == r; });
-  }
-  std::unordered_map<const UOp*, RangeSet> memo_;
-  std::vector<UOpPtr> keep_; // memo keys stay alive, so no address is reused
-};
 
 struct LowerCtx {
   RangeAnalysis ranges;
@@ -92,7 +55,7 @@ std::vector<UOpPtr> close_loops(std::vector<UOpPtr> effects, RangeAnalysis& rang
   if (!outermost) return effects;
   std::vector<UOpPtr> inside, rest;
   for (UOpPtr& e : effects) {
-    const RangeSet& rs = ranges.of(e);
+    const LoopNest& rs = ranges.of(e);
     bool uses = std::find(rs.begin(), rs.end(), outermost) != rs.end();
     (uses ? inside : rest).push_back(std::move(e));
   }

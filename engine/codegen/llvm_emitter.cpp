@@ -224,8 +224,8 @@ private:
     return nullptr;
   }
 
+  // A gated INDEX is an ordinary address; the LOAD or STORE through it checks the gate.
   llvm::Value* emit_index(const UOp& u) {
-    if (u.src().size() > 2) unsupported(u, "gated indexing is not supported yet");
     DType buf = u.src(0)->dtype();
     llvm::Value* idx = b_.CreateSExtOrTrunc(v(u.src(1)), b_.getInt64Ty());
     return b_.CreateGEP(memory_scalar(buf.base()), v(u.src(0)), idx);
@@ -237,20 +237,44 @@ private:
     return dt.lanes() == 1 ? mem : llvm::FixedVectorType::get(mem, dt.lanes());
   }
 
+  static const UOp* gate_of(const UOp& address) {
+    return address.src().size() == 3 ? address.src(2).get() : nullptr;
+  }
+
+  // A gated load reads 0 when its gate is off. It stays branchless: with the gate off it reads
+  // the buffer's first element, always a valid address, and selects 0 instead.
   llvm::Value* emit_load(const UOp& u) {
     DType dt = u.dtype();
     llvm::Type* t = memory_type(dt);
     auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
-    llvm::Value* val = b_.CreateAlignedLoad(t, v(u.src(0)), align);
+    llvm::Value* ptr = v(u.src(0));
+    const UOp* gate = gate_of(*u.src(0));
+    if (gate && dt.lanes() != 1) unsupported(u, "gated vector loads are not supported yet");
+    if (gate) ptr = b_.CreateSelect(values_.at(gate), ptr, v(u.src(0)->src(0)));
+    llvm::Value* val = b_.CreateAlignedLoad(t, ptr, align);
+    if (gate) val = b_.CreateSelect(values_.at(gate), val, llvm::Constant::getNullValue(t));
     return dt.is_bool() ? b_.CreateICmpNE(val, llvm::Constant::getNullValue(t)) : val;
   }
 
+  // A gated store is skipped when its gate is off.
   llvm::Value* emit_store(const UOp& u) {
     DType dt = u.src(1)->dtype();
     llvm::Value* val = v(u.src(1));
     if (dt.is_bool()) val = b_.CreateZExt(val, memory_type(dt));
     auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
+    const UOp* gate = gate_of(*u.src(0));
+    llvm::BasicBlock* after = nullptr;
+    if (gate) {
+      auto* then = llvm::BasicBlock::Create(ctx_, "store", fn_);
+      after = llvm::BasicBlock::Create(ctx_, "stored", fn_);
+      b_.CreateCondBr(values_.at(gate), then, after);
+      b_.SetInsertPoint(then);
+    }
     b_.CreateAlignedStore(val, v(u.src(0)), align);
+    if (after) {
+      b_.CreateBr(after);
+      b_.SetInsertPoint(after);
+    }
     return nullptr;
   }
 

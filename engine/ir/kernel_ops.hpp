@@ -27,6 +27,12 @@ inline UOpPtr index(const UOpPtr& buffer, const UOpPtr& i) {
   return UOp::make(Op::Index, buffer->dtype(), {buffer, i});
 }
 
+/// The address of element `i` of `buffer`, valid only where `gate` holds: a LOAD through it
+/// gives 0 and a STORE does nothing where the gate is false (padding, bounds).
+inline UOpPtr index(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& gate) {
+  return UOp::make(Op::Index, buffer->dtype(), {buffer, i, gate});
+}
+
 /// A load of `dtype` (n lanes: n consecutive elements) from `address`, ordered after `after`.
 inline UOpPtr load(const UOpPtr& address, DType dtype, std::vector<UOpPtr> after = {}) {
   std::vector<UOpPtr> src = {address};

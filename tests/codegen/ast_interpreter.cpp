@@ -27,6 +27,7 @@ public:
     std::map<const UOp*, int64_t> env;
     for_each_point(loops, 0, env, [&] {
       const UOpPtr& address = st->src(0);
+      if (address->src().size() == 3 && eval(address->src(2), env).i == 0) return; // gated off
       int64_t slot = address->src(0)->arg().as_int();
       int64_t at = eval(address->src(1), env).i;
       Value v = eval(st->src(1), env);
@@ -78,6 +79,7 @@ private:
       return dt.is_float() ? Value{0, u->arg().as_float()} : Value{u->const_value(), 0};
     case Op::Load: {
       const UOpPtr& address = u->src(0);
+      if (address->src().size() == 3 && eval(address->src(2), env).i == 0) return {}; // gated off
       const RefBuffer& b = buffers_[static_cast<size_t>(address->src(0)->arg().as_int())];
       auto at = static_cast<size_t>(eval(address->src(1), env).i);
       return dt.is_float() ? Value{0, b.floats.at(at)} : Value{b.ints.at(at), 0};

@@ -239,3 +239,23 @@ TEST(Codegen, RandomIntegerExpressionsMatchTheInterpreter) {
 
 } // namespace
 } // namespace beamlab
+
+namespace beamlab {
+namespace {
+
+TEST(Codegen, GatedStoresWriteOnlyWhereTheGateHolds) {
+  // out[i] = 7 for even i; odd elements keep their old value.
+  const int64_t n = 10;
+  UOpPtr out = buffer_param(0, Scalar::Int32);
+  UOpPtr i = kernel_range(n, 0, "parallel");
+  UOpPtr even = eq(i % 2, idx(0));
+  UOpPtr kernel =
+      sink({end_loop({store(index(out, i, even), UOp::const_int(Scalar::Int32, 7))}, i)});
+  Buffer Out(n * 4);
+  for (int64_t j = 0; j < n; ++j) Out.as<int32_t>()[j] = -1;
+  run(kernel, {&Out});
+  for (int64_t j = 0; j < n; ++j) EXPECT_EQ(Out.as<int32_t>()[j], j % 2 == 0 ? 7 : -1) << j;
+}
+
+} // namespace
+} // namespace beamlab

@@ -62,9 +62,19 @@ private:
     return at % kInputSize;
   }
 
+  // A load whose address may run past the buffer's end, gated to stay inside it (0 outside),
+  // as padding will be: exercises gates that really are off.
+  UOpPtr gated_load(const std::vector<UOpPtr>& ranges) {
+    UOpPtr at = UOp::const_int(Scalar::Index, pick(kInputSize - 40, kInputSize + 5));
+    for (const UOpPtr& r : ranges) at = at + r * pick(0, 5);
+    UOpPtr gate = lt(at, UOp::const_int(Scalar::Index, kInputSize));
+    return load(index(buffer_param(pick(1, 2), dt_), at, gate), dt_);
+  }
+
   UOpPtr value(int depth, const std::vector<UOpPtr>& ranges) {
     if (depth == 0 || pick(0, 5) == 0) {
       if (pick(0, 4) == 0) return constant();
+      if (pick(0, 3) == 0) return gated_load(ranges);
       return load(index(buffer_param(pick(1, 2), dt_), address(ranges)), dt_);
     }
     switch (pick(0, 7)) {

@@ -71,16 +71,16 @@ void BM_ElementwiseMulAdd(benchmark::State& state) {
       {end_loop({store(index(buffer_param(0, Scalar::Float32), i), in(1) * in(2) + in(3))}, i)});
   Expected<CompiledKernel> k = compile_kernel(kernel, {.name = "E_16M"});
   if (!k) return state.SkipWithError(k.error().c_str());
-  Expected<KernelEntry> entry = JitLoader::instance().load(k->object, k->name);
+  auto entry = JitLoader::instance().load(k->object, k->name);
   if (!entry) return state.SkipWithError(entry.error().c_str());
   Buffers& m = buffers();
   void* ptrs[] = {m.out.data(), m.a.data(), m.b.data(), m.c.data()};
   double reference = triad_gbps();
-  launch(*entry, ptrs, nullptr, kElements); // warm-up: first touch, page faults
+  launch((*entry)->entry(), ptrs, nullptr, kElements); // warm-up: first touch, page faults
   auto t0 = std::chrono::steady_clock::now();
   int64_t runs = 0;
   for (auto _ : state) {
-    launch(*entry, ptrs, nullptr, kElements);
+    launch((*entry)->entry(), ptrs, nullptr, kElements);
     ++runs;
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
@@ -112,7 +112,7 @@ void BM_MatmulNaive(benchmark::State& state) {
                            reduce(in(1, i * n + k) * in(2, k * n + j), {k}, Op::Add))});
   Expected<CompiledKernel> kern = compile_kernel(lower_kernel(ast), {.name = "matmul"});
   if (!kern) return state.SkipWithError(kern.error().c_str());
-  Expected<KernelEntry> entry = JitLoader::instance().load(kern->object, kern->name);
+  auto entry = JitLoader::instance().load(kern->object, kern->name);
   if (!entry) return state.SkipWithError(entry.error().c_str());
   Buffer C(n * n * 4), A(n * n * 4), B(n * n * 4);
   for (int64_t x = 0; x < n * n; ++x)
@@ -136,11 +136,11 @@ void BM_MatmulNaive(benchmark::State& state) {
           3) /
       1e9;
   void* ptrs[] = {C.data(), A.data(), B.data()};
-  launch(*entry, ptrs, nullptr, kern->parallel_extent);
+  launch((*entry)->entry(), ptrs, nullptr, kern->parallel_extent);
   auto t0 = std::chrono::steady_clock::now();
   int64_t runs = 0;
   for (auto _ : state) {
-    launch(*entry, ptrs, nullptr, kern->parallel_extent);
+    launch((*entry)->entry(), ptrs, nullptr, kern->parallel_extent);
     ++runs;
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /

@@ -1,7 +1,6 @@
 // Linking kernel objects with ORC; see jit_loader.hpp.
 #include "engine/runtime/jit_loader.hpp"
 
-#include <atomic>
 #include <mutex>
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -11,12 +10,13 @@
 namespace beamlab {
 
 struct JitLoader::Impl {
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   uint64_t next_id = 0;
+  size_t loaded = 0;
 };
 
-JitLoader::JitLoader() : impl_(std::make_unique<Impl>()) {
+JitLoader::JitLoader() : impl_(std::make_shared<Impl>()) {
   static std::once_flag init;
   std::call_once(init, [] {
     llvm::InitializeNativeTarget();
@@ -31,28 +31,48 @@ JitLoader::JitLoader() : impl_(std::make_unique<Impl>()) {
 JitLoader::~JitLoader() = default;
 
 JitLoader& JitLoader::instance() {
-  static JitLoader loader;
-  return loader;
+  static auto* loader = new JitLoader(); // NOLINT: intentionally immortal, see the header
+  return *loader;
 }
 
-Expected<KernelEntry> JitLoader::load(std::span<const char> object, const std::string& name) {
+size_t JitLoader::loaded_count() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->loaded;
+}
+
+Expected<std::shared_ptr<const LoadedKernel>> JitLoader::load(std::span<const char> object,
+                                                              const std::string& name) {
   std::lock_guard lock(impl_->mutex);
   llvm::orc::LLJIT& jit = *impl_->jit;
   auto dylib = jit.createJITDylib("kernel" + std::to_string(impl_->next_id++) + "_" + name);
   if (!dylib)
     return make_unexpected("cannot create a JITDylib: " + llvm::toString(dylib.takeError()));
+  auto unlink = [&] { llvm::consumeError(jit.getExecutionSession().removeJITDylib(*dylib)); };
   // Kernels call libm (expf, sinf, ...) and memset/memcpy: resolve them from the process.
   dylib->addGenerator(cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       jit.getDataLayout().getGlobalPrefix())));
   auto buffer =
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
-  if (llvm::Error err = jit.addObjectFile(*dylib, std::move(buffer)))
+  if (llvm::Error err = jit.addObjectFile(*dylib, std::move(buffer))) {
+    unlink();
     return make_unexpected("cannot link kernel '" + name + "': " + llvm::toString(std::move(err)));
+  }
   auto sym = jit.lookup(*dylib, kKernelEntryName);
-  if (!sym)
-    return make_unexpected("kernel '" + name +
-                           "' has no entry point: " + llvm::toString(sym.takeError()));
-  return sym->toPtr<KernelEntry>();
+  if (!sym) {
+    std::string why = llvm::toString(sym.takeError());
+    unlink();
+    return make_unexpected("kernel '" + name + "' has no entry point: " + why);
+  }
+  ++impl_->loaded;
+  return std::shared_ptr<const LoadedKernel>(
+      new LoadedKernel(impl_, &*dylib, sym->toPtr<KernelEntry>(), name));
+}
+
+LoadedKernel::~LoadedKernel() {
+  std::lock_guard lock(owner_->mutex);
+  auto* dylib = static_cast<llvm::orc::JITDylib*>(dylib_);
+  llvm::consumeError(owner_->jit->getExecutionSession().removeJITDylib(*dylib));
+  --owner_->loaded;
 }
 
 } // namespace beamlab

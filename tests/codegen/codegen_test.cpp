@@ -30,12 +30,12 @@ CompiledKernel run(const UOpPtr& kernel, std::vector<Buffer*> buffers,
   Expected<CompiledKernel> k = compile_kernel(kernel, {.name = "test"});
   EXPECT_TRUE(k) << (k ? "" : k.error());
   if (!k) return {};
-  Expected<KernelEntry> entry = JitLoader::instance().load(k->object, k->name);
+  auto entry = JitLoader::instance().load(k->object, k->name);
   EXPECT_TRUE(entry) << (entry ? "" : entry.error());
   if (!entry) return *k;
   std::vector<void*> ptrs;
   for (Buffer* b : buffers) ptrs.push_back(b->data());
-  launch(*entry, ptrs.data(), vars.data(), k->parallel_extent, threads);
+  launch((*entry)->entry(), ptrs.data(), vars.data(), k->parallel_extent, threads);
   return *k;
 }
 
@@ -255,6 +255,44 @@ TEST(Codegen, GatedStoresWriteOnlyWhereTheGateHolds) {
   for (int64_t j = 0; j < n; ++j) Out.as<int32_t>()[j] = -1;
   run(kernel, {&Out});
   for (int64_t j = 0; j < n; ++j) EXPECT_EQ(Out.as<int32_t>()[j], j % 2 == 0 ? 7 : -1) << j;
+}
+
+} // namespace
+} // namespace beamlab
+
+namespace beamlab {
+namespace {
+
+TEST(Runtime, KernelsAreUnlinkedWhenTheLastHandleGoes) {
+  Expected<CompiledKernel> k = compile_kernel(matvec_kernel(4, 4));
+  ASSERT_TRUE(k) << k.error();
+  JitLoader loader; // a private loader, so other tests' kernels don't count
+  auto first = loader.load(k->object, "a");
+  ASSERT_TRUE(first) << first.error();
+  {
+    auto second = loader.load(k->object, "b"); // the same code may be linked twice
+    ASSERT_TRUE(second) << second.error();
+    EXPECT_EQ(loader.loaded_count(), 2u);
+  }
+  EXPECT_EQ(loader.loaded_count(), 1u);
+  // The remaining kernel still runs.
+  Buffer Out(4 * 4), A(16 * 4), X(4 * 4);
+  for (int j = 0; j < 16; ++j) A.as<float>()[j] = 1;
+  for (int j = 0; j < 4; ++j) X.as<float>()[j] = 2;
+  void* ptrs[] = {Out.data(), A.data(), X.data()};
+  launch((*first)->entry(), ptrs, nullptr, k->parallel_extent);
+  EXPECT_EQ(Out.as<float>()[3], 8.0f);
+  first->reset();
+  EXPECT_EQ(loader.loaded_count(), 0u);
+}
+
+TEST(Runtime, GarbageObjectsAreALinkErrorNotACrash) {
+  JitLoader loader;
+  std::string junk = "this is not an ELF object";
+  auto k = loader.load(std::span<const char>(junk.data(), junk.size()), "junk");
+  ASSERT_FALSE(k);
+  EXPECT_NE(k.error().find("cannot link kernel 'junk'"), std::string::npos) << k.error();
+  EXPECT_EQ(loader.loaded_count(), 0u);
 }
 
 } // namespace

@@ -23,11 +23,11 @@ UOpPtr out(int64_t slot) { return buffer_param(slot, Scalar::Float32); }
 void run_ast(const UOpPtr& ast, std::vector<Buffer*> buffers) {
   Expected<CompiledKernel> k = compile_kernel(lower_kernel(ast), {.name = "ast"});
   ASSERT_TRUE(k) << k.error();
-  Expected<KernelEntry> entry = JitLoader::instance().load(k->object, k->name);
+  auto entry = JitLoader::instance().load(k->object, k->name);
   ASSERT_TRUE(entry) << entry.error();
   std::vector<void*> ptrs;
   for (Buffer* b : buffers) ptrs.push_back(b->data());
-  launch(*entry, ptrs.data(), nullptr, k->parallel_extent);
+  launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
 }
 
 Buffer filled(size_t n, float start, float step) {

@@ -139,11 +139,11 @@ TEST(RandomKernels, CompiledKernelsMatchTheInterpreter) {
     testing::interpret_kernel(ast, ref);
     Expected<CompiledKernel> k = compile_kernel(lower_kernel(ast), {.name = "random"});
     ASSERT_TRUE(k) << k.error() << "\n" << rerun;
-    Expected<KernelEntry> entry = JitLoader::instance().load(k->object, k->name);
+    auto entry = JitLoader::instance().load(k->object, k->name);
     ASSERT_TRUE(entry) << entry.error();
     std::vector<void*> ptrs;
     for (Buffer& b : bufs) ptrs.push_back(b.data());
-    launch(*entry, ptrs.data(), nullptr, k->parallel_extent);
+    launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
     for (int slot : {0, 3}) {
       for (int64_t e = 0; e < n; ++e) {
         bool ok = dt.is_float() ? std::fabs(bufs[slot].as<float>()[e] - ref[slot].floats[e]) <=

@@ -28,7 +28,7 @@ struct CompiledKernel {
   std::vector<char> object;      ///< ELF relocatable object for this host
   uint64_t code_hash = 0;        ///< stable hash of `object`
   double compile_ms = 0;         ///< wall time of the whole pipeline
-  int64_t parallel_extent = 0;   ///< iterations of the parallel range, 0 if there is none
+  int64_t parallel_extent = -1;  ///< iterations of the parallel range, -1 if there is none
   int buffer_count = 0;          ///< DEFINE_GLOBALs (entry's buffers[0..n))
   std::vector<std::string> vars; ///< DEFINE_VAR names, in the order of entry's vars[]
   std::string llvm_ir;           ///< optimized LLVM IR, if asked for

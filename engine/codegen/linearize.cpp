@@ -80,7 +80,7 @@ public:
     }
     // A loop opens after everything its body uses from outside it.
     for (const UOpPtr& c : nodes_)
-      for (const UOp* r : loops_.of(c))
+      for (const UOp* r : LoopNest(placed_in(*c)))
         for (const UOpPtr& s : c->src()) {
           const LoopNest& at = placed_in(*s);
           if (s.get() != r && std::find(at.begin(), at.end(), r) == at.end()) add_edge(s.get(), r);

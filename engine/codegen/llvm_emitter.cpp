@@ -80,8 +80,12 @@ public:
 private:
   void collect_vars(const std::vector<UOpPtr>& program, CompiledKernel& out) {
     std::map<std::string, const UOp*> by_name;
-    for (const UOpPtr& u : program)
-      if (u->op() == Op::DefineVar) by_name[u->arg().items()[0].as_str()] = u.get();
+    for (const UOpPtr& u : program) {
+      if (u->op() != Op::DefineVar) continue;
+      auto [it, fresh] = by_name.emplace(u->arg().items()[0].as_str(), u.get());
+      if (!fresh)
+        unsupported(*u, "two variables are named '" + it->first + "' with different bounds");
+    }
     for (const auto& [name, u] : by_name) {
       var_index_[u] = out.vars.size();
       out.vars.push_back(name);
@@ -193,6 +197,7 @@ private:
     llvm::Value* end = b_.CreateSExt(v(u.src(0)), b_.getInt64Ty());
     if (parallel) {
       if (!loops_.empty()) unsupported(u, "the parallel range must be the outermost loop");
+      if (out.parallel_extent >= 0) unsupported(u, "a kernel has at most one parallel range");
       if (!u.src(0)->is_const()) unsupported(u, "the parallel range needs a constant extent");
       out.parallel_extent = u.src(0)->const_value();
       begin = fn_->getArg(2);
@@ -288,7 +293,9 @@ private:
   llvm::Value* emit_gep(const UOp& u) {
     const auto& lanes = u.arg().items();
     llvm::Value* src = v(u.src(0));
-    if (u.src(0)->dtype().lanes() == 1) return src;
+    if (u.src(0)->dtype().lanes() == 1)
+      return lanes.size() == 1 ? src
+                               : b_.CreateVectorSplat(static_cast<unsigned>(lanes.size()), src);
     if (lanes.size() == 1)
       return b_.CreateExtractElement(src, b_.getInt64(static_cast<uint64_t>(lanes[0].as_int())));
     llvm::SmallVector<int> mask;
@@ -304,7 +311,12 @@ private:
       return b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
     }
     bool from_signed = !from.is_unsigned() && !from.is_bool();
-    if (from.is_float() && to.is_float()) return b_.CreateFPCast(x, t);
+    if (from.is_float() && to.is_float()) {
+      // half and bfloat have the same width but neither holds the other: go through float.
+      if (from.bits() == 16 && to.bits() == 16 && from.scalar() != to.scalar())
+        x = b_.CreateFPExt(x, value_type(DType(Scalar::Float32).vec(from.lanes())));
+      return b_.CreateFPCast(x, t);
+    }
     if (from.is_float()) return to.is_unsigned() ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
     if (to.is_float()) return from_signed ? b_.CreateSIToFP(x, t) : b_.CreateUIToFP(x, t);
     return b_.CreateIntCast(x, t, from_signed);

@@ -20,7 +20,54 @@ namespace {
 struct LowerCtx {
   RangeAnalysis ranges;
   int64_t next_register = 0;
+  int64_t next_axis = 0;                 // above every axis id in the kernel: for cloned ranges
+  std::unordered_set<const UOp*> closed; // RANGEs that have their END
+  std::vector<UOpPtr> keep;              // keeps the keys above alive
 };
+
+// A copy of `range` with a fresh axis id: a RANGE node opens one loop, so a loop that must run
+// in two places gets a second RANGE.
+UOpPtr clone_range(const UOp& range, LowerCtx& ctx) {
+  return kernel_range(range.src(0)->const_value(), ctx.next_axis++, range_kind(range));
+}
+
+// `root` with the nodes in `map` replaced.
+UOpPtr substitute(const UOpPtr& root, std::unordered_map<const UOp*, UOpPtr>& map) {
+  static const PatternMatcher pm({{UPat::var(), [](const Match& m) -> UOpPtr {
+                                     auto& table =
+                                         m.ctx.get<std::unordered_map<const UOp*, UOpPtr>>();
+                                     auto it = table.find(m.root.get());
+                                     return it == table.end() ? nullptr : it->second;
+                                   }}});
+  return graph_rewrite(root, pm, map, {.name = "substitute"});
+}
+
+// Gives each REDUCE ranges of its own: a range that another REDUCE of the input already
+// reduces is cloned for this one. One pass over the input in topological order; ownership is
+// by the input's REDUCE nodes, so identical REDUCEs (one node) share one accumulator.
+UOpPtr separate_reduce_ranges(const UOpPtr& ast, LowerCtx& ctx) {
+  std::unordered_map<const UOp*, UOpPtr> done;      // input node -> output node
+  std::unordered_map<const UOp*, const UOp*> owner; // RANGE -> input REDUCE
+  for (const UOpPtr& u : toposort(ast)) {
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : u->src()) src.push_back(done.at(s.get()));
+    UOpPtr out = u->replace_src(std::move(src));
+    if (u->op() == Op::Reduce) {
+      std::unordered_map<const UOp*, UOpPtr> clones;
+      for (size_t i = 1; i < out->src().size(); ++i) {
+        const UOp* r = out->src(i).get();
+        auto [it, fresh] = owner.emplace(r, u.get());
+        if (!fresh && it->second != u.get()) clones.emplace(r, clone_range(*r, ctx));
+      }
+      if (!clones.empty()) out = substitute(out, clones);
+      for (const auto& [old, clone] : clones) owner.emplace(clone.get(), u.get());
+      ctx.keep.push_back(out);
+      for (const auto& [old, clone] : clones) ctx.keep.push_back(clone);
+    }
+    done.emplace(u.get(), std::move(out));
+  }
+  return done.at(ast.get());
+}
 
 // REDUCE(x, r1..rk : op) -> an accumulator: set in the loops the result varies with, updated
 // inside r1..rk, read after them.
@@ -46,24 +93,34 @@ UOpPtr lower_reduce(const Match& m) {
 // Closes every loop the effects run in, except those in `excluded` (already being closed
 // around them). The outermost open loop R groups the effects that use it: their inner loops
 // are closed first, then R's END holds them all.
-std::vector<UOpPtr> close_loops(std::vector<UOpPtr> effects, RangeAnalysis& ranges,
+//
+// A range that already has its END (it was closed in another group) is cloned for this group.
+std::vector<UOpPtr> close_loops(std::vector<UOpPtr> effects, LowerCtx& ctx,
                                 std::unordered_set<const UOp*>& excluded) {
   const UOp* outermost = nullptr;
   for (const UOpPtr& e : effects)
-    for (const UOp* r : ranges.of(e))
+    for (const UOp* r : ctx.ranges.of(e))
       if (!excluded.contains(r) && (!outermost || nests_outside(*r, *outermost))) outermost = r;
   if (!outermost) return effects;
   std::vector<UOpPtr> inside, rest;
   for (UOpPtr& e : effects) {
-    const LoopNest& rs = ranges.of(e);
+    const LoopNest& rs = ctx.ranges.of(e);
     bool uses = std::find(rs.begin(), rs.end(), outermost) != rs.end();
     (uses ? inside : rest).push_back(std::move(e));
   }
-  excluded.insert(outermost);
-  std::vector<UOpPtr> closed = close_loops(std::move(inside), ranges, excluded);
-  excluded.erase(outermost);
-  rest.push_back(end_loop(std::move(closed), outermost->ptr()));
-  return close_loops(std::move(rest), ranges, excluded);
+  UOpPtr range = outermost->ptr();
+  if (ctx.closed.contains(outermost)) {
+    std::unordered_map<const UOp*, UOpPtr> clone = {{outermost, clone_range(*outermost, ctx)}};
+    for (UOpPtr& e : inside) e = substitute(e, clone);
+    range = clone.at(outermost);
+  }
+  ctx.closed.insert(range.get());
+  ctx.keep.push_back(range);
+  excluded.insert(range.get());
+  std::vector<UOpPtr> closed = close_loops(std::move(inside), ctx, excluded);
+  excluded.erase(range.get());
+  rest.push_back(end_loop(std::move(closed), range));
+  return close_loops(std::move(rest), ctx, excluded);
 }
 
 void print_after(std::string_view step, const UOpPtr& g) {
@@ -75,6 +132,11 @@ void print_after(std::string_view step, const UOpPtr& g) {
 } // namespace
 
 UOpPtr reduce_identity(Op op, DType dtype) {
+  if (dtype.lanes() > 1) {
+    std::vector<UOpPtr> lanes(static_cast<size_t>(dtype.lanes()),
+                              reduce_identity(op, dtype.scalar_type()));
+    return UOp::make(Op::Vectorize, dtype, std::move(lanes));
+  }
   switch (op) {
   case Op::Add: return UOp::const_like(dtype, 0);
   case Op::Mul: return UOp::const_like(dtype, 1);
@@ -92,11 +154,15 @@ UOpPtr lower_kernel(const UOpPtr& ast) {
   bool verifying = verification_enabled();
   if (verifying) verify_or_throw(ast, spec_kernel(), "lower_kernel's input");
   LowerCtx ctx;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Op::Range) ctx.next_axis = std::max(ctx.next_axis, range_axis(*u) + 1);
+  UOpPtr separated = separate_reduce_ranges(ast, ctx);
+  print_after("separate_reduce_ranges", separated);
   static const PatternMatcher pm_lower_reduce({{UPat::ops({Op::Reduce}), lower_reduce}});
-  UOpPtr lowered =
-      graph_rewrite(ast, pm_lower_reduce, ctx, {.name = "lower_reduce", .spec = &spec_kernel()});
+  UOpPtr lowered = graph_rewrite(separated, pm_lower_reduce, ctx,
+                                 {.name = "lower_reduce", .spec = &spec_kernel()});
   std::unordered_set<const UOp*> excluded;
-  UOpPtr closed = sink(close_loops(lowered->src(), ctx.ranges, excluded));
+  UOpPtr closed = sink(close_loops(lowered->src(), ctx, excluded));
   print_after("close_loops", closed);
   if (verifying) verify_or_throw(closed, spec_kernel(), "close_loops");
   return closed;

@@ -6,14 +6,17 @@
 //   * each REDUCE becomes a register accumulator: set to the op's identity inside the loops
 //     the result depends on, updated inside the reduce loops, read after them;
 //   * every STORE is closed by the ENDs of the loops it runs in, innermost first.
-// Steps are named for BEAMLAB_PRINT_AFTER: "lower_reduce", "close_loops".
+// A RANGE node opens one loop, so a range that two REDUCEs reduce, or that stores in
+// different loop nests share, is cloned (same extent, a fresh axis id) for each loop.
+// Steps are named for BEAMLAB_PRINT_AFTER: "separate_reduce_ranges", "lower_reduce",
+// "close_loops".
 #pragma once
 
 #include "engine/ir/uop.hpp"
 
 namespace beamlab {
 
-/// The kernel graph for a kernel AST (see above). Each RANGE may be reduced by one REDUCE.
+/// The kernel graph for a kernel AST (see above).
 UOpPtr lower_kernel(const UOpPtr& ast);
 
 /// The identity of a reduction op for `dtype` (0 for ADD, 1 for MUL, the lowest value for MAX).

@@ -151,6 +151,8 @@ Check check_cast(const Match& m) {
   if (to.lanes() != from.lanes()) return "a cast keeps the lane count";
   if (m.root->op() == Op::Bitcast && to.itemsize() != from.itemsize())
     return "a bitcast keeps the size";
+  if (m.root->op() == Op::Bitcast && (to.is_bool() || from.is_bool()))
+    return "bools have no bit pattern to cast; compare or CAST instead";
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 // Aligned buffers; see buffer.hpp.
 #include "engine/runtime/buffer.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,6 +11,8 @@ void Buffer::Free::operator()(void* p) const { std::free(p); }
 
 Buffer::Buffer(size_t bytes) : bytes_(bytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; at least one line.
+  if (bytes > SIZE_MAX - kAlignment)
+    runtime_error_report << "a buffer of " << bytes << " bytes is larger than memory can hold";
   size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) runtime_error_report << "out of memory allocating a buffer of " << bytes << " bytes";

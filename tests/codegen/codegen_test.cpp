@@ -138,7 +138,7 @@ TEST(Codegen, SerialKernelWithoutParallelRangeRunsOnce) {
   UOpPtr kernel = sink({store(index(out, idx(0)), load(slot, Scalar::Int64, {loop}))});
   Buffer Out(sizeof(int64_t));
   CompiledKernel k = run(kernel, {&Out});
-  EXPECT_EQ(k.parallel_extent, 0);
+  EXPECT_EQ(k.parallel_extent, -1);
   EXPECT_EQ(Out.as<int64_t>()[0], 3 * n * (n - 1) / 2);
 }
 

@@ -4,6 +4,7 @@
 // Knobs: BEAMLAB_KERNEL_CASES (default 150), BEAMLAB_KERNEL_SEED, BEAMLAB_KERNEL_CASE=i.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -40,8 +41,16 @@ public:
     }
     out_elements = r0->src(0)->const_value() * inner;
     std::vector<UOpPtr> stores = {store(index(buffer_param(0, dt_), flat), value(3, outer))};
-    if (pick(0, 2) == 0)
-      stores.push_back(store(index(buffer_param(3, dt_), flat), value(2, outer)));
+    if (pick(0, 2) == 0) {
+      // A second output over all the outer loops, or over only the last one (then the loops
+      // it shares with the first output sit in different nests).
+      if (outer.size() == 2 && pick(0, 1)) {
+        std::vector<UOpPtr> last = {outer[1]};
+        stores.push_back(store(index(buffer_param(3, dt_), outer[1]), value(2, last)));
+      } else {
+        stores.push_back(store(index(buffer_param(3, dt_), flat), value(2, outer)));
+      }
+    }
     return sink(stores);
   }
 
@@ -86,9 +95,21 @@ private:
       if (dt_.is_float()) return value(depth - 1, ranges) * constant();
       return value(depth - 1, ranges) % UOp::const_int(dt_, pick(1, 7));
     default: {
-      // A reduction over one or two fresh loops; the body may use the outer ones too.
-      std::vector<UOpPtr> loops = {kernel_range(pick(1, 6), next_axis_++, "reduce")};
-      if (pick(0, 3) == 0) loops.push_back(kernel_range(pick(1, 4), next_axis_++, "reduce"));
+      // A reduction over one or two fresh loops, or over the loops of an earlier reduction
+      // that is not in scope here (so two REDUCEs share RANGE nodes); the body may use the
+      // outer loops too.
+      std::vector<UOpPtr> loops;
+      for (const auto& earlier : reduce_loops_) {
+        bool in_scope = std::any_of(earlier.begin(), earlier.end(), [&](const UOpPtr& r) {
+          return std::find(ranges.begin(), ranges.end(), r) != ranges.end();
+        });
+        if (!in_scope && pick(0, 2) == 0) loops = earlier;
+      }
+      if (loops.empty()) {
+        loops.push_back(kernel_range(pick(1, 6), next_axis_++, "reduce"));
+        if (pick(0, 3) == 0) loops.push_back(kernel_range(pick(1, 4), next_axis_++, "reduce"));
+        reduce_loops_.push_back(loops);
+      }
       std::vector<UOpPtr> inside = ranges;
       inside.insert(inside.end(), loops.begin(), loops.end());
       Op op = pick(0, 2) == 0 ? Op::Max : Op::Add;
@@ -100,6 +121,7 @@ private:
   std::mt19937_64 rng_;
   DType dt_;
   int64_t next_axis_ = 0;
+  std::vector<std::vector<UOpPtr>> reduce_loops_;
 };
 
 TEST(RandomKernels, CompiledKernelsMatchTheInterpreter) {

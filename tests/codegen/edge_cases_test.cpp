@@ -1,0 +1,167 @@
+// Kernels at the edges of the code generator: each case once produced wrong code, an
+// out-of-bounds write or a crash (found by review), and must now be right or a clean error.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "engine/codegen/compile.hpp"
+#include "engine/codegen/lower.hpp"
+#include "engine/ir/kernel_ops.hpp"
+#include "engine/rewrite/verify.hpp"
+#include "engine/runtime/buffer.hpp"
+#include "engine/runtime/jit_loader.hpp"
+#include "engine/runtime/launch.hpp"
+
+namespace beamlab {
+namespace {
+
+UOpPtr idx(int64_t v) { return UOp::const_int(Scalar::Index, v); }
+UOpPtr i32(int64_t v) { return UOp::const_int(Scalar::Int32, v); }
+
+// Compiles (lowering first if `lower`), links and runs; returns the compile error if any.
+std::string run(const UOpPtr& kernel, std::vector<Buffer*> buffers, bool lower = true) {
+  Expected<CompiledKernel> k =
+      compile_kernel(lower ? lower_kernel(kernel) : kernel, {.name = "edge"});
+  if (!k) return k.error();
+  auto entry = JitLoader::instance().load(k->object, k->name);
+  if (!entry) return entry.error();
+  std::vector<void*> ptrs;
+  for (Buffer* b : buffers) ptrs.push_back(b->data());
+  launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
+  return "";
+}
+
+Buffer ints(std::vector<int32_t> v) {
+  Buffer b(v.size() * 4);
+  std::copy(v.begin(), v.end(), b.as<int32_t>().begin());
+  return b;
+}
+
+TEST(EdgeCases, OuterLoopsOpenAfterReductionsTheirBodiesNeed) {
+  // out[i*3+k] = x[i] + y[k] * sum_j z[j]: the reduction depends on no loop, but is used
+  // inside i and k; i must not open before it has run.
+  UOpPtr i = kernel_range(2, 0, "parallel"), k = kernel_range(3, 1, "loop"),
+         j = kernel_range(4, 2, "reduce");
+  auto at = [](int64_t slot, const UOpPtr& e) {
+    return load(index(buffer_param(slot, Scalar::Int32), e), Scalar::Int32);
+  };
+  UOpPtr s = reduce(at(3, j), {j}, Op::Add);
+  UOpPtr ast =
+      sink({store(index(buffer_param(0, Scalar::Int32), i * 3 + k), at(1, i) + at(2, k) * s)});
+  Buffer out(6 * 4), x = ints({100, 200}), y = ints({1, 2, 3}), z = ints({1, 1, 1, 1});
+  ASSERT_EQ(run(ast, {&out, &x, &y, &z}), "");
+  std::vector<int32_t> want = {104, 108, 112, 204, 208, 212};
+  EXPECT_EQ(std::vector<int32_t>(out.as<int32_t>().begin(), out.as<int32_t>().end()), want);
+}
+
+TEST(EdgeCases, ARangeSharedByStoresInDifferentLoopsIsRunTwice) {
+  // o1[k] = x[k];  o2[j*4+k] = x[k] * j: k sits inside j for o2 and alone for o1.
+  UOpPtr j = kernel_range(3, 0, "loop"), k = kernel_range(4, 1, "loop");
+  UOpPtr xk = load(index(buffer_param(2, Scalar::Int32), k), Scalar::Int32);
+  UOpPtr ast =
+      sink({store(index(buffer_param(0, Scalar::Int32), k), xk),
+            store(index(buffer_param(1, Scalar::Int32), j * 4 + k), xk * cast(j, Scalar::Int32))});
+  Buffer o1(16), o2(48), x = ints({1, 2, 3, 4});
+  ASSERT_EQ(run(ast, {&o1, &o2, &x}), "");
+  EXPECT_EQ(std::vector<int32_t>(o1.as<int32_t>().begin(), o1.as<int32_t>().end()),
+            (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(std::vector<int32_t>(o2.as<int32_t>().begin(), o2.as<int32_t>().end()),
+            (std::vector<int32_t>{0, 0, 0, 0, 1, 2, 3, 4, 2, 4, 6, 8}));
+}
+
+TEST(EdgeCases, TwoReductionsOverTheSameRange) {
+  // sum_j x[j] + max_j x[j], both over the one RANGE node j.
+  UOpPtr j = kernel_range(4, 0, "reduce");
+  UOpPtr xj = load(index(buffer_param(1, Scalar::Int32), j), Scalar::Int32);
+  UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Int32), idx(0)),
+                           reduce(xj, {j}, Op::Add) + reduce(xj, {j}, Op::Max))});
+  Buffer out(4), x = ints({3, 9, 4, 6});
+  ASSERT_EQ(run(ast, {&out, &x}), "");
+  EXPECT_EQ(out.as<int32_t>()[0], 22 + 9);
+}
+
+TEST(EdgeCases, ParallelRangeOfExtentZeroRunsNothing) {
+  UOpPtr i = kernel_range(0, 0, "parallel");
+  UOpPtr kernel = sink({end_loop({store(index(buffer_param(0, Scalar::Int32), i), i32(7))}, i)});
+  Buffer out(4);
+  ASSERT_EQ(run(kernel, {&out}, false), "");
+  EXPECT_EQ(out.as<int32_t>()[0], 0);
+}
+
+TEST(EdgeCases, ASecondParallelRangeIsAnError) {
+  UOpPtr i = kernel_range(4, 0, "parallel"), m = kernel_range(8, 1, "parallel");
+  UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Int32), i), i32(1)),
+                     store(index(buffer_param(1, Scalar::Int32), m), i32(2))});
+  Buffer o1(16), o2(32);
+  EXPECT_EQ(run(ast, {&o1, &o2}),
+            "cannot compile kernel 'edge': RANGE index: a kernel has at most one parallel range");
+}
+
+TEST(EdgeCases, GepBroadcastsAScalarToEveryLane) {
+  DType f32x4 = DType(Scalar::Float32).vec(4);
+  UOpPtr x = load(index(buffer_param(1, Scalar::Float32), idx(0)), Scalar::Float32);
+  UOpPtr splat = UOp::make(Op::Gep, f32x4, {x}, Arg{0, 0, 0, 0});
+  Buffer out(16), in(4);
+  in.as<float>()[0] = 5;
+  ASSERT_EQ(run(sink({store(index(buffer_param(0, Scalar::Float32), idx(0)), splat)}), {&out, &in},
+                false),
+            "");
+  for (int l = 0; l < 4; ++l) EXPECT_EQ(out.as<float>()[l], 5.0f) << l;
+}
+
+TEST(EdgeCases, VectorReductionsStartFromAVectorIdentity) {
+  // out[0..4) = sum_j x[4j..4j+4) and the lane-wise max, as float32x4 and int32x4.
+  DType f32x4 = DType(Scalar::Float32).vec(4), i32x4 = DType(Scalar::Int32).vec(4);
+  UOpPtr j = kernel_range(3, 0, "reduce"), k = kernel_range(3, 1, "reduce");
+  UOpPtr fs = reduce(load(index(buffer_param(2, Scalar::Float32), j * 4), f32x4), {j}, Op::Add);
+  UOpPtr im = reduce(load(index(buffer_param(3, Scalar::Int32), k * 4), i32x4), {k}, Op::Max);
+  UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Float32), idx(0)), fs),
+                     store(index(buffer_param(1, Scalar::Int32), idx(0)), im)});
+  Buffer of(16), oi(16), xf(48), xi(48);
+  for (int e = 0; e < 12; ++e) {
+    xf.as<float>()[e] = static_cast<float>(e);
+    xi.as<int32_t>()[e] = -100 + e * (e % 2 ? 1 : -1);
+  }
+  ASSERT_EQ(run(ast, {&of, &oi, &xf, &xi}), "");
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_EQ(of.as<float>()[l], static_cast<float>(l + (l + 4) + (l + 8))) << l;
+    EXPECT_EQ(oi.as<int32_t>()[l],
+              std::max({xi.as<int32_t>()[l], xi.as<int32_t>()[l + 4], xi.as<int32_t>()[l + 8]}))
+        << l;
+  }
+}
+
+TEST(EdgeCases, HalfAndBfloatConvertThroughFloat) {
+  UOpPtr h = load(index(buffer_param(1, Scalar::Float16), idx(0)), Scalar::Float16);
+  UOpPtr kernel =
+      sink({store(index(buffer_param(0, Scalar::Float32), idx(0)),
+                  cast(cast(cast(h, Scalar::BFloat16), Scalar::Float16), Scalar::Float32))});
+  Buffer out(4), in(2);
+  in.as<uint16_t>()[0] = 0x3E00; // 1.5 in float16
+  ASSERT_EQ(run(kernel, {&out, &in}, false), "");
+  EXPECT_EQ(out.as<float>()[0], 1.5f);
+}
+
+TEST(EdgeCases, BitcastsOfBoolsAreRejected) {
+  UOpPtr b = UOp::make(Op::Bitcast, Scalar::Bool, {UOp::const_int(Scalar::UInt8, 1)});
+  std::vector<std::string> errors = verify(b, spec_scalar());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "%1 = BITCAST bool: bools have no bit pattern to cast; compare or CAST instead");
+}
+
+TEST(EdgeCases, TwoVariablesWithOneNameAreAnError) {
+  UOpPtr a = UOp::variable("n", 0, 4, Scalar::Int32), b = UOp::variable("n", 0, 9, Scalar::Int32);
+  UOpPtr kernel = sink({store(index(buffer_param(0, Scalar::Int32), idx(0)), a + b)});
+  Buffer out(4);
+  std::string err = run(kernel, {&out}, false);
+  EXPECT_NE(err.find("two variables are named 'n' with different bounds"), std::string::npos)
+      << err;
+}
+
+TEST(EdgeCases, ImpossibleBufferSizesAreARuntimeFailure) {
+  EXPECT_THROW(Buffer(SIZE_MAX - 10), RuntimeFailure);
+}
+
+} // namespace
+} // namespace beamlab

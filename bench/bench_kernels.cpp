@@ -109,7 +109,7 @@ void BM_MatmulNaive(benchmark::State& state) {
     return load(index(buffer_param(slot, Scalar::Float32), at), Scalar::Float32);
   };
   UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Float32), i * n + j),
-                           reduce(in(1, i * n + k) * in(2, k * n + j), {k}, Op::Add))});
+                           reduce_over(in(1, i * n + k) * in(2, k * n + j), {k}, Op::Add))});
   Expected<CompiledKernel> kern = compile_kernel(lower_kernel(ast), {.name = "matmul"});
   if (!kern) return state.SkipWithError(kern.error().c_str());
   auto entry = JitLoader::instance().load(kern->object, kern->name);

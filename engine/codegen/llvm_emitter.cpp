@@ -32,6 +32,7 @@
 #include "engine/ir/printer.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/knobs.hpp"
+#include "engine/support/llvm_init.hpp"
 
 namespace beamlab {
 namespace {
@@ -311,6 +312,8 @@ private:
       return b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
     }
     bool from_signed = !from.is_unsigned() && !from.is_bool();
+    if (from.scalar() == Scalar::Float64 && to.scalar() == Scalar::BFloat16)
+      return double_to_bfloat(x, to);
     if (from.is_float() && to.is_float()) {
       // half and bfloat have the same width but neither holds the other: go through float.
       if (from.bits() == 16 && to.bits() == 16 && from.scalar() != to.scalar())
@@ -318,8 +321,31 @@ private:
       return b_.CreateFPCast(x, t);
     }
     if (from.is_float()) return to.is_unsigned() ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
+    if (to.scalar() == Scalar::BFloat16) {
+      // Through double (exact for integers up to 2^53), then rounded once; LLVM's own
+      // lowering goes through float and rounds twice.
+      llvm::Type* f64 = value_type(DType(Scalar::Float64).vec(to.lanes()));
+      return double_to_bfloat(from_signed ? b_.CreateSIToFP(x, f64) : b_.CreateUIToFP(x, f64), to);
+    }
     if (to.is_float()) return from_signed ? b_.CreateSIToFP(x, t) : b_.CreateUIToFP(x, t);
     return b_.CreateIntCast(x, t, from_signed);
+  }
+
+  // double -> bfloat16 rounded once: to float with round-to-odd (if float is inexact, step
+  // toward zero and set the lowest bit), then float -> bfloat16 to nearest even. Bit
+  // operations, so no pass can fold it back into a double rounding.
+  llvm::Value* double_to_bfloat(llvm::Value* d, DType to) {
+    DType f32 = DType(Scalar::Float32).vec(to.lanes()), i32 = DType(Scalar::Int32).vec(to.lanes());
+    llvm::Value* f = b_.CreateFPTrunc(d, value_type(f32));
+    llvm::Value* back = b_.CreateFPExt(f, d->getType());
+    llvm::Value* inexact = b_.CreateFCmpONE(back, d);
+    llvm::Value* away = b_.CreateFCmpOGT(intrinsic(llvm::Intrinsic::fabs, d->getType(), {back}),
+                                         intrinsic(llvm::Intrinsic::fabs, d->getType(), {d}));
+    llvm::Type* it = value_type(i32);
+    llvm::Value* bits = b_.CreateBitCast(f, it);
+    bits = b_.CreateSub(bits, b_.CreateZExt(b_.CreateAnd(inexact, away), it));
+    bits = b_.CreateOr(bits, b_.CreateZExt(inexact, it));
+    return b_.CreateFPTrunc(b_.CreateBitCast(bits, value_type(f32)), value_type(to));
   }
 
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args) {
@@ -385,6 +411,7 @@ llvm::TargetMachine& host_target() {
   static std::once_flag init;
   static std::unique_ptr<llvm::TargetMachine> tm;
   std::call_once(init, [] {
+    std::lock_guard registry(llvm_target_registry_mutex());
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     std::string triple = llvm::sys::getProcessTriple();

@@ -53,8 +53,9 @@ inline UOpPtr kernel_range(int64_t extent, int64_t axis, const std::string& kind
                    Arg{Arg(axis), Arg(kind)});
 }
 
-/// `op` (ADD, MUL or MAX) of `value` over every iteration of `ranges`.
-inline UOpPtr reduce(const UOpPtr& value, std::vector<UOpPtr> ranges, Op op) {
+/// `op` (ADD, MUL or MAX) of `value` over every iteration of `ranges`. (Not named reduce:
+/// with UOpPtr and vector arguments, ADL would find std::reduce too.)
+inline UOpPtr reduce_over(const UOpPtr& value, std::vector<UOpPtr> ranges, Op op) {
   ranges.insert(ranges.begin(), value);
   return UOp::make(Op::Reduce, value->dtype(), std::move(ranges), Arg(op));
 }

@@ -1,6 +1,9 @@
 // Linking kernel objects with ORC; see jit_loader.hpp.
 #include "engine/runtime/jit_loader.hpp"
 
+#include "engine/runtime/float_helpers.hpp"
+#include "engine/support/llvm_init.hpp"
+
 #include <mutex>
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -19,6 +22,7 @@ struct JitLoader::Impl {
 JitLoader::JitLoader() : impl_(std::make_shared<Impl>()) {
   static std::once_flag init;
   std::call_once(init, [] {
+    std::lock_guard registry(llvm_target_registry_mutex());
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
@@ -48,6 +52,18 @@ Expected<std::shared_ptr<const LoadedKernel>> JitLoader::load(std::span<const ch
   if (!dylib)
     return make_unexpected("cannot create a JITDylib: " + llvm::toString(dylib.takeError()));
   auto unlink = [&] { llvm::consumeError(jit.getExecutionSession().removeJITDylib(*dylib)); };
+  // Conversions to bfloat16 call helpers the process may lack: bind ours.
+  llvm::orc::MangleAndInterner mangle(jit.getExecutionSession(), jit.getDataLayout());
+  auto helper = [](auto* fn) {
+    return llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(fn),
+                                        llvm::JITSymbolFlags::Exported);
+  };
+  if (llvm::Error err = dylib->define(
+          llvm::orc::absoluteSymbols({{mangle("__truncsfbf2"), helper(&beamlab_truncsfbf2)},
+                                      {mangle("__truncdfbf2"), helper(&beamlab_truncdfbf2)}}))) {
+    unlink();
+    return make_unexpected("cannot define runtime helpers: " + llvm::toString(std::move(err)));
+  }
   // Kernels call libm (expf, sinf, ...) and memset/memcpy: resolve them from the process.
   dylib->addGenerator(cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       jit.getDataLayout().getGlobalPrefix())));

@@ -2,13 +2,18 @@
 // out-of-bounds write or a crash (found by review), and must now be right or a clean error.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <random>
 
 #include "engine/codegen/compile.hpp"
 #include "engine/codegen/lower.hpp"
+#include "engine/ir/const_eval.hpp"
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/rewrite/verify.hpp"
 #include "engine/runtime/buffer.hpp"
+#include "engine/runtime/float_helpers.hpp"
 #include "engine/runtime/jit_loader.hpp"
 #include "engine/runtime/launch.hpp"
 
@@ -45,7 +50,7 @@ TEST(EdgeCases, OuterLoopsOpenAfterReductionsTheirBodiesNeed) {
   auto at = [](int64_t slot, const UOpPtr& e) {
     return load(index(buffer_param(slot, Scalar::Int32), e), Scalar::Int32);
   };
-  UOpPtr s = reduce(at(3, j), {j}, Op::Add);
+  UOpPtr s = reduce_over(at(3, j), {j}, Op::Add);
   UOpPtr ast =
       sink({store(index(buffer_param(0, Scalar::Int32), i * 3 + k), at(1, i) + at(2, k) * s)});
   Buffer out(6 * 4), x = ints({100, 200}), y = ints({1, 2, 3}), z = ints({1, 1, 1, 1});
@@ -74,7 +79,7 @@ TEST(EdgeCases, TwoReductionsOverTheSameRange) {
   UOpPtr j = kernel_range(4, 0, "reduce");
   UOpPtr xj = load(index(buffer_param(1, Scalar::Int32), j), Scalar::Int32);
   UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Int32), idx(0)),
-                           reduce(xj, {j}, Op::Add) + reduce(xj, {j}, Op::Max))});
+                           reduce_over(xj, {j}, Op::Add) + reduce_over(xj, {j}, Op::Max))});
   Buffer out(4), x = ints({3, 9, 4, 6});
   ASSERT_EQ(run(ast, {&out, &x}), "");
   EXPECT_EQ(out.as<int32_t>()[0], 22 + 9);
@@ -113,8 +118,9 @@ TEST(EdgeCases, VectorReductionsStartFromAVectorIdentity) {
   // out[0..4) = sum_j x[4j..4j+4) and the lane-wise max, as float32x4 and int32x4.
   DType f32x4 = DType(Scalar::Float32).vec(4), i32x4 = DType(Scalar::Int32).vec(4);
   UOpPtr j = kernel_range(3, 0, "reduce"), k = kernel_range(3, 1, "reduce");
-  UOpPtr fs = reduce(load(index(buffer_param(2, Scalar::Float32), j * 4), f32x4), {j}, Op::Add);
-  UOpPtr im = reduce(load(index(buffer_param(3, Scalar::Int32), k * 4), i32x4), {k}, Op::Max);
+  UOpPtr fs =
+      reduce_over(load(index(buffer_param(2, Scalar::Float32), j * 4), f32x4), {j}, Op::Add);
+  UOpPtr im = reduce_over(load(index(buffer_param(3, Scalar::Int32), k * 4), i32x4), {k}, Op::Max);
   UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Float32), idx(0)), fs),
                      store(index(buffer_param(1, Scalar::Int32), idx(0)), im)});
   Buffer of(16), oi(16), xf(48), xi(48);
@@ -161,6 +167,68 @@ TEST(EdgeCases, TwoVariablesWithOneNameAreAnError) {
 
 TEST(EdgeCases, ImpossibleBufferSizesAreARuntimeFailure) {
   EXPECT_THROW(Buffer(SIZE_MAX - 10), RuntimeFailure);
+}
+
+} // namespace
+} // namespace beamlab
+
+namespace beamlab {
+namespace {
+
+TEST(EdgeCases, ConversionsToBfloat16RoundOnce) {
+  // int32 2^24 + 2^16 + 1: through float it would round to 2^24 (0x4b80); correctly 0x4b81.
+  // float64 1 + 2^-8 + 2^-30: through float it would tie to 1.0 (0x3f80); correctly 0x3f81.
+  UOpPtr i = load(index(buffer_param(1, Scalar::Int32), idx(0)), Scalar::Int32);
+  UOpPtr d = load(index(buffer_param(2, Scalar::Float64), idx(0)), Scalar::Float64);
+  UOpPtr out = buffer_param(0, Scalar::BFloat16);
+  UOpPtr kernel = sink({store(index(out, idx(0)), cast(i, Scalar::BFloat16)),
+                        store(index(out, idx(1)), cast(d, Scalar::BFloat16))});
+  Buffer o(4), in_i = ints({(1 << 24) + (1 << 16) + 1}), in_d(8);
+  in_d.as<double>()[0] = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30);
+  ASSERT_EQ(run(kernel, {&o, &in_i, &in_d}, false), "");
+  EXPECT_EQ(o.as<uint16_t>()[0], 0x4b81);
+  EXPECT_EQ(o.as<uint16_t>()[1], 0x3f81);
+}
+
+} // namespace
+} // namespace beamlab
+
+namespace beamlab {
+namespace {
+
+TEST(EdgeCases, RuntimeBfloat16HelpersRoundLikeTheConstantFolder) {
+  // The helpers serve hosts without native bf16 instructions; this one may have them, so
+  // they are checked directly, against const_eval's rounding, on random and special values.
+  auto value_of = [](uint16_t bits) {
+    return static_cast<double>(std::bit_cast<float>(uint32_t{bits} << 16));
+  };
+  auto returned_bits = [](float r) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(r)); };
+  std::mt19937_64 rng(7);
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                65504.0,
+                                3.3895313892515355e38,
+                                3.4e38,
+                                1e-40,
+                                1.0 + std::ldexp(1.0, -8),
+                                1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30),
+                                INFINITY,
+                                -INFINITY};
+  for (int k = 0; k < 20000; ++k)
+    values.push_back(
+        std::ldexp(std::uniform_real_distribution<double>(-2, 2)(rng),
+                   static_cast<int>(std::uniform_int_distribution<int>(-140, 130)(rng))));
+  for (double v : values) {
+    ASSERT_EQ(value_of(double_to_bfloat16_bits(v)), round_float(v, Scalar::BFloat16))
+        << "double " << v;
+    auto f = static_cast<float>(v);
+    ASSERT_EQ(value_of(float_to_bfloat16_bits(f)),
+              round_float(static_cast<double>(f), Scalar::BFloat16))
+        << "float " << f;
+    ASSERT_EQ(returned_bits(beamlab_truncdfbf2(v)), double_to_bfloat16_bits(v)); // the ABI shape
+  }
+  EXPECT_TRUE(std::isnan(value_of(float_to_bfloat16_bits(NAN))));
 }
 
 } // namespace

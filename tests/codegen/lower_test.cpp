@@ -40,8 +40,8 @@ TEST(Lower, MatmulFromAFiveLineAst) {
   const int64_t M = 33, N = 17, K = 29;
   UOpPtr i = kernel_range(M, 0, "parallel"), j = kernel_range(N, 1, "loop"),
          k = kernel_range(K, 2, "reduce");
-  UOpPtr ast = sink(
-      {store(index(out(0), i * N + j), reduce(in(1, i * K + k) * in(2, k * N + j), {k}, Op::Add))});
+  UOpPtr ast = sink({store(index(out(0), i * N + j),
+                           reduce_over(in(1, i * K + k) * in(2, k * N + j), {k}, Op::Add))});
   Buffer C(M * N * 4), A = filled(M * K, -1.0f, 0.03f), B = filled(K * N, 0.5f, -0.02f);
   run_ast(ast, {&C, &A, &B});
   for (int64_t r = 0; r < M; ++r)
@@ -55,8 +55,8 @@ TEST(Lower, MatmulFromAFiveLineAst) {
 TEST(Lower, FullReductionWithoutOuterLoops) {
   const int64_t n = 1000;
   UOpPtr r = kernel_range(n, 0, "reduce");
-  UOpPtr ast = sink(
-      {store(index(out(0), UOp::const_int(Scalar::Index, 0)), reduce(in(1, r), {r}, Op::Add))});
+  UOpPtr ast = sink({store(index(out(0), UOp::const_int(Scalar::Index, 0)),
+                           reduce_over(in(1, r), {r}, Op::Add))});
   Buffer S(4), A = filled(n, 1.0f, 1.0f);
   run_ast(ast, {&S, &A});
   float want = 0;
@@ -67,7 +67,7 @@ TEST(Lower, FullReductionWithoutOuterLoops) {
 TEST(Lower, RowMaxStartsFromMinusInfinity) {
   const int64_t rows = 8, cols = 13;
   UOpPtr i = kernel_range(rows, 0, "parallel"), j = kernel_range(cols, 1, "reduce");
-  UOpPtr ast = sink({store(index(out(0), i), reduce(in(1, i * cols + j), {j}, Op::Max))});
+  UOpPtr ast = sink({store(index(out(0), i), reduce_over(in(1, i * cols + j), {j}, Op::Max))});
   Buffer Out(rows * 4), A = filled(rows * cols, -50.0f, -0.5f); // all negative
   run_ast(ast, {&Out, &A});
   for (int64_t r = 0; r < rows; ++r) {
@@ -82,8 +82,8 @@ TEST(Lower, TwoReductionsAndTwoOutputsInOneKernel) {
   const int64_t rows = 16, cols = 9;
   UOpPtr i = kernel_range(rows, 0, "parallel"), j = kernel_range(cols, 1, "reduce"),
          k = kernel_range(cols, 2, "reduce");
-  UOpPtr mx = reduce(in(2, i * cols + j), {j}, Op::Max),
-         sum = reduce(in(2, i * cols + k), {k}, Op::Add);
+  UOpPtr mx = reduce_over(in(2, i * cols + j), {j}, Op::Max),
+         sum = reduce_over(in(2, i * cols + k), {k}, Op::Add);
   UOpPtr two = UOp::const_float(Scalar::Float32, 2.0);
   UOpPtr ast =
       sink({store(index(out(0), i), mx - sum), store(index(out(1), i), in(2, i * cols) * two)});

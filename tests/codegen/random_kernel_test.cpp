@@ -113,7 +113,7 @@ private:
       std::vector<UOpPtr> inside = ranges;
       inside.insert(inside.end(), loops.begin(), loops.end());
       Op op = pick(0, 2) == 0 ? Op::Max : Op::Add;
-      return reduce(value(depth - 1, inside), loops, op);
+      return reduce_over(value(depth - 1, inside), loops, op);
     }
     }
   }

@@ -253,6 +253,8 @@ Check check_reduce(const Match& m) {
                (a.as_op() == Op::Add || a.as_op() == Op::Mul || a.as_op() == Op::Max);
   if (!known) return "arg must be ADD, MUL or MAX";
   if (m.root->dtype() != m.root->src(0)->dtype()) return "REDUCE has its value's dtype";
+  if (m.root->dtype().is_bool() && a.as_op() != Op::Max)
+    return "bools reduce with MAX (any); sum them as integers";
   for (size_t i = 1; i < m.root->src().size(); ++i)
     if (m.root->src(i)->op() != Op::Range) return fmt::format("source {} must be a RANGE", i);
   return std::nullopt;

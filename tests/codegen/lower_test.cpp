@@ -120,6 +120,14 @@ TEST(Lower, KernelSpecRejectsMalformedKernels) {
   UOpPtr bad_reduce = UOp::make(Op::Reduce, Scalar::Float32, {in(1, i), not_a_range}, Arg(Op::Add));
   EXPECT_EQ(only_error(sink({store(index(out(0), i), bad_reduce)})),
             "%8 = REDUCE float32: source 1 must be a RANGE");
+  // Bools only reduce with MAX.
+  UOpPtr flag = lt(load(index(buffer_param(1, Scalar::Int32), i), Scalar::Int32),
+                   UOp::const_int(Scalar::Int32, 0));
+  EXPECT_NE(
+      only_error(sink({store(index(buffer_param(2, Scalar::Bool), UOp::const_int(Scalar::Index, 0)),
+                             reduce_over(flag, {i}, Op::Add))}))
+          .find("bools reduce with MAX (any); sum them as integers"),
+      std::string::npos);
   // A range kind the code generator doesn't know.
   UOpPtr odd = UOp::make(Op::Range, Scalar::Index, {UOp::const_int(Scalar::Index, 4)},
                          Arg{Arg(0), Arg("sideways")});

@@ -31,13 +31,12 @@
 #include "engine/codegen/linearize.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/hash.hpp"
+#include "engine/support/kernel_abi.hpp"
 #include "engine/support/knobs.hpp"
 #include "engine/support/llvm_init.hpp"
 
 namespace beamlab {
 namespace {
-
-constexpr const char* kEntryName = "beamlab_kernel"; // runtime/kernel_abi.hpp's kKernelEntryName
 
 struct Unsupported {
   std::string reason;
@@ -68,7 +67,7 @@ public:
     auto* ptr = b_.getPtrTy();
     auto* i64 = b_.getInt64Ty();
     auto* fn_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, false);
-    fn_ = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, kEntryName, mod_);
+    fn_ = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, kKernelEntryName, mod_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
     b_.SetInsertPoint(entry_);

@@ -12,7 +12,6 @@
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/rewrite/verify.hpp"
-#include "engine/support/knobs.hpp"
 
 namespace beamlab {
 namespace {
@@ -123,12 +122,6 @@ std::vector<UOpPtr> close_loops(std::vector<UOpPtr> effects, LowerCtx& ctx,
   return close_loops(std::move(rest), ctx, excluded);
 }
 
-void print_after(std::string_view step, const UOpPtr& g) {
-  if (knob_lists("BEAMLAB_PRINT_AFTER", step))
-    std::fprintf(stderr, "# after %.*s\n%s", static_cast<int>(step.size()), step.data(),
-                 print_graph(g).c_str());
-}
-
 } // namespace
 
 UOpPtr reduce_identity(Op op, DType dtype) {
@@ -157,13 +150,13 @@ UOpPtr lower_kernel(const UOpPtr& ast) {
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Op::Range) ctx.next_axis = std::max(ctx.next_axis, range_axis(*u) + 1);
   UOpPtr separated = separate_reduce_ranges(ast, ctx);
-  print_after("separate_reduce_ranges", separated);
+  print_after_step("separate_reduce_ranges", separated);
   static const PatternMatcher pm_lower_reduce({{UPat::ops({Op::Reduce}), lower_reduce}});
   UOpPtr lowered = graph_rewrite(separated, pm_lower_reduce, ctx,
                                  {.name = "lower_reduce", .spec = &spec_kernel()});
   std::unordered_set<const UOp*> excluded;
   UOpPtr closed = sink(close_loops(lowered->src(), ctx, excluded));
-  print_after("close_loops", closed);
+  print_after_step("close_loops", closed);
   if (verifying) verify_or_throw(closed, spec_kernel(), "close_loops");
   return closed;
 }

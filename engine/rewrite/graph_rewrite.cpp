@@ -149,12 +149,16 @@ private:
 
 } // namespace
 
+void print_after_step(std::string_view step, const UOpPtr& graph) {
+  if (!knob_lists("BEAMLAB_PRINT_AFTER", step)) return;
+  std::fprintf(stderr, "# after %.*s\n%s", static_cast<int>(step.size()), step.data(),
+               print_graph(graph).c_str());
+}
+
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, CtxRef ctx,
                      const RewriteOptions& opts) {
   UOpPtr out = GraphRewriter(pm, ctx, opts).run(root);
-  if (knob_lists("BEAMLAB_PRINT_AFTER", opts.name))
-    std::fprintf(stderr, "# after %.*s\n%s", static_cast<int>(opts.name.size()), opts.name.data(),
-                 print_graph(out).c_str());
+  print_after_step(opts.name, out);
   if (opts.spec && verification_enabled()) verify_or_throw(out, *opts.spec, opts.name);
   return out;
 }

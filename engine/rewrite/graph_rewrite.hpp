@@ -25,6 +25,10 @@ struct RewriteOptions {
   const Spec* spec = nullptr;
 };
 
+/// Prints `graph` to stderr if BEAMLAB_PRINT_AFTER lists `step` (or is "all"); for passes that
+/// are not a single graph_rewrite.
+void print_after_step(std::string_view step, const UOpPtr& graph);
+
 /// `root` with every node rewritten by `pm` to a fixed point.
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, CtxRef ctx = {},
                      const RewriteOptions& opts = {});

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "engine/runtime/kernel_abi.hpp"
+#include "engine/support/kernel_abi.hpp"
 #include "engine/support/error.hpp"
 
 namespace beamlab {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "engine/runtime/kernel_abi.hpp"
+#include "engine/support/kernel_abi.hpp"
 
 namespace beamlab {
 

@@ -15,6 +15,7 @@
 #include "engine/runtime/buffer.hpp"
 #include "engine/runtime/jit_loader.hpp"
 #include "engine/runtime/launch.hpp"
+#include "tests/codegen/run_kernel.hpp"
 #include "tests/ir/eval_reference.hpp"
 #include "tests/ir/expr_gen.hpp"
 
@@ -27,16 +28,9 @@ UOpPtr idx(int64_t v) { return UOp::const_int(Scalar::Index, v); }
 // Compiles, links and runs `kernel` on `buffers`; fails the test on any error.
 CompiledKernel run(const UOpPtr& kernel, std::vector<Buffer*> buffers,
                    std::vector<int64_t> vars = {}, int threads = 0) {
-  Expected<CompiledKernel> k = compile_kernel(kernel, {.name = "test"});
+  Expected<CompiledKernel> k = testing::compile_and_run(kernel, buffers, vars, threads);
   EXPECT_TRUE(k) << (k ? "" : k.error());
-  if (!k) return {};
-  auto entry = JitLoader::instance().load(k->object, k->name);
-  EXPECT_TRUE(entry) << (entry ? "" : entry.error());
-  if (!entry) return *k;
-  std::vector<void*> ptrs;
-  for (Buffer* b : buffers) ptrs.push_back(b->data());
-  launch((*entry)->entry(), ptrs.data(), vars.data(), k->parallel_extent, threads);
-  return *k;
+  return k ? *k : CompiledKernel{};
 }
 
 Buffer floats(const std::vector<float>& values) {

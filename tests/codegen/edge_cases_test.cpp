@@ -16,6 +16,7 @@
 #include "engine/runtime/float_helpers.hpp"
 #include "engine/runtime/jit_loader.hpp"
 #include "engine/runtime/launch.hpp"
+#include "tests/codegen/run_kernel.hpp"
 
 namespace beamlab {
 namespace {
@@ -25,15 +26,8 @@ UOpPtr i32(int64_t v) { return UOp::const_int(Scalar::Int32, v); }
 
 // Compiles (lowering first if `lower`), links and runs; returns the compile error if any.
 std::string run(const UOpPtr& kernel, std::vector<Buffer*> buffers, bool lower = true) {
-  Expected<CompiledKernel> k =
-      compile_kernel(lower ? lower_kernel(kernel) : kernel, {.name = "edge"});
-  if (!k) return k.error();
-  auto entry = JitLoader::instance().load(k->object, k->name);
-  if (!entry) return entry.error();
-  std::vector<void*> ptrs;
-  for (Buffer* b : buffers) ptrs.push_back(b->data());
-  launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
-  return "";
+  auto k = testing::compile_and_run(lower ? lower_kernel(kernel) : kernel, buffers, {}, 0, "edge");
+  return k ? "" : k.error();
 }
 
 Buffer ints(std::vector<int32_t> v) {

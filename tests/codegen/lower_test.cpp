@@ -11,6 +11,7 @@
 #include "engine/runtime/buffer.hpp"
 #include "engine/runtime/jit_loader.hpp"
 #include "engine/runtime/launch.hpp"
+#include "tests/codegen/run_kernel.hpp"
 
 namespace beamlab {
 namespace {
@@ -21,13 +22,8 @@ UOpPtr in(int64_t slot, const UOpPtr& i) {
 UOpPtr out(int64_t slot) { return buffer_param(slot, Scalar::Float32); }
 
 void run_ast(const UOpPtr& ast, std::vector<Buffer*> buffers) {
-  Expected<CompiledKernel> k = compile_kernel(lower_kernel(ast), {.name = "ast"});
+  auto k = testing::compile_and_run(lower_kernel(ast), buffers, {}, 0, "ast");
   ASSERT_TRUE(k) << k.error();
-  auto entry = JitLoader::instance().load(k->object, k->name);
-  ASSERT_TRUE(entry) << entry.error();
-  std::vector<void*> ptrs;
-  for (Buffer* b : buffers) ptrs.push_back(b->data());
-  launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
 }
 
 Buffer filled(size_t n, float start, float step) {

@@ -17,6 +17,7 @@
 #include "engine/runtime/launch.hpp"
 #include "engine/support/knobs.hpp"
 #include "tests/codegen/ast_interpreter.hpp"
+#include "tests/codegen/run_kernel.hpp"
 
 namespace beamlab {
 namespace {
@@ -159,13 +160,10 @@ TEST(RandomKernels, CompiledKernelsMatchTheInterpreter) {
       bufs.push_back(std::move(b));
     }
     testing::interpret_kernel(ast, ref);
-    Expected<CompiledKernel> k = compile_kernel(lower_kernel(ast), {.name = "random"});
+    std::vector<Buffer*> ptrs;
+    for (Buffer& b : bufs) ptrs.push_back(&b);
+    auto k = testing::compile_and_run(lower_kernel(ast), ptrs, {}, 0, "random");
     ASSERT_TRUE(k) << k.error() << "\n" << rerun;
-    auto entry = JitLoader::instance().load(k->object, k->name);
-    ASSERT_TRUE(entry) << entry.error();
-    std::vector<void*> ptrs;
-    for (Buffer& b : bufs) ptrs.push_back(b.data());
-    launch((*entry)->entry(), ptrs.data(), nullptr, k->parallel_extent);
     for (int slot : {0, 3}) {
       for (int64_t e = 0; e < n; ++e) {
         bool ok = dt.is_float() ? std::fabs(bufs[slot].as<float>()[e] - ref[slot].floats[e]) <=

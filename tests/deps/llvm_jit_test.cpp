@@ -9,7 +9,7 @@
 
 namespace {
 
-// JIT code has no UBSan function-type prologue; see engine/runtime/kernel_abi.hpp.
+// JIT code has no UBSan function-type prologue; see engine/support/kernel_abi.hpp.
 #if defined(__clang__)
 [[clang::no_sanitize("function")]]
 #endif

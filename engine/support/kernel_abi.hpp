@@ -1,4 +1,6 @@
-// The calling convention between generated kernels and the runtime.
+// The calling convention between generated kernels and the runtime. It lives in support, the
+// layer below both the code generator (which emits the entry point) and the runtime (which
+// calls it).
 //
 // Every kernel is compiled to one C-ABI entry point:
 //   void entry(void* const* buffers, const int64_t* vars, int64_t begin, int64_t end);

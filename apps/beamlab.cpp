@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/ir_commands.hpp"
+#include "apps/run_command.hpp"
 #include "engine/support/error.hpp"
 
 namespace {
@@ -15,6 +16,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "beamlab 0.1.0");
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);
+  beamlab::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

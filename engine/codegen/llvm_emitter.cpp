@@ -246,6 +246,14 @@ private:
     return address.src().size() == 3 ? address.src(2).get() : nullptr;
   }
 
+  // The per-lane mask of a gated vector access: the gate's lanes, or a scalar gate for all.
+  llvm::Value* lane_mask(const UOp& gate, int lanes) {
+    llvm::Value* g = values_.at(&gate);
+    if (gate.dtype().lanes() == 1) return b_.CreateVectorSplat(static_cast<unsigned>(lanes), g);
+    internal_assert(gate.dtype().lanes() == lanes) << "gate lanes do not match the access";
+    return g;
+  }
+
   // A gated load reads 0 when its gate is off. It stays branchless: with the gate off it reads
   // the buffer's first element, always a valid address, and selects 0 instead.
   llvm::Value* emit_load(const UOp& u) {
@@ -254,7 +262,11 @@ private:
     auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
     llvm::Value* ptr = v(u.src(0));
     const UOp* gate = gate_of(*u.src(0));
-    if (gate && dt.lanes() != 1) unsupported(u, "gated vector loads are not supported yet");
+    if (gate && dt.lanes() != 1) { // lanes whose gate is off are not read at all
+      llvm::Value* val = b_.CreateMaskedLoad(t, ptr, align, lane_mask(*gate, dt.lanes()),
+                                             llvm::Constant::getNullValue(t));
+      return dt.is_bool() ? b_.CreateICmpNE(val, llvm::Constant::getNullValue(t)) : val;
+    }
     if (gate) ptr = b_.CreateSelect(values_.at(gate), ptr, v(u.src(0)->src(0)));
     llvm::Value* val = b_.CreateAlignedLoad(t, ptr, align);
     if (gate) val = b_.CreateSelect(values_.at(gate), val, llvm::Constant::getNullValue(t));
@@ -268,6 +280,10 @@ private:
     if (dt.is_bool()) val = b_.CreateZExt(val, memory_type(dt));
     auto align = llvm::Align(std::max(1, dt.scalar_type().itemsize()));
     const UOp* gate = gate_of(*u.src(0));
+    if (gate && dt.lanes() != 1) {
+      b_.CreateMaskedStore(val, v(u.src(0)), align, lane_mask(*gate, dt.lanes()));
+      return nullptr;
+    }
     llvm::BasicBlock* after = nullptr;
     if (gate) {
       auto* then = llvm::BasicBlock::Create(ctx_, "store", fn_);

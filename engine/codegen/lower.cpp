@@ -30,17 +30,6 @@ UOpPtr clone_range(const UOp& range, LowerCtx& ctx) {
   return kernel_range(range.src(0)->const_value(), ctx.next_axis++, range_kind(range));
 }
 
-// `root` with the nodes in `map` replaced.
-UOpPtr substitute(const UOpPtr& root, std::unordered_map<const UOp*, UOpPtr>& map) {
-  static const PatternMatcher pm({{UPat::var(), [](const Match& m) -> UOpPtr {
-                                     auto& table =
-                                         m.ctx.get<std::unordered_map<const UOp*, UOpPtr>>();
-                                     auto it = table.find(m.root.get());
-                                     return it == table.end() ? nullptr : it->second;
-                                   }}});
-  return graph_rewrite(root, pm, map, {.name = "substitute"});
-}
-
 // Gives each REDUCE ranges of its own: a range that another REDUCE of the input already
 // reduces is cloned for this one. One pass over the input in topological order; ownership is
 // by the input's REDUCE nodes, so identical REDUCEs (one node) share one accumulator.

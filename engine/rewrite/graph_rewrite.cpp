@@ -164,3 +164,28 @@ UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, CtxRef ctx,
 }
 
 } // namespace beamlab
+
+namespace beamlab {
+
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {
+  if (map.empty()) return root;
+  std::unordered_map<const UOp*, UOpPtr> done;
+  for (const UOpPtr& u : toposort(root)) {
+    if (auto it = map.find(u.get()); it != map.end()) {
+      done.emplace(u.get(), it->second);
+      continue;
+    }
+    bool changed = false;
+    std::vector<UOpPtr> src;
+    src.reserve(u->src().size());
+    for (const UOpPtr& s : u->src()) {
+      const UOpPtr& r = done.at(s.get());
+      changed |= r != s;
+      src.push_back(r);
+    }
+    done.emplace(u.get(), changed ? u->replace_src(std::move(src)) : u);
+  }
+  return done.at(root.get());
+}
+
+} // namespace beamlab

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string_view>
+#include <unordered_map>
 
 #include "engine/rewrite/pattern_matcher.hpp"
 
@@ -32,5 +33,9 @@ void print_after_step(std::string_view step, const UOpPtr& graph);
 /// `root` with every node rewritten by `pm` to a fixed point.
 UOpPtr graph_rewrite(const UOpPtr& root, const PatternMatcher& pm, CtxRef ctx = {},
                      const RewriteOptions& opts = {});
+
+/// `root` with every node that is a key of `map` replaced by its value (one pass: the
+/// replacements are not searched again).
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map);
 
 } // namespace beamlab

@@ -299,4 +299,8 @@ UOpPtr simplify(const UOpPtr& u) {
   return graph_rewrite(u, pm_symbolic(), {}, {.name = "symbolic", .spec = &spec_scalar()});
 }
 
+UOpPtr simplify_kernel(const UOpPtr& u) {
+  return graph_rewrite(u, pm_symbolic(), {}, {.name = "symbolic", .spec = &spec_kernel()});
+}
+
 } // namespace beamlab

@@ -21,5 +21,7 @@ const PatternMatcher& pm_symbolic();
 
 /// `u` rewritten with pm_symbolic to a fixed point.
 UOpPtr simplify(const UOpPtr& u);
+/// The same for kernel graphs and ASTs (memory, reductions, loops), checked against spec_kernel.
+UOpPtr simplify_kernel(const UOpPtr& u);
 
 } // namespace beamlab

@@ -97,14 +97,15 @@ bool is_range_arg(const Arg& a) {
       a.items()[1].kind() != Arg::Kind::Str)
     return false;
   const std::string& kind = a.items()[1].as_str();
-  return kind == "parallel" || kind == "loop" || kind == "reduce";
+  return kind == "parallel" || kind == "loop" || kind == "reduce" || kind == "upcast" ||
+         kind == "unroll";
 }
 
 Check check_range(const Match& m) {
   if (!m.root->dtype().is_int() || m.root->dtype().lanes() != 1)
     return "a range is a scalar integer";
   if (!is_range_arg(m.root->arg()))
-    return "arg must be the axis id, or (axis id, \"parallel\"|\"loop\"|\"reduce\")";
+    return "arg must be the axis id, or (axis id, \"parallel\"|\"loop\"|\"reduce\"|\"upcast\"|\"unroll\")";
   return all_sources_are(m, m.root->dtype());
 }
 
@@ -224,8 +225,8 @@ Check check_index(const Match& m) {
   if (!buf.is_ptr()) return "source 0 must be a pointer";
   if (m.root->dtype() != buf) return "INDEX has its buffer's pointer type";
   if (!at.is_int() || at.lanes() != 1) return "the index is a scalar integer";
-  if (m.root->src().size() == 3 && m.root->src(2)->dtype() != DType(Scalar::Bool))
-    return "the gate is a bool";
+  if (m.root->src().size() == 3 && m.root->src(2)->dtype().scalar_type() != DType(Scalar::Bool))
+    return "the gate is a bool, or a bool per lane of a vector access";
   return std::nullopt;
 }
 

@@ -1,0 +1,103 @@
+// The run subcommand; see run_command.hpp.
+#include "apps/run_command.hpp"
+
+#include <charconv>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include <beamlab/beamlab.hpp>
+
+namespace beamlab::cli {
+namespace {
+
+struct RunArgs {
+  std::string workload;
+  std::vector<std::string> params; // "--NAME VALUE" pairs, as given
+  std::string opts;
+  std::string kernel = "*";
+  int runs = 10;
+  int threads = 0;
+  bool list = false;
+};
+
+std::map<std::string, int64_t> parse_params(const std::vector<std::string>& words) {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
+        << "run: expected a parameter like --M 1024, not '" << w << "'";
+    std::string name = w.substr(2), value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else {
+      user_assert(i + 1 < words.size()) << "run: parameter --" << name << " needs a value";
+      value = words[++i];
+    }
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    user_assert(ec == std::errc{} && p == value.data() + value.size())
+        << "run: parameter --" << name << " needs an integer, not '" << value << "'";
+    out[name] = v;
+  }
+  return out;
+}
+
+void run(const RunArgs& args) {
+  if (args.list || args.workload.empty()) {
+    for (const WorkloadInfo& w : workloads()) {
+      std::string params;
+      for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
+      fmt::print("{:<16} {}\n{:<16}{}\n", w.name, w.description, "", params);
+    }
+    return;
+  }
+  Tensor out = build_workload(args.workload, parse_params(args.params));
+  HeuristicPolicy policy;
+  if (!args.opts.empty()) {
+    Expected<std::vector<Opt>> opts = parse_opts(args.opts);
+    user_assert(opts) << "--opts: " << opts.error();
+    policy.set(args.kernel, *opts);
+  }
+  Schedule schedule = out.schedule();
+  ExecutionPlan plan =
+      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = &policy});
+  std::vector<KernelProfile> prof = plan.profile(args.runs);
+  fmt::print("{} {}: {} kernel(s), median of {} runs\n", args.workload, shape_str(out.shape()),
+             prof.size(), args.runs);
+  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
+             "compile ms", "opts");
+  double total = 0;
+  for (const KernelProfile& k : prof) {
+    total += k.ms;
+    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops,
+               k.gbps, k.compile_ms, k.opts.empty() ? "-" : k.opts);
+  }
+  fmt::print("{:<28} {:>10.3f}\n", "total", total);
+}
+
+} // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Realize a built-in workload and print each kernel's time, GFLOP/s, GB/s and Opts");
+  cmd->add_option("workload", args->workload, "workload name (see --list)");
+  cmd->add_flag("--list", args->list, "list the workloads and their parameters");
+  cmd->add_option("--opts", args->opts, "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\"");
+  cmd->add_option("--kernel", args->kernel, "the kernel (name or hex key) --opts applies to")
+      ->default_val("*");
+  cmd->add_option("--runs", args->runs, "timed runs per kernel (median reported)")
+      ->default_val(10)
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", args->threads, "cores to use (0: all)")->default_val(0);
+  cmd->allow_extras();
+  cmd->final_callback([args, cmd] {
+    args->params = cmd->remaining();
+    run(*args);
+  });
+}
+
+} // namespace beamlab::cli

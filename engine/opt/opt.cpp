@@ -1,0 +1,363 @@
+// Applying Opts to kernel ASTs; see opt.hpp.
+#include "engine/opt/opt.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/ir/kernel_ops.hpp"
+#include "engine/ir/printer.hpp"
+#include "engine/rewrite/symbolic.hpp"
+
+namespace beamlab {
+namespace {
+
+constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP", "TILE", "SWAP"};
+constexpr std::string_view kKindNames[] = {"parallel", "loop", "reduce", "upcast", "unroll"};
+
+AxisKind parse_kind(const std::string& s) {
+  for (size_t i = 0; i < std::size(kKindNames); ++i)
+    if (kKindNames[i] == s) return static_cast<AxisKind>(i);
+  internal_error << "unknown range kind '" << s << "'";
+  return AxisKind::Loop;
+}
+
+bool is_lane(AxisKind k) { return k == AxisKind::Upcast || k == AxisKind::Unroll; }
+
+int64_t extent_of(const UOp& range) { return range.src(0)->const_value(); }
+
+// Every node of `root` with `range` replaced by `value`, except in REDUCE range lists, where it
+// is replaced by `parts` (the loops that now run its iterations).
+UOpPtr replace_range(const UOpPtr& root, const UOp* range, const std::vector<UOpPtr>& parts,
+                     const UOpPtr& value) {
+  std::unordered_map<const UOp*, UOpPtr> done;
+  for (const UOpPtr& u : toposort(root)) {
+    if (u.get() == range) {
+      done.emplace(u.get(), value);
+      continue;
+    }
+    std::vector<UOpPtr> src;
+    for (size_t i = 0; i < u->src().size(); ++i) {
+      const UOpPtr& s = u->src(i);
+      if (u->op() == Op::Reduce && i > 0 && s.get() == range)
+        src.insert(src.end(), parts.begin(), parts.end());
+      else
+        src.push_back(done.at(s.get()));
+    }
+    done.emplace(u.get(), u->replace_src(std::move(src)));
+  }
+  return done.at(root.get());
+}
+
+// The RANGEs reachable from `u`.
+std::vector<UOpPtr> ranges_below(const UOpPtr& u) {
+  std::vector<UOpPtr> out;
+  for (const UOpPtr& n : toposort(u))
+    if (n->op() == Op::Range) out.push_back(n);
+  return out;
+}
+
+class KernelState {
+public:
+  explicit KernelState(const UOpPtr& ast) : ast_(ast) {
+    for (const UOpPtr& u : toposort(ast)) {
+      if (u->op() == Op::Range)
+        loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
+      if (u->op() == Op::DefineGlobal)
+        buffer_count_ = std::max<int64_t>(buffer_count_, u->arg().as_int() + 1);
+    }
+    std::sort(loops_.begin(), loops_.end(), [](const Loop& a, const Loop& b) {
+      if (is_lane(a.kind) != is_lane(b.kind)) return is_lane(b.kind);
+      return a.range->arg().items()[0].as_int() < b.range->arg().items()[0].as_int();
+    });
+  }
+
+  Expected<void> apply(const Opt& o) {
+    std::string name = to_string(o);
+    auto reject = [&](const std::string& why) -> Expected<void> {
+      return make_unexpected(name + ": " + why);
+    };
+    std::vector<size_t> axes = addressable();
+    auto axis_ok = [&](int64_t a) { return a >= 0 && a < static_cast<int64_t>(axes.size()); };
+    if (!axis_ok(o.axis))
+      return reject("axis " + std::to_string(o.axis) + " is out of range (the kernel has " +
+                    std::to_string(axes.size()) + " loop and reduce axes)");
+    size_t at = axes[static_cast<size_t>(o.axis)];
+    AxisKind kind = loops_[at].kind;
+    int64_t n = extent_of(*loops_[at].range);
+    if (o.op == OptOp::Swap) {
+      if (!axis_ok(o.arg) || o.arg == o.axis)
+        return reject("the second axis must be another axis of the kernel");
+      size_t other = axes[static_cast<size_t>(o.arg)];
+      if (kind != AxisKind::Loop || loops_[other].kind != AxisKind::Loop)
+        return reject("SWAP exchanges two loop axes");
+      std::swap(loops_[at], loops_[other]);
+      renumber();
+      return {};
+    }
+    int64_t amt = o.arg;
+    if (amt < 2) return reject("the amount must be at least 2");
+    if (n % amt != 0)
+      return reject("the axis has " + std::to_string(n) + " iterations, not a multiple of " +
+                    std::to_string(amt));
+    bool has_parallel = std::any_of(loops_.begin(), loops_.end(), [](const Loop& l) {
+      return l.kind == AxisKind::Parallel;
+    });
+    switch (o.op) {
+    case OptOp::Upcast:
+    case OptOp::Unroll: {
+      AxisKind want = o.op == OptOp::Upcast ? AxisKind::Loop : AxisKind::Reduce;
+      if (kind != want)
+        return reject(o.op == OptOp::Upcast ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
+                                            : "UNROLL applies to reduce axes (UPCAST to loop axes)");
+      if (lanes() * amt > kMaxOptLanes)
+        return reject("the kernel would have " + std::to_string(lanes() * amt) +
+                      " lanes, more than " + std::to_string(kMaxOptLanes));
+      split(at, n / amt, kind, at, amt, o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
+      return {};
+    }
+    case OptOp::Thread:
+      if (kind != AxisKind::Loop) return reject("THREAD applies to loop axes");
+      if (has_parallel) return reject("the kernel already runs an axis in parallel");
+      split(at, amt, AxisKind::Parallel, 0, n / amt, AxisKind::Loop);
+      return {};
+    case OptOp::Tile: {
+      if (kind != AxisKind::Loop) return reject("TILE applies to loop axes");
+      if (amt == n) return reject("a tile of the whole axis changes nothing");
+      size_t first = has_parallel ? 1 : 0;
+      split(at, n / amt, AxisKind::Loop, first, amt, AxisKind::Loop);
+      return {};
+    }
+    case OptOp::Group: return group(at, amt, kind, has_parallel, reject);
+    case OptOp::Swap: break;
+    }
+    internal_error << "unhandled opt";
+    return {};
+  }
+
+  OptimizedKernel result() const {
+    OptimizedKernel k;
+    k.stages.push_back(ast_);
+    if (combine_) k.stages.push_back(combine_);
+    k.scratch = scratch_;
+    for (const Loop& l : loops_) k.axes.push_back({extent_of(*l.range), l.kind});
+    return k;
+  }
+
+private:
+  struct Loop {
+    UOpPtr range;
+    AxisKind kind;
+  };
+
+  std::vector<size_t> addressable() const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < loops_.size(); ++i)
+      if (!is_lane(loops_[i].kind)) out.push_back(i);
+    return out;
+  }
+
+  int64_t lanes() const {
+    int64_t n = 1;
+    for (const Loop& l : loops_)
+      if (is_lane(l.kind)) n *= extent_of(*l.range);
+    return n;
+  }
+
+  UOpPtr fresh_range(int64_t extent, AxisKind kind) {
+    return kernel_range(extent, 1'000'000 + next_fresh_++,
+                        std::string(kKindNames[static_cast<int>(kind)]));
+  }
+
+  // Splits loop `at` into an outer loop (placed at `outer_pos` among the other loops) and an
+  // inner one (in the split loop's place, or last if it is lanes); a part of extent 1 is left
+  // out. Returns the outer loop.
+  UOpPtr split(size_t at, int64_t outer_extent, AxisKind outer_kind, size_t outer_pos,
+               int64_t inner_extent, AxisKind inner_kind) {
+    UOpPtr old = loops_[at].range;
+    UOpPtr outer = outer_extent > 1 ? fresh_range(outer_extent, outer_kind) : nullptr;
+    UOpPtr inner = inner_extent > 1 ? fresh_range(inner_extent, inner_kind) : nullptr;
+    std::vector<UOpPtr> parts;
+    UOpPtr value = UOp::const_int(Scalar::Index, 0);
+    if (outer) {
+      parts.push_back(outer);
+      value = outer * inner_extent;
+    }
+    if (inner) {
+      parts.push_back(inner);
+      value = value + inner;
+    }
+    ast_ = simplify_kernel(replace_range(ast_, old.get(), parts, simplify_kernel(value)));
+    loops_.erase(loops_.begin() + static_cast<std::ptrdiff_t>(at));
+    size_t inner_at = at;
+    if (outer) {
+      size_t pos = std::min(outer_pos, loops_.size());
+      loops_.insert(loops_.begin() + static_cast<std::ptrdiff_t>(pos), {outer, outer_kind});
+      if (pos <= inner_at) ++inner_at;
+    }
+    if (inner) {
+      if (is_lane(inner_kind))
+        loops_.push_back({inner, inner_kind});
+      else
+        loops_.insert(loops_.begin() + static_cast<std::ptrdiff_t>(inner_at), {inner, inner_kind});
+    }
+    renumber();
+    return outer ? loops_[std::min(outer_pos, loops_.size() - 1)].range : nullptr;
+  }
+
+  // Gives every loop the axis id of its position, and its kind.
+  void renumber() {
+    std::unordered_map<const UOp*, UOpPtr> map;
+    for (size_t i = 0; i < loops_.size(); ++i) {
+      Loop& l = loops_[i];
+      UOpPtr r = kernel_range(extent_of(*l.range), static_cast<int64_t>(i),
+                              std::string(kKindNames[static_cast<int>(l.kind)]));
+      if (r != l.range) map.emplace(l.range.get(), r);
+      l.range = r;
+    }
+    ast_ = substitute(ast_, map);
+  }
+
+  template <class Reject>
+  Expected<void> group(size_t at, int64_t amt, AxisKind kind, bool has_parallel,
+                       const Reject& reject) {
+    if (kind != AxisKind::Reduce) return reject("GROUP applies to reduce axes");
+    if (has_parallel) return reject("the kernel already runs an axis in parallel");
+    if (combine_) return reject("the kernel is already grouped");
+    std::vector<UOpPtr> reduces;
+    for (const UOpPtr& u : toposort(ast_))
+      if (u->op() == Op::Reduce) reduces.push_back(u);
+    if (reduces.size() != 1) return reject("GROUP needs a kernel with exactly one reduction");
+    UOpPtr red = reduces[0];
+    if (red->dtype().lanes() != 1) return reject("GROUP needs a scalar reduction");
+    // The loops the reduction's result varies with, in nesting order.
+    std::unordered_set<const UOp*> own;
+    for (size_t i = 1; i < red->src().size(); ++i) own.insert(red->src(i).get());
+    std::vector<UOpPtr> outside;
+    std::vector<UOpPtr> below = ranges_below(red);
+    for (const Loop& l : loops_) {
+      if (!own.count(l.range.get()) &&
+          std::find(below.begin(), below.end(), l.range) != below.end())
+        outside.push_back(l.range);
+    }
+    int64_t per_group = 1;
+    for (const UOpPtr& r : outside) per_group *= extent_of(*r);
+    UOpPtr scratch = buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()),
+                                  red->dtype());
+    scratch_.push_back({red->dtype(), amt * per_group});
+    auto slot_of = [&](const UOpPtr& g) {
+      UOpPtr lin = UOp::const_int(Scalar::Index, 0);
+      int64_t stride = 1;
+      for (auto it = outside.rbegin(); it != outside.rend(); ++it) {
+        lin = lin + *it * stride;
+        stride *= extent_of(**it);
+      }
+      return simplify_kernel(g * per_group + lin);
+    };
+    // The combining stage: the kernel with the reduction reading the partial results.
+    int64_t max_id = 0;
+    for (const Loop& l : loops_) max_id = std::max(max_id, l.range->arg().items()[0].as_int());
+    UOpPtr g2 = kernel_range(amt, max_id + 1, "reduce");
+    UOpPtr partials = load(index(scratch, slot_of(g2)), red->dtype());
+    combine_ = simplify_kernel(substitute(ast_, {{red.get(), reduce_over(partials, {g2}, reduce_op_of(*red))}}));
+    // The partial stage: each group reduces its share into its scratch slot.
+    // (The group index is a placeholder until the split makes the group loop.)
+    UOpPtr placeholder = UOp::variable("group", 0, amt - 1);
+    ast_ = sink({store(index(scratch, slot_of(placeholder)), red)});
+    UOpPtr g = split(at, amt, AxisKind::Parallel, 0, extent_of(*loops_[at].range) / amt,
+                     AxisKind::Reduce);
+    // Each group reduces only its share: the group loop is not one of the REDUCE's loops.
+    std::unordered_map<const UOp*, UOpPtr> ungroup{{placeholder.get(), g}};
+    for (const UOpPtr& u : toposort(ast_))
+      if (u->op() == Op::Reduce) {
+        std::vector<UOpPtr> src;
+        for (const UOpPtr& s : u->src())
+          if (s != g) src.push_back(s);
+        ungroup.emplace(u.get(), u->replace_src(std::move(src)));
+      }
+    ast_ = simplify_kernel(substitute(ast_, ungroup));
+    // Loops the partial stage no longer has (the output's other loops) are dropped.
+    std::vector<UOpPtr> present = ranges_below(ast_);
+    std::erase_if(loops_, [&](const Loop& l) {
+      return std::find(present.begin(), present.end(), l.range) == present.end();
+    });
+    renumber();
+    return {};
+  }
+
+  static Op reduce_op_of(const UOp& red) { return red.arg().as_op(); }
+
+  UOpPtr ast_;
+  UOpPtr combine_;
+  std::vector<ScratchBuffer> scratch_;
+  std::vector<Loop> loops_;
+  int64_t buffer_count_ = 0;
+  int64_t next_fresh_ = 0;
+};
+
+} // namespace
+
+std::string_view opt_op_name(OptOp op) { return kOpNames[static_cast<int>(op)]; }
+std::string_view axis_kind_name(AxisKind kind) { return kKindNames[static_cast<int>(kind)]; }
+
+std::string to_string(const Opt& opt) {
+  std::ostringstream os;
+  os << opt_op_name(opt.op) << '(' << opt.axis << ',' << opt.arg << ')';
+  return os.str();
+}
+
+std::string to_string(const std::vector<Opt>& opts) {
+  std::string out;
+  for (const Opt& o : opts) out += (out.empty() ? "" : " ") + to_string(o);
+  return out;
+}
+
+Expected<std::vector<Opt>> parse_opts(std::string_view text) {
+  std::vector<Opt> out;
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',' || text[i] == '\t')) ++i;
+  };
+  skip();
+  while (i < text.size()) {
+    size_t open = text.find('(', i), close = text.find(')', i);
+    std::string_view token = text.substr(i, close == std::string_view::npos ? text.npos : close + 1 - i);
+    auto bad = [&](const std::string& why) {
+      return make_unexpected("bad opt '" + std::string(token) + "': " + why +
+                             " (expected e.g. UPCAST(1,16) THREAD(0,2))");
+    };
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+      return bad("missing parentheses");
+    std::string_view name = text.substr(i, open - i);
+    auto it = std::find(std::begin(kOpNames), std::end(kOpNames), name);
+    if (it == std::end(kOpNames))
+      return bad("unknown op; the ops are UPCAST UNROLL THREAD GROUP TILE SWAP");
+    std::string_view args = text.substr(open + 1, close - open - 1);
+    size_t comma = args.find(',');
+    if (comma == std::string_view::npos) return bad("needs two integers");
+    int64_t a = 0, b = 0;
+    auto pa = std::from_chars(args.data(), args.data() + comma, a);
+    auto pb = std::from_chars(args.data() + comma + 1, args.data() + args.size(), b);
+    if (pa.ec != std::errc{} || pa.ptr != args.data() + comma || pb.ec != std::errc{} ||
+        pb.ptr != args.data() + args.size() || a < 0 || a > 1000)
+      return bad("needs two integers");
+    out.push_back({static_cast<OptOp>(it - std::begin(kOpNames)), static_cast<int>(a), b});
+    i = close + 1;
+    skip();
+  }
+  return out;
+}
+
+Expected<OptimizedKernel> apply_opts(const UOpPtr& ast, const std::vector<Opt>& opts) {
+  KernelState k(ast);
+  for (const Opt& o : opts)
+    if (Expected<void> ok = k.apply(o); !ok) return make_unexpected(ok.error());
+  return k.result();
+}
+
+std::vector<Axis> kernel_axes(const UOpPtr& ast) { return KernelState(ast).result().axes; }
+
+} // namespace beamlab

@@ -1,0 +1,85 @@
+// The kernel optimization space: a kernel's axes, and the Opts that transform them.
+//
+// A kernel AST (from the scheduler) has one RANGE per loop; its arg (axis id, kind) gives the
+// loop's nesting position (lower ids outside) and kind. An Opt addresses an axis by its
+// position among the kernel's loop and reduce axes in nesting order (upcast and unroll axes
+// are already lanes, not loops, and are not addressed), so a text form like
+// "UPCAST(1,16) THREAD(0,2)" means the same thing wherever it is read.
+//
+//   UPCAST(a, n)   loop axis a: its last n iterations per step become n vector lanes
+//   UNROLL(a, n)   reduce axis a: the same, reduced across lanes each step
+//   THREAD(a, n)   loop axis a: split into n chunks run in parallel across cores (outermost)
+//   GROUP(a, n)    reduce axis a: n partial reductions in parallel, then a combining stage
+//   TILE(a, n)     loop axis a: blocks of n, the block loop moved outermost (cache blocking)
+//   SWAP(a, b)     loop axes a and b exchange nesting positions
+//
+// Applying a list is deterministic: the same AST and list always give the same stages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/uop.hpp"
+#include "engine/support/error.hpp"
+
+namespace beamlab {
+
+enum class OptOp { Upcast, Unroll, Thread, Group, Tile, Swap };
+
+struct Opt {
+  OptOp op;
+  int axis;
+  int64_t arg; ///< the amount, or SWAP's second axis
+  bool operator==(const Opt&) const = default;
+};
+
+std::string_view opt_op_name(OptOp op);
+/// "UPCAST(1,16)".
+std::string to_string(const Opt& opt);
+/// Space-separated opts; "" for none.
+std::string to_string(const std::vector<Opt>& opts);
+/// Inverse of to_string; the reason naming the bad token on failure.
+Expected<std::vector<Opt>> parse_opts(std::string_view text);
+
+/// The largest number of lanes (product of upcast and unroll amounts) a kernel may have.
+inline constexpr int64_t kMaxOptLanes = 1024;
+
+enum class AxisKind { Parallel, Loop, Reduce, Upcast, Unroll };
+std::string_view axis_kind_name(AxisKind kind);
+
+struct Axis {
+  int64_t extent;
+  AxisKind kind;
+};
+
+/// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results). It is
+/// bound to the DEFINE_GLOBAL slot after the kernel's buffers, in order.
+struct ScratchBuffer {
+  DType dtype;
+  int64_t size;
+};
+
+/// A kernel with its Opts applied: stages run one after another.
+struct OptimizedKernel {
+  std::vector<UOpPtr> stages;
+  std::vector<ScratchBuffer> scratch;
+  std::vector<Axis> axes; ///< stage 0's axes in nesting order, lanes last
+};
+
+/// Applies `opts` to `ast` in order; the first Opt that doesn't apply is rejected with the
+/// reason, naming it.
+Expected<OptimizedKernel> apply_opts(const UOpPtr& ast, const std::vector<Opt>& opts);
+
+/// The axes of a kernel AST in nesting order, upcast and unroll axes last.
+std::vector<Axis> kernel_axes(const UOpPtr& ast);
+
+/// A good default Opt list for this host with `threads` cores (see heuristic.cpp).
+std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads);
+
+/// Every Opt that applies to the kernel after `applied`, for search: amounts from a fixed menu.
+std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& applied,
+                                   int threads);
+
+} // namespace beamlab

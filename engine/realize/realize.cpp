@@ -1,0 +1,258 @@
+// Realization; see realize.hpp.
+#include "engine/realize/realize.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "engine/codegen/expand.hpp"
+#include "engine/codegen/lower.hpp"
+#include "engine/ir/printer.hpp"
+#include "engine/runtime/launch.hpp"
+
+namespace beamlab {
+namespace {
+
+struct CompileCache {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<const CompiledStage>> stages;
+  CompileCacheStats stats;
+};
+
+CompileCache& compile_cache() {
+  static auto* cache = new CompileCache(); // immortal: kernels may run from static objects
+  return *cache;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+size_t bytes_of(const UOp& buffer) {
+  return static_cast<size_t>(buffer_size(buffer)) *
+         static_cast<size_t>(std::max(1, buffer.dtype().scalar_type().itemsize()));
+}
+
+} // namespace
+
+std::vector<Opt> HeuristicPolicy::opts_for(const ScheduleItem& kernel, int threads) const {
+  for (const std::string& k : {kernel.name, hex(kernel.key), std::string("*")})
+    if (auto it = overrides_.find(k); it != overrides_.end()) return it->second;
+  return heuristic_opts(kernel.ast, threads);
+}
+
+Expected<std::shared_ptr<const CompiledStage>> compile_stage(const UOpPtr& stage,
+                                                             const std::string& name) {
+  CompileCache& cache = compile_cache();
+  {
+    std::lock_guard lock(cache.mu);
+    if (auto it = cache.stages.find(stage->hash()); it != cache.stages.end()) {
+      ++cache.stats.hits;
+      return it->second;
+    }
+  }
+  UOpPtr lowered = lower_kernel(expand_upcasts(stage));
+  Expected<CompiledKernel> k = compile_kernel(lowered, {.name = name});
+  if (!k) return make_unexpected(k.error());
+  auto code = JitLoader::instance().load(k->object, k->name);
+  if (!code) return make_unexpected(code.error());
+  auto compiled = std::make_shared<const CompiledStage>(CompiledStage{std::move(*k), *code});
+  std::lock_guard lock(cache.mu);
+  ++cache.stats.misses;
+  return cache.stages.emplace(stage->hash(), std::move(compiled)).first->second;
+}
+
+CompileCacheStats compile_cache_stats() {
+  CompileCache& cache = compile_cache();
+  std::lock_guard lock(cache.mu);
+  CompileCacheStats s = cache.stats;
+  s.entries = cache.stages.size();
+  return s;
+}
+
+KernelCost kernel_cost(const ScheduleItem& kernel) {
+  KernelCost cost;
+  for (const UOpPtr& b : kernel.buffers) cost.bytes += static_cast<int64_t>(bytes_of(*b));
+  std::unordered_map<const UOp*, std::set<const UOp*>> ranges;
+  for (const UOpPtr& u : toposort(kernel.ast)) {
+    std::set<const UOp*>& mine = ranges[u.get()];
+    if (u->op() == Op::Range) mine.insert(u.get());
+    for (const UOpPtr& s : u->src()) {
+      const std::set<const UOp*>& theirs = ranges.at(s.get());
+      mine.insert(theirs.begin(), theirs.end());
+    }
+    bool data = u->dtype().scalar() != Scalar::Index && !u->dtype().is_ptr();
+    if (data && (is_alu(u->op()) || u->op() == Op::Reduce)) {
+      int64_t iterations = 1;
+      for (const UOp* r : mine) iterations *= r->src(0)->const_value();
+      cost.flops += iterations;
+    }
+    // A reduction's result no longer varies with the loops it reduces.
+    if (u->op() == Op::Reduce)
+      for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
+  }
+  return cost;
+}
+
+ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& inputs,
+                                     const RealizeOptions& options) {
+  static const HeuristicPolicy heuristic;
+  const OptPolicy& policy = options.policy ? *options.policy : heuristic;
+  ExecutionPlan plan;
+  plan.threads_ = options.threads > 0 ? options.threads : default_threads();
+  // Liveness of every buffer: the kernel that writes it first and the last that reads it.
+  std::unordered_map<int64_t, std::pair<size_t, size_t>> live;
+  std::unordered_map<int64_t, const UOp*> node_of;
+  for (size_t i = 0; i < schedule.items.size(); ++i)
+    for (const UOpPtr& b : schedule.items[i].buffers) {
+      auto [it, fresh] = live.emplace(buffer_id(*b), std::make_pair(i, i));
+      it->second.second = i;
+      node_of.emplace(buffer_id(*b), b.get());
+    }
+  std::set<int64_t> outputs;
+  for (const UOpPtr& o : schedule.outputs) outputs.insert(buffer_id(*o));
+  auto add_buffer = [&](std::shared_ptr<Buffer> b) {
+    plan.buffers_.push_back(std::move(b));
+    return static_cast<int>(plan.buffers_.size() - 1);
+  };
+  for (const UOpPtr& o : schedule.outputs) {
+    int64_t id = buffer_id(*o);
+    if (plan.slot_of_id_.count(id)) continue;
+    auto in = inputs.find(id);
+    plan.slot_of_id_[id] =
+        add_buffer(in != inputs.end() ? in->second : std::make_shared<Buffer>(bytes_of(*o)));
+  }
+  // Intermediates share storage: one is placed in a free storage (its last reader ran before
+  // this kernel) that is big enough, the smallest such.
+  struct Storage {
+    int slot;
+    size_t bytes;
+    size_t free_after;
+  };
+  std::vector<Storage> storages;
+  auto place = [&](size_t bytes, size_t first, size_t last) {
+    Storage* best = nullptr;
+    for (Storage& s : storages)
+      if (s.free_after < first && s.bytes >= bytes && (!best || s.bytes < best->bytes)) best = &s;
+    if (!best) {
+      storages.push_back({add_buffer(std::make_shared<Buffer>(bytes)), bytes, 0});
+      plan.intermediate_bytes_ += bytes;
+      best = &storages.back();
+    }
+    best->free_after = last;
+    return best->slot;
+  };
+  for (size_t i = 0; i < schedule.items.size(); ++i) {
+    const ScheduleItem& item = schedule.items[i];
+    PlannedKernel k;
+    k.item = item;
+    k.opts = policy.opts_for(item, plan.threads_);
+    Expected<OptimizedKernel> optimized = apply_opts(item.ast, k.opts);
+    if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
+    k.optimized = std::move(*optimized);
+    k.cost = kernel_cost(item);
+    for (const UOpPtr& b : item.buffers) {
+      int64_t id = buffer_id(*b);
+      if (!plan.slot_of_id_.count(id)) {
+        auto in = inputs.find(id);
+        if (in != inputs.end()) {
+          plan.slot_of_id_[id] = add_buffer(in->second);
+        } else {
+          internal_assert(live.at(id).first == i && item.buffers[0] == b)
+              << "buffer " << id << " is read before any kernel writes it";
+          plan.slot_of_id_[id] = place(bytes_of(*b), i, live.at(id).second);
+          ++plan.intermediate_count_;
+        }
+      }
+      k.slots.push_back(plan.slot_of_id_.at(id));
+    }
+    for (const ScratchBuffer& s : k.optimized.scratch)
+      k.slots.push_back(place(static_cast<size_t>(s.size) *
+                                  static_cast<size_t>(s.dtype.scalar_type().itemsize()),
+                              i, i));
+    for (size_t s = 0; s < k.optimized.stages.size(); ++s) {
+      std::string name = item.name + (s ? "_combine" : "");
+      auto stage = compile_stage(k.optimized.stages[s], name);
+      if (!stage)
+        user_error << "kernel " << item.name << " with opts '" << to_string(k.opts)
+                   << "' failed to compile: " << stage.error();
+      k.stages.push_back(*stage);
+    }
+    plan.kernels_.push_back(std::move(k));
+  }
+  plan.storage_count_ = storages.size();
+  (void)outputs;
+  return plan;
+}
+
+void ExecutionPlan::run_kernel(const PlannedKernel& k) {
+  std::vector<void*> ptrs;
+  ptrs.reserve(k.slots.size());
+  for (int s : k.slots) ptrs.push_back(buffers_[static_cast<size_t>(s)]->data());
+  for (const auto& stage : k.stages)
+    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads_);
+}
+
+void ExecutionPlan::run() {
+  for (const PlannedKernel& k : kernels_) run_kernel(k);
+}
+
+std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
+  run();
+  std::vector<std::vector<double>> samples(kernels_.size());
+  for (int r = 0; r < std::max(1, repeats); ++r)
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      run_kernel(kernels_[i]);
+      samples[i].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+  std::vector<KernelProfile> out;
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const PlannedKernel& k = kernels_[i];
+    KernelProfile p;
+    p.name = k.item.name;
+    p.key = k.item.key;
+    p.opts = to_string(k.opts);
+    p.ms = median(samples[i]);
+    p.cost = k.cost;
+    if (p.ms > 0) {
+      p.gflops = static_cast<double>(k.cost.flops) / (p.ms * 1e6);
+      p.gbps = static_cast<double>(k.cost.bytes) / (p.ms * 1e6);
+    }
+    for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::shared_ptr<Buffer> ExecutionPlan::buffer(const UOp& buffer_node) const {
+  auto it = slot_of_id_.find(buffer_id(buffer_node));
+  internal_assert(it != slot_of_id_.end()) << "buffer " << buffer_id(buffer_node) << " is not in the plan";
+  return buffers_[static_cast<size_t>(it->second)];
+}
+
+std::vector<std::shared_ptr<Buffer>> realize(const std::vector<UOpPtr>& roots,
+                                             const BufferMap& inputs,
+                                             const RealizeOptions& options) {
+  Schedule s = create_schedule(roots);
+  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, options);
+  plan.run();
+  std::vector<std::shared_ptr<Buffer>> out;
+  for (const UOpPtr& o : s.outputs) out.push_back(plan.buffer(*o));
+  return out;
+}
+
+} // namespace beamlab

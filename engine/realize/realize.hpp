@@ -1,0 +1,135 @@
+// Realization: a schedule -> compiled kernels -> a prepared execution plan that runs them.
+//
+// For each kernel the optimization policy picks an Opt list (the heuristic by default; a
+// tuner or a cache plugs in through OptPolicy, so the engine never depends on them). Each
+// stage of the optimized kernel is expanded, lowered, compiled by LLVM and linked; compiled
+// stages are cached in memory by the hash of their AST, so a kernel seen again is not
+// compiled again. An ExecutionPlan owns the buffers: inputs are bound, outputs allocated, and
+// intermediates share storage wherever their lifetimes (first write to last read) don't
+// overlap. A plan runs any number of times without recompiling, and can profile each kernel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/codegen/compile.hpp"
+#include "engine/opt/opt.hpp"
+#include "engine/runtime/buffer.hpp"
+#include "engine/runtime/jit_loader.hpp"
+#include "engine/schedule/schedule.hpp"
+
+namespace beamlab {
+
+/// Chooses each kernel's Opts.
+class OptPolicy {
+public:
+  virtual ~OptPolicy() = default;
+  virtual std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const = 0;
+};
+
+/// The hand-written heuristic, with explicit overrides by kernel name or key (hex).
+class HeuristicPolicy : public OptPolicy {
+public:
+  std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const override;
+  /// Use `opts` for the kernels named `name_or_key` (a kernel name, its hex key, or "*").
+  void set(const std::string& name_or_key, std::vector<Opt> opts) {
+    overrides_[name_or_key] = std::move(opts);
+  }
+
+private:
+  std::unordered_map<std::string, std::vector<Opt>> overrides_;
+};
+
+/// A compiled, linked stage.
+struct CompiledStage {
+  CompiledKernel kernel;
+  std::shared_ptr<const LoadedKernel> code;
+};
+
+/// Expands, lowers, compiles and links one stage AST, through the process-wide cache keyed by
+/// the AST's hash. A compile or link failure is returned, not thrown.
+Expected<std::shared_ptr<const CompiledStage>> compile_stage(const UOpPtr& stage,
+                                                             const std::string& name);
+/// Stages compiled so far (cache size) and how many lookups hit.
+struct CompileCacheStats {
+  size_t entries = 0;
+  size_t hits = 0;
+  size_t misses = 0;
+};
+CompileCacheStats compile_cache_stats();
+
+/// Work and traffic of a kernel: ALU ops on data (not index math) over their loop extents,
+/// and the bytes of every buffer it touches once.
+struct KernelCost {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+KernelCost kernel_cost(const ScheduleItem& kernel);
+
+struct RealizeOptions {
+  int threads = 0;                  ///< 0: every core (OMP_NUM_THREADS)
+  const OptPolicy* policy = nullptr; ///< null: the heuristic
+};
+
+/// Buffers by BUFFER id.
+using BufferMap = std::unordered_map<int64_t, std::shared_ptr<Buffer>>;
+
+struct KernelProfile {
+  std::string name;
+  uint64_t key = 0;
+  std::string opts;
+  double ms = 0; ///< median of the runs
+  double gflops = 0;
+  double gbps = 0;
+  double compile_ms = 0;
+  KernelCost cost;
+};
+
+struct PlannedKernel {
+  ScheduleItem item;
+  std::vector<Opt> opts;
+  OptimizedKernel optimized;
+  std::vector<std::shared_ptr<const CompiledStage>> stages;
+  std::vector<int> slots; ///< the plan's buffer for each DEFINE_GLOBAL slot (incl. scratch)
+  KernelCost cost;
+};
+
+class ExecutionPlan {
+public:
+  /// Compiles every kernel of `schedule`; `inputs` binds the BUFFERs that hold data already.
+  /// A kernel whose Opts don't apply or that fails to compile is a UserError naming it.
+  static ExecutionPlan prepare(const Schedule& schedule, const BufferMap& inputs,
+                               const RealizeOptions& options = {});
+
+  /// Runs every kernel once, in order.
+  void run();
+  /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median.
+  std::vector<KernelProfile> profile(int repeats);
+
+  /// The buffer holding a BUFFER node of the schedule.
+  std::shared_ptr<Buffer> buffer(const UOp& buffer_node) const;
+  const std::vector<PlannedKernel>& kernels() const { return kernels_; }
+  /// Bytes allocated for intermediates and scratch (after sharing by liveness).
+  size_t intermediate_bytes() const { return intermediate_bytes_; }
+  /// Intermediate BUFFERs and the number of storages they share.
+  size_t intermediate_count() const { return intermediate_count_; }
+  size_t storage_count() const { return storage_count_; }
+
+private:
+  void run_kernel(const PlannedKernel& k);
+  std::vector<std::shared_ptr<Buffer>> buffers_;
+  std::unordered_map<int64_t, int> slot_of_id_;
+  std::vector<PlannedKernel> kernels_;
+  int threads_ = 0;
+  size_t intermediate_bytes_ = 0, intermediate_count_ = 0, storage_count_ = 0;
+};
+
+/// Schedules `roots`, runs them, and returns each root's buffer.
+std::vector<std::shared_ptr<Buffer>> realize(const std::vector<UOpPtr>& roots,
+                                             const BufferMap& inputs,
+                                             const RealizeOptions& options = {});
+
+} // namespace beamlab

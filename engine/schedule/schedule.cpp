@@ -1,0 +1,314 @@
+// The scheduler; see schedule.hpp.
+#include "engine/schedule/schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/ir/kernel_ops.hpp"
+#include "engine/ir/printer.hpp"
+#include "engine/rewrite/symbolic.hpp"
+
+namespace beamlab {
+namespace {
+
+int64_t range_axis_id(const UOp& range) { return range.arg().items().at(0).as_int(); }
+
+// The RANGEs an index expression uses.
+std::vector<const UOp*> ranges_in(const std::vector<UOpPtr>& idxs) {
+  std::vector<const UOp*> out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (const UOpPtr& i : idxs) stack.push_back(i.get());
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op() == Op::Range) out.push_back(u);
+    for (const UOpPtr& s : u->src()) stack.push_back(s.get());
+  }
+  return out;
+}
+
+UOpPtr index_const(int64_t v) { return UOp::const_int(Scalar::Index, v); }
+
+// Row-major linear index of `idxs` in `shape`.
+UOpPtr linear_index(const std::vector<UOpPtr>& idxs, const Shape& shape) {
+  std::vector<int64_t> strides = contiguous_strides(shape);
+  UOpPtr lin = index_const(0);
+  for (size_t i = 0; i < idxs.size(); ++i)
+    if (shape[i] != 1) lin = lin + idxs[i] * strides[i];
+  return simplify_kernel(lin);
+}
+
+class Scheduler;
+
+// Builds one kernel's AST (see schedule.hpp for the fusion rule).
+class KernelBuilder {
+public:
+  KernelBuilder(Scheduler& s, UOpPtr root) : s_(s), root_(std::move(root)) {}
+
+  // The AST; false if a reduction had to be realized after all (build again).
+  bool build(ScheduleItem& item, std::vector<UOpPtr>& deps);
+
+private:
+  UOpPtr emit(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
+  UOpPtr emit_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                       const UOpPtr& valid);
+  UOpPtr emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
+  UOpPtr emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid);
+  std::vector<UOpPtr> movement_indices(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                                       UOpPtr& cond);
+  bool hoistable(const std::vector<UOpPtr>& idxs) const;
+  UOpPtr param(const UOpPtr& buffer);
+
+  Scheduler& s_;
+  UOpPtr root_;
+  std::vector<UOpPtr> slots_;
+  std::unordered_map<const UOp*, UOpPtr> params_;
+  std::vector<UOpPtr> deps_;
+  std::vector<const UOp*> context_; // the loops open where the node being emitted is used
+  int64_t next_axis_ = 0;
+  std::map<std::vector<const UOp*>, UOpPtr> memo_; // (node, idxs..., valid) -> value
+  std::unordered_map<const UOp*, std::vector<const UOp*>> reduce_key_;
+  std::vector<UOpPtr> keep_; // the nodes the keys above point to
+  bool retry_ = false;
+};
+
+class Scheduler {
+public:
+  Schedule run(const std::vector<UOpPtr>& roots) {
+    for (const UOpPtr& r : roots) realize_at(r);
+    for (const UOpPtr& r : roots) {
+      schedule(r);
+      out_.outputs.push_back(buffer_for(r));
+    }
+    return std::move(out_);
+  }
+
+  ShapeCache shapes;
+
+  // Whether `node` is read from a buffer rather than computed in the kernel that uses it.
+  bool realized(const UOp* node) const { return buffer_of_.count(node) != 0; }
+  void realize_at(const UOpPtr& node) {
+    if (node->op() == Op::Buffer) return;
+    if (!buffer_of_.count(node.get())) buffer_of_.emplace(node.get(), stored_buffer(node));
+  }
+  UOpPtr buffer_for(const UOpPtr& node) {
+    if (node->op() == Op::Buffer) return node;
+    realize_at(node);
+    return buffer_of_.at(node.get());
+  }
+
+private:
+  // A root that is a BUFFER viewed in row-major order needs no kernel.
+  UOpPtr stored_buffer(const UOpPtr& node) {
+    keep_.push_back(node);
+    if (node->op() == Op::Reshape && node->src(0)->op() == Op::Buffer) return node->src(0);
+    return tensor_buffer(node->dtype(), shape_numel(shapes.of(node)));
+  }
+
+  void schedule(const UOpPtr& node) {
+    if (node->op() == Op::Buffer || !done_.insert(node.get()).second) return;
+    if (node->op() == Op::Reshape && node->src(0)->op() == Op::Buffer) return;
+    ScheduleItem item;
+    std::vector<UOpPtr> deps;
+    while (!KernelBuilder(*this, node).build(item, deps)) {
+      item = {};
+      deps.clear();
+    }
+    for (const UOpPtr& d : deps) schedule(d);
+    out_.items.push_back(std::move(item));
+  }
+
+  std::unordered_map<const UOp*, UOpPtr> buffer_of_;
+  std::unordered_set<const UOp*> done_;
+  std::vector<UOpPtr> keep_;
+  Schedule out_;
+};
+
+bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
+  const Shape& shape = s_.shapes.of(root_);
+  std::vector<UOpPtr> idxs;
+  for (int64_t d : shape) {
+    if (d == 1) {
+      idxs.push_back(index_const(0));
+      continue;
+    }
+    idxs.push_back(kernel_range(d, next_axis_++, "loop"));
+    context_.push_back(idxs.back().get());
+  }
+  UOpPtr out = param(s_.buffer_for(root_));
+  UOpPtr value = emit(root_->op() == Op::Contiguous ? root_->src(0) : root_, idxs, nullptr);
+  if (retry_) return false;
+  UOpPtr ast = simplify_kernel(sink({store(index(out, linear_index(idxs, shape)), value)}));
+  item.ast = ast;
+  item.buffers = slots_;
+  item.name = kernel_name(ast);
+  item.key = ast->hash();
+  deps = deps_;
+  return true;
+}
+
+UOpPtr KernelBuilder::param(const UOpPtr& buffer) {
+  auto [it, fresh] = params_.emplace(buffer.get(), nullptr);
+  if (fresh) {
+    it->second = buffer_param(static_cast<int64_t>(slots_.size()), buffer->dtype());
+    slots_.push_back(buffer);
+  }
+  return it->second;
+}
+
+UOpPtr KernelBuilder::emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid) {
+  UOpPtr p = param(buffer);
+  return load(valid ? index(p, i, valid) : index(p, i), buffer->dtype());
+}
+
+UOpPtr KernelBuilder::emit(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                           const UOpPtr& valid) {
+  if (node->op() == Op::Const || node->op() == Op::DefineVar) return node;
+  std::vector<const UOp*> key = {node.get()};
+  for (const UOpPtr& i : idxs) key.push_back(i.get());
+  key.push_back(valid.get());
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  // The key's nodes stay alive while the key does, so their addresses are not reused.
+  keep_.insert(keep_.end(), idxs.begin(), idxs.end());
+  keep_.push_back(valid);
+  UOpPtr v = emit_uncached(node, idxs, valid);
+  memo_.emplace(std::move(key), v);
+  return v;
+}
+
+UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                                    const UOpPtr& valid) {
+  if (node->op() == Op::Buffer) return emit_load(node, idxs.at(0), valid);
+  if (node != root_ && (s_.realized(node.get()) || node->op() == Op::Contiguous)) {
+    s_.realize_at(node);
+    deps_.push_back(node);
+    return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
+  }
+  if (node->op() == Op::ReduceAxis) return emit_reduce(node, idxs, valid);
+  if (is_movement(node->op())) {
+    UOpPtr cond;
+    std::vector<UOpPtr> inner = movement_indices(node, idxs, cond);
+    if (!cond) return emit(node->src(0), inner, valid);
+    UOpPtr gate = valid ? simplify_kernel(alu(Op::And, valid, cond)) : cond;
+    UOpPtr v = emit(node->src(0), inner, gate);
+    return where(cond, v, UOp::const_like(node->dtype(), 0));
+  }
+  std::vector<UOpPtr> src;
+  for (const UOpPtr& s : node->src()) src.push_back(emit(s, idxs, valid));
+  return node->replace_src(std::move(src));
+}
+
+// The indices of a movement op's source for the op's output at `idxs`; `cond` is set to where
+// a PAD's source is in range (elsewhere the output is 0).
+std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
+                                                    const std::vector<UOpPtr>& idxs,
+                                                    UOpPtr& cond) {
+  const Shape& in = s_.shapes.of(node->src(0));
+  const Shape& out = s_.shapes.of(node);
+  std::vector<int64_t> a = int_args(*node);
+  std::vector<UOpPtr> res(in.size());
+  switch (node->op()) {
+  case Op::Reshape: {
+    UOpPtr lin = linear_index(idxs, out);
+    std::vector<int64_t> strides = contiguous_strides(in);
+    for (size_t j = 0; j < in.size(); ++j)
+      res[j] = in[j] == 1 ? index_const(0) : simplify_kernel((lin / strides[j]) % in[j]);
+    break;
+  }
+  case Op::Expand:
+    for (size_t i = 0; i < in.size(); ++i)
+      res[i] = in[i] == 1 && out[i] != 1 ? index_const(0) : idxs[i];
+    break;
+  case Op::Permute:
+    for (size_t i = 0; i < a.size(); ++i) res[static_cast<size_t>(a[i])] = idxs[i];
+    break;
+  case Op::Shrink:
+    for (size_t i = 0; i < in.size(); ++i) res[i] = simplify_kernel(idxs[i] + a[2 * i]);
+    break;
+  case Op::Flip:
+    for (size_t i = 0; i < in.size(); ++i)
+      res[i] = a[i] ? simplify_kernel(index_const(in[i] - 1) - idxs[i]) : idxs[i];
+    break;
+  case Op::Pad:
+    for (size_t i = 0; i < in.size(); ++i) {
+      res[i] = simplify_kernel(idxs[i] - a[2 * i]);
+      if (a[2 * i] == 0 && a[2 * i + 1] == 0) continue;
+      UOpPtr c = alu(Op::And, alu(Op::CmpLt, index_const(-1), res[i]), lt(res[i], in[i]));
+      cond = cond ? alu(Op::And, cond, c) : c;
+    }
+    if (cond) {
+      cond = simplify_kernel(cond);
+      if (cond->is_const() && cond->const_value() == 1) cond = nullptr;
+    }
+    break;
+  default: internal_error << "not a movement op: " << op_name(node->op());
+  }
+  return res;
+}
+
+// A reduction reached with `idxs` runs once per value of the loops it varies with when the
+// loops it doesn't vary with nest inside those: the code generator then hoists it.
+bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs) const {
+  std::vector<const UOp*> used = ranges_in(idxs);
+  int64_t innermost_used = -1;
+  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
+  for (const UOp* r : context_)
+    if (std::find(used.begin(), used.end(), r) == used.end() &&
+        range_axis_id(*r) < innermost_used)
+      return false;
+  return true;
+}
+
+UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                                  const UOpPtr& valid) {
+  std::vector<const UOp*> key;
+  for (const UOpPtr& i : idxs) key.push_back(i.get());
+  key.push_back(valid.get());
+  auto [seen, first] = reduce_key_.emplace(node.get(), key);
+  bool fuse = node == root_ || hoistable(idxs);
+  if (!fuse || (!first && seen->second != key)) {
+    // Realized by a kernel of its own; if it was already fused here, build this one again.
+    if (!first) retry_ = true;
+    s_.realize_at(node);
+    deps_.push_back(node);
+    return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
+  }
+  const Shape& in = s_.shapes.of(node->src(0));
+  std::vector<UOpPtr> inner = idxs, ranges;
+  for (int64_t ax : reduce_axes(*node)) {
+    auto a = static_cast<size_t>(ax);
+    if (in[a] == 1) continue;
+    inner[a] = kernel_range(in[a], next_axis_++, "reduce");
+    ranges.push_back(inner[a]);
+  }
+  size_t depth = context_.size();
+  for (const UOpPtr& r : ranges) context_.push_back(r.get());
+  UOpPtr v = emit(node->src(0), inner, valid);
+  context_.resize(depth);
+  return ranges.empty() ? v : reduce_over(v, ranges, reduce_op(*node));
+}
+
+} // namespace
+
+Schedule create_schedule(const std::vector<UOpPtr>& roots) { return Scheduler().run(roots); }
+
+std::string kernel_name(const UOpPtr& ast) {
+  std::vector<const UOp*> ranges;
+  bool reduces = false;
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() == Op::Range) ranges.push_back(u.get());
+    reduces |= u->op() == Op::Reduce;
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const UOp* a, const UOp* b) {
+    return range_axis_id(*a) < range_axis_id(*b);
+  });
+  std::string name = reduces ? "r" : "E";
+  for (const UOp* r : ranges) name += "_" + std::to_string(r->src(0)->const_value());
+  return name;
+}
+
+} // namespace beamlab

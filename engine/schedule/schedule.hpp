@@ -1,0 +1,45 @@
+// Scheduling: a tensor graph -> kernel ASTs in dependency order.
+//
+// Movement ops become index arithmetic: a kernel computes its output element at loop indices
+// (r0, r1, ...) by walking the graph from the output down to BUFFERs, rewriting the indices
+// through each RESHAPE/PERMUTE/EXPAND/PAD/SHRINK/FLIP it passes, so nothing is copied. Every
+// elementwise op along the way is fused into the kernel. A REDUCE_AXIS becomes an in-kernel
+// REDUCE over fresh reduce ranges, fused into its consumer when each of its results is then
+// computed once: it is reached with one index vector per kernel, and the loops it doesn't vary
+// with (the ones an EXPAND broadcast it over) nest inside the ones it does, so the code
+// generator hoists it out of them (softmax and layernorm over the last axis are one kernel).
+// Otherwise the reduction is realized into a buffer by a kernel of its own.
+//
+// A kernel AST is a SINK of one STORE to DEFINE_GLOBAL 0 (the output); inputs are the next
+// slots in first-use order. With buffers renumbered this way, the AST's hash is the kernel's
+// stable identity across programs, runs and machines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/ir/tensor_ops.hpp"
+
+namespace beamlab {
+
+struct ScheduleItem {
+  UOpPtr ast;                  ///< SINK(STORE(INDEX(DEFINE_GLOBAL 0, ...), value))
+  std::vector<UOpPtr> buffers; ///< the BUFFER bound to each DEFINE_GLOBAL slot; 0 is the output
+  std::string name;            ///< kind and loop extents, e.g. "r_512_512_512"
+  uint64_t key = 0;            ///< stable identity: the AST's hash
+};
+
+struct Schedule {
+  std::vector<ScheduleItem> items; ///< dependencies first
+  std::vector<UOpPtr> outputs;     ///< per root, the BUFFER holding it (row-major, root's shape)
+};
+
+/// The kernels that compute `roots` (tensor graphs; see tensor_ops.hpp).
+Schedule create_schedule(const std::vector<UOpPtr>& roots);
+
+/// A readable kernel name from its AST: "r_" (has a reduction) or "E_", then the extents of
+/// its loops in nesting order.
+std::string kernel_name(const UOpPtr& ast);
+
+} // namespace beamlab

@@ -1,0 +1,277 @@
+// The Tensor API; see tensor.hpp.
+#include "engine/tensor/tensor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <numeric>
+#include <unordered_set>
+
+#include "engine/runtime/float_helpers.hpp"
+
+namespace beamlab {
+
+/// Keeps the buffers a lazy tensor reads alive: a DAG mirroring the tensor graph's leaves.
+struct Lineage {
+  int64_t id = -1;                ///< BUFFER id, for a leaf
+  std::shared_ptr<Buffer> buffer; ///< for a leaf
+  std::vector<std::shared_ptr<const Lineage>> parents;
+};
+
+namespace {
+
+std::shared_ptr<const Lineage> leaf(int64_t id, std::shared_ptr<Buffer> buf) {
+  auto l = std::make_shared<Lineage>();
+  l->id = id;
+  l->buffer = std::move(buf);
+  return l;
+}
+
+// Writes `v` as element `i` of a buffer of `dtype`.
+void put(void* base, DType dtype, size_t i, double v, int64_t exact) {
+  auto* p = static_cast<char*>(base) + i * static_cast<size_t>(dtype.itemsize());
+  auto write = [&](auto x) { std::memcpy(p, &x, sizeof x); };
+  switch (dtype.scalar()) {
+  case Scalar::Bool: write(static_cast<uint8_t>(v != 0)); break;
+  case Scalar::Int8: write(static_cast<int8_t>(exact)); break;
+  case Scalar::Int16: write(static_cast<int16_t>(exact)); break;
+  case Scalar::Int32: write(static_cast<int32_t>(exact)); break;
+  case Scalar::Int64: write(static_cast<int64_t>(exact)); break;
+  case Scalar::UInt8: write(static_cast<uint8_t>(exact)); break;
+  case Scalar::UInt16: write(static_cast<uint16_t>(exact)); break;
+  case Scalar::UInt32: write(static_cast<uint32_t>(exact)); break;
+  case Scalar::UInt64: write(static_cast<uint64_t>(exact)); break;
+  case Scalar::Float16: write(static_cast<_Float16>(v)); break;
+  case Scalar::BFloat16: write(double_to_bfloat16_bits(v)); break;
+  case Scalar::Float32: write(static_cast<float>(v)); break;
+  case Scalar::Float64: write(v); break;
+  default: user_error << "Tensor: cannot hold elements of dtype " << dtype.str();
+  }
+}
+
+template <class T>
+T get(const void* base, DType dtype, size_t i) {
+  const auto* p = static_cast<const char*>(base) + i * static_cast<size_t>(dtype.itemsize());
+  auto read = [&](auto x) {
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  };
+  switch (dtype.scalar()) {
+  case Scalar::Bool: return static_cast<T>(read(uint8_t{}) != 0);
+  case Scalar::Int8: return static_cast<T>(read(int8_t{}));
+  case Scalar::Int16: return static_cast<T>(read(int16_t{}));
+  case Scalar::Int32: return static_cast<T>(read(int32_t{}));
+  case Scalar::Int64: return static_cast<T>(read(int64_t{}));
+  case Scalar::UInt8: return static_cast<T>(read(uint8_t{}));
+  case Scalar::UInt16: return static_cast<T>(read(uint16_t{}));
+  case Scalar::UInt32: return static_cast<T>(read(uint32_t{}));
+  case Scalar::UInt64: return static_cast<T>(read(uint64_t{}));
+  case Scalar::Float16: return static_cast<T>(static_cast<float>(read(_Float16{})));
+  case Scalar::BFloat16: {
+    uint32_t bits = static_cast<uint32_t>(read(uint16_t{})) << 16;
+    float f = 0;
+    std::memcpy(&f, &bits, sizeof f);
+    return static_cast<T>(f);
+  }
+  case Scalar::Float32: return static_cast<T>(read(float{}));
+  case Scalar::Float64: return static_cast<T>(read(double{}));
+  default: internal_error << "no elements of dtype " << dtype.str();
+  }
+  return T{};
+}
+
+void check_shape(const Shape& shape, const char* op) {
+  for (int64_t d : shape)
+    user_assert(d >= 1) << op << ": shape " << shape_str(shape)
+                        << " has a dimension below 1 (empty tensors are not supported)";
+}
+
+template <class T, class Exact>
+Tensor from_host(std::span<const T> data, Shape shape, DType dtype, Exact exact) {
+  check_shape(shape, "Tensor");
+  user_assert(static_cast<int64_t>(data.size()) == shape_numel(shape))
+      << "Tensor: " << data.size() << " values do not fill shape " << shape_str(shape) << " ("
+      << shape_numel(shape) << " elements)";
+  user_assert(!dtype.is_ptr() && dtype.lanes() == 1 && !dtype.is_void() &&
+              dtype.scalar() != Scalar::Index)
+      << "Tensor: " << dtype.str() << " is not an element dtype";
+  UOpPtr buf = tensor_buffer(dtype, shape_numel(shape));
+  auto storage = std::make_shared<Buffer>(data.size() * static_cast<size_t>(dtype.itemsize()));
+  for (size_t i = 0; i < data.size(); ++i)
+    put(storage->data(), dtype, i, static_cast<double>(data[i]), exact(data[i]));
+  return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), storage));
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::vector<double> uniform(int64_t n, uint64_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t base = splitmix64(seed);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(splitmix64(base + i) >> 40) * 0x1.0p-24; // 24 bits: exact in f32
+  return v;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- construction
+
+Tensor::Tensor(UOpPtr uop, Shape shape, std::shared_ptr<const Lineage> lineage)
+    : uop_(std::move(uop)), shape_(std::move(shape)), lineage_(std::move(lineage)) {}
+
+Tensor::Tensor(std::span<const float> data, Shape shape, DType dtype)
+    : Tensor(from_host(data, std::move(shape), dtype,
+                       [](float v) { return static_cast<int64_t>(v); })) {}
+Tensor::Tensor(std::span<const double> data, Shape shape, DType dtype)
+    : Tensor(from_host(data, std::move(shape), dtype,
+                       [](double v) { return static_cast<int64_t>(v); })) {}
+Tensor::Tensor(std::span<const int32_t> data, Shape shape, DType dtype)
+    : Tensor(from_host(data, std::move(shape), dtype, [](int32_t v) { return int64_t{v}; })) {}
+Tensor::Tensor(std::span<const int64_t> data, Shape shape, DType dtype)
+    : Tensor(from_host(data, std::move(shape), dtype, [](int64_t v) { return v; })) {}
+Tensor::Tensor(std::span<const bool> data, Shape shape)
+    : Tensor(from_host(data, std::move(shape), Scalar::Bool,
+                       [](bool v) { return int64_t{v}; })) {}
+Tensor::Tensor(std::initializer_list<float> data, Shape shape, DType dtype)
+    : Tensor(std::span<const float>(data.begin(), data.size()), std::move(shape), dtype) {}
+Tensor::Tensor(double value, DType dtype)
+    : Tensor(UOp::const_like(dtype, value), Shape{}, nullptr) {}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  check_shape(shape, "full");
+  Tensor c(value, dtype);
+  return c.reshape(Shape(shape.size(), 1)).expand(shape);
+}
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
+
+// arange counts along a loop: a cumulative sum of ones would need a reduction, so instead a
+// flattened (n, n+1) view trick would too; the kernel's index is the natural source. The
+// tensor graph has no "index" leaf, so arange is built from a buffer of host values.
+Tensor Tensor::arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1); }
+
+Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
+  user_assert(step != 0) << "arange: step is 0";
+  auto n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  user_assert(n >= 1) << "arange: [" << start << ", " << stop << ") with step " << step
+                      << " is empty";
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + static_cast<double>(i) * step;
+  return Tensor(std::span<const double>(v), {n}, dtype);
+}
+
+Tensor Tensor::eye(int64_t n, DType dtype) {
+  check_shape({n}, "eye");
+  Tensor i = arange(n);
+  return i.reshape({n, 1}).eq(i.reshape({1, n})).cast(dtype);
+}
+
+Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype) {
+  user_assert(steps >= 1) << "linspace: steps must be at least 1, not " << steps;
+  std::vector<double> v(static_cast<size_t>(steps));
+  for (int64_t i = 0; i < steps; ++i)
+    v[static_cast<size_t>(i)] =
+        steps == 1 ? start
+                   : start + (stop - start) * static_cast<double>(i) / static_cast<double>(steps - 1);
+  return Tensor(std::span<const double>(v), {steps}, dtype);
+}
+
+Tensor Tensor::rand(const Shape& shape, uint64_t seed, DType dtype) {
+  check_shape(shape, "rand");
+  std::vector<double> v = uniform(shape_numel(shape), seed);
+  return Tensor(std::span<const double>(v), shape, dtype);
+}
+
+Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype) {
+  check_shape(shape, "randn");
+  int64_t n = shape_numel(shape);
+  std::vector<double> u = uniform(2 * n, seed), v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::sqrt(-2 * std::log(1 - u[2 * i])) * std::cos(2 * std::numbers::pi * u[2 * i + 1]);
+  return Tensor(std::span<const double>(v), shape, dtype);
+}
+
+// ---------------------------------------------------------------- running
+
+std::shared_ptr<const Lineage> Tensor::join(std::initializer_list<const Tensor*> ts) {
+  std::vector<std::shared_ptr<const Lineage>> parents;
+  for (const Tensor* t : ts)
+    if (t->lineage_ && std::find(parents.begin(), parents.end(), t->lineage_) == parents.end())
+      parents.push_back(t->lineage_);
+  if (parents.size() <= 1) return parents.empty() ? nullptr : parents[0];
+  auto l = std::make_shared<Lineage>();
+  l->parents = std::move(parents);
+  return l;
+}
+
+BufferMap Tensor::inputs() const {
+  BufferMap out;
+  collect_inputs(*this, out);
+  return out;
+}
+
+void Tensor::collect_inputs(const Tensor& t, BufferMap& out) {
+  std::unordered_set<const Lineage*> seen;
+  std::vector<const Lineage*> stack;
+  if (t.lineage_) stack.push_back(t.lineage_.get());
+  while (!stack.empty()) {
+    const Lineage* l = stack.back();
+    stack.pop_back();
+    if (!seen.insert(l).second) continue;
+    if (l->buffer) out.emplace(l->id, l->buffer);
+    for (const auto& p : l->parents) stack.push_back(p.get());
+  }
+}
+
+Schedule Tensor::schedule() const { return create_schedule({uop_}); }
+
+void Tensor::realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options) {
+  std::vector<UOpPtr> roots;
+  BufferMap inputs;
+  for (Tensor* t : tensors) {
+    roots.push_back(t->uop_);
+    collect_inputs(*t, inputs);
+  }
+  Schedule s = create_schedule(roots);
+  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, options);
+  plan.run();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor* t = tensors[i];
+    const UOpPtr& buf = s.outputs[i];
+    t->uop_ = tensor_reshape(buf, t->shape_);
+    t->lineage_ = leaf(buffer_id(*buf), plan.buffer(*buf));
+  }
+}
+
+Tensor& Tensor::realize(const RealizeOptions& options) {
+  Tensor* self = this;
+  realize_all(std::span<Tensor* const>(&self, 1), options);
+  return *this;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  Tensor t = *this;
+  t.realize();
+  const Lineage& l = *t.lineage_;
+  std::vector<T> out(static_cast<size_t>(numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = get<T>(l.buffer->data(), dtype(), i);
+  return out;
+}
+
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
+template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
+template std::vector<uint32_t> Tensor::to_vector<uint32_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+
+} // namespace beamlab

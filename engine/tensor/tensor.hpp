@@ -1,0 +1,254 @@
+// beamlab::Tensor: a lazy tensor. Operations build a tensor graph (see engine/ir/tensor_ops.hpp);
+// realize() schedules, compiles and runs it; reading values realizes first.
+//
+// Names and semantics follow tinygrad's Tensor (itself numpy's and torch's): numpy
+// broadcasting, tinygrad's type promotion, negative axes counting from the end. Every misuse
+// (shapes that don't broadcast, a bad axis, a bad reshape, an op on a dtype it doesn't take)
+// is a UserError naming the op, the shapes and the problem.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/ir/tensor_ops.hpp"
+#include "engine/realize/realize.hpp"
+
+namespace beamlab {
+
+namespace dtypes {
+inline constexpr Scalar float32 = Scalar::Float32;
+inline constexpr Scalar float64 = Scalar::Float64;
+inline constexpr Scalar float16 = Scalar::Float16;
+inline constexpr Scalar bfloat16 = Scalar::BFloat16;
+inline constexpr Scalar int8 = Scalar::Int8;
+inline constexpr Scalar int16 = Scalar::Int16;
+inline constexpr Scalar int32 = Scalar::Int32;
+inline constexpr Scalar int64 = Scalar::Int64;
+inline constexpr Scalar uint8 = Scalar::UInt8;
+inline constexpr Scalar uint32 = Scalar::UInt32;
+inline constexpr Scalar boolean = Scalar::Bool;
+} // namespace dtypes
+
+struct Lineage;
+
+class Tensor {
+public:
+  // ---- creation ----
+  /// Host data (converted to `dtype`), row-major in `shape`.
+  Tensor(std::span<const float> data, Shape shape, DType dtype = Scalar::Float32);
+  Tensor(std::span<const double> data, Shape shape, DType dtype = Scalar::Float32);
+  Tensor(std::span<const int32_t> data, Shape shape, DType dtype = Scalar::Int32);
+  Tensor(std::span<const int64_t> data, Shape shape, DType dtype = Scalar::Int64);
+  Tensor(std::span<const bool> data, Shape shape);
+  Tensor(std::initializer_list<float> data, Shape shape, DType dtype = Scalar::Float32);
+  /// A scalar (shape ()).
+  explicit Tensor(double value, DType dtype = Scalar::Float32);
+
+  static Tensor full(const Shape& shape, double value, DType dtype = Scalar::Float32);
+  static Tensor zeros(const Shape& shape, DType dtype = Scalar::Float32);
+  static Tensor ones(const Shape& shape, DType dtype = Scalar::Float32);
+  static Tensor arange(int64_t stop);
+  static Tensor arange(double start, double stop, double step = 1, DType dtype = Scalar::Int32);
+  static Tensor eye(int64_t n, DType dtype = Scalar::Float32);
+  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = Scalar::Float32);
+  /// Uniform in [0, 1), the same values for the same seed on every run and machine.
+  static Tensor rand(const Shape& shape, uint64_t seed, DType dtype = Scalar::Float32);
+  /// Standard normal (Box-Muller over rand's stream).
+  static Tensor randn(const Shape& shape, uint64_t seed, DType dtype = Scalar::Float32);
+
+  // ---- what it is ----
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return uop_->dtype(); }
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  const UOpPtr& uop() const { return uop_; }
+
+  // ---- running ----
+  /// Computes the tensor (and what it depends on); afterwards it reads from a buffer.
+  Tensor& realize(const RealizeOptions& options = {});
+  /// Realizes several tensors in one schedule.
+  static void realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options = {});
+  /// The values, converted to T, row-major.
+  template <class T>
+  std::vector<T> to_vector() const;
+  /// The schedule that would compute this tensor now.
+  Schedule schedule() const;
+  /// The buffers this tensor's graph reads, by BUFFER id.
+  BufferMap inputs() const;
+  static void collect_inputs(const Tensor& t, BufferMap& out);
+
+  // ---- elementwise ----
+  Tensor operator-() const { return neg(); }
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor exp2() const;
+  Tensor log2() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor erf() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const; ///< half to even
+  Tensor trunc() const;
+  Tensor square() const;
+  Tensor sign() const;
+  Tensor pow(const Tensor& e) const;
+  Tensor pow(double e) const;
+  Tensor maximum(const Tensor& o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor maximum(double o) const;
+  Tensor minimum(double o) const;
+  Tensor clamp(std::optional<double> lo, std::optional<double> hi) const;
+  Tensor where(const Tensor& a, const Tensor& b) const; ///< this is the condition
+  Tensor where(double a, double b) const;
+  Tensor cast(DType to) const;
+  Tensor bitcast(DType to) const;
+  Tensor div(const Tensor& o) const;      ///< true division (ints become float32)
+  Tensor floordiv(const Tensor& o) const; ///< rounds toward -inf (Python's //)
+  Tensor mod(const Tensor& o) const;      ///< sign of the divisor (Python's %)
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_not() const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
+  Tensor eq(const Tensor& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor ge(const Tensor& o) const;
+
+  // activations
+  Tensor relu() const;
+  Tensor relu6() const;
+  Tensor gelu() const;
+  Tensor silu() const;
+  Tensor softplus(double beta = 1) const;
+  Tensor leaky_relu(double slope = 0.01) const;
+  Tensor hardswish() const;
+  Tensor mish() const;
+
+  // ---- reductions (axes empty: all) ----
+  Tensor sum(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor prod(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor max(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor min(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor mean(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor var(std::vector<int64_t> axes = {}, bool keepdim = false, int64_t correction = 1) const;
+  Tensor std(std::vector<int64_t> axes = {}, bool keepdim = false, int64_t correction = 1) const;
+  Tensor any(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  Tensor all(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  /// The first index of the maximum along `axis` (int32); all elements if axis is nullopt.
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis = 0) const;
+
+  // ---- movement ----
+  Tensor reshape(Shape shape) const; ///< one dim may be -1
+  Tensor permute(std::vector<int64_t> order) const;
+  Tensor transpose(int64_t a = -2, int64_t b = -1) const;
+  Tensor expand(Shape shape) const; ///< -1 keeps a dim
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> pads, double value = 0) const;
+  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
+  /// Elements [start, stop) of `axis` (negative bounds count from the end).
+  Tensor slice(int64_t axis, int64_t start, int64_t stop) const;
+  Tensor flip(std::vector<int64_t> axes) const;
+  Tensor squeeze(std::optional<int64_t> axis = std::nullopt) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor repeat(std::vector<int64_t> repeats) const;
+  Tensor gather(int64_t axis, const Tensor& index) const;
+  Tensor contiguous() const;
+  static Tensor cat(std::span<const Tensor> tensors, int64_t axis = 0);
+  static Tensor stack(std::span<const Tensor> tensors, int64_t axis = 0);
+
+  // ---- composite ----
+  Tensor matmul(const Tensor& w) const;
+  Tensor dot(const Tensor& w) const { return matmul(w); }
+  /// x @ weight.T + bias, weight (out, in) as torch's.
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                int64_t stride = 1, int64_t padding = 0, int64_t dilation = 1,
+                int64_t groups = 1) const;
+  Tensor max_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = std::nullopt,
+                    int64_t padding = 0, int64_t dilation = 1) const;
+  Tensor avg_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = std::nullopt,
+                    int64_t padding = 0) const;
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
+  Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
+  /// (x - mean) / sqrt(var + eps) over the last `axes` dims.
+  Tensor layernorm(int64_t axis = -1, double eps = 1e-5) const;
+  Tensor layernorm(const Tensor& weight, const Tensor& bias, double eps = 1e-5) const;
+  /// Inference batch norm over axis 1 with running statistics.
+  Tensor batchnorm(const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                   const Tensor& running_var, double eps = 1e-5) const;
+  /// softmax(q @ k^T / sqrt(d) [+ mask | causal]) @ v.
+  Tensor scaled_dot_product_attention(const Tensor& k, const Tensor& v,
+                                      const std::optional<Tensor>& mask = std::nullopt,
+                                      bool is_causal = false) const;
+  /// einsum over the common patterns: "ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", ...
+  static Tensor einsum(const std::string& formula, std::span<const Tensor> operands);
+
+  // ---- internals the API's free functions use ----
+  Tensor(UOpPtr uop, Shape shape, std::shared_ptr<const Lineage> lineage);
+  static Tensor binary(Op op, const Tensor& a, const Tensor& b, const char* name);
+  Tensor scalar_like(double v) const;
+  /// The lineage of a tensor computed from `ts`.
+  static std::shared_ptr<const Lineage> join(std::initializer_list<const Tensor*> ts);
+  int64_t resolve_axis(int64_t axis, const char* op) const;
+
+private:
+  Tensor unary(Op op) const;
+  Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim, const char* name) const;
+  Tensor pool(int64_t kernel, int64_t stride, int64_t dilation) const;
+  Tensor read_back() const;
+
+  UOpPtr uop_;
+  Shape shape_;
+  std::shared_ptr<const Lineage> lineage_;
+};
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, double b);
+Tensor operator>(const Tensor& a, double b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator!(const Tensor& a);
+
+/// The numpy broadcast of two shapes; a UserError naming `op` if they don't broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+} // namespace beamlab

@@ -1,0 +1,109 @@
+// The Opt space: text form, rejection with reasons, determinism, results unchanged.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <beamlab/beamlab.hpp>
+
+namespace beamlab {
+namespace {
+
+UOpPtr matmul_ast(int64_t n) {
+  Tensor a = Tensor::rand({n, n}, 1), b = Tensor::rand({n, n}, 2);
+  return a.matmul(b).schedule().items.at(0).ast;
+}
+
+TEST(Opts, TextFormRoundTrips) {
+  std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Thread, 0, 2}, {OptOp::Swap, 0, 1},
+                           {OptOp::Group, 2, 4},   {OptOp::Tile, 1, 32},  {OptOp::Unroll, 2, 4}};
+  std::string text = to_string(opts);
+  EXPECT_EQ(text, "UPCAST(1,16) THREAD(0,2) SWAP(0,1) GROUP(2,4) TILE(1,32) UNROLL(2,4)");
+  Expected<std::vector<Opt>> back = parse_opts(text);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(*back, opts);
+  EXPECT_TRUE(parse_opts("")->empty());
+}
+
+TEST(Opts, BadTextNamesTheToken) {
+  EXPECT_THAT(parse_opts("UPCAST(1,16) FROB(0,2)").error(), ::testing::HasSubstr("FROB(0,2)"));
+  EXPECT_THAT(parse_opts("UPCAST(1)").error(), ::testing::HasSubstr("needs two integers"));
+  EXPECT_THAT(parse_opts("UPCAST 1,2").error(), ::testing::HasSubstr("missing parentheses"));
+}
+
+TEST(Opts, AxesAndKinds) {
+  std::vector<Axis> axes = kernel_axes(matmul_ast(32));
+  ASSERT_EQ(axes.size(), 3u);
+  EXPECT_EQ(axes[0].kind, AxisKind::Loop);
+  EXPECT_EQ(axes[1].kind, AxisKind::Loop);
+  EXPECT_EQ(axes[2].kind, AxisKind::Reduce);
+  Expected<OptimizedKernel> k = apply_opts(matmul_ast(32), {{OptOp::Upcast, 1, 8}, {OptOp::Thread, 0, 2}});
+  ASSERT_TRUE(k) << k.error();
+  ASSERT_EQ(k->axes.size(), 5u);
+  EXPECT_EQ(k->axes[0].kind, AxisKind::Parallel);
+  EXPECT_EQ(k->axes.back().kind, AxisKind::Upcast);
+  EXPECT_EQ(k->axes.back().extent, 8);
+}
+
+TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
+  UOpPtr ast = matmul_ast(32);
+  auto why = [&](std::vector<Opt> opts) {
+    Expected<OptimizedKernel> k = apply_opts(ast, opts);
+    return k ? std::string("applied") : k.error();
+  };
+  EXPECT_THAT(why({{OptOp::Upcast, 2, 4}}), ::testing::HasSubstr("UPCAST applies to loop axes"));
+  EXPECT_THAT(why({{OptOp::Unroll, 0, 4}}), ::testing::HasSubstr("UNROLL applies to reduce axes"));
+  EXPECT_THAT(why({{OptOp::Upcast, 0, 5}}), ::testing::HasSubstr("not a multiple of 5"));
+  EXPECT_THAT(why({{OptOp::Upcast, 7, 2}}), ::testing::HasSubstr("out of range"));
+  EXPECT_THAT(why({{OptOp::Thread, 0, 2}, {OptOp::Thread, 1, 2}}),
+              ::testing::HasSubstr("already runs an axis in parallel"));
+  EXPECT_THAT(why({{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 0, 32}, {OptOp::Unroll, 0, 2}}),
+              ::testing::HasSubstr("lanes"));
+  EXPECT_THAT(why({{OptOp::Swap, 0, 2}}), ::testing::HasSubstr("SWAP exchanges two loop axes"));
+}
+
+TEST(Opts, SameListSameKernel) {
+  std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Upcast, 0, 4}, {OptOp::Thread, 0, 2}};
+  Expected<OptimizedKernel> a = apply_opts(matmul_ast(64), opts), b = apply_opts(matmul_ast(64), opts);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->stages[0]->hash(), b->stages[0]->hash());
+  Expected<std::shared_ptr<const CompiledStage>> ca = compile_stage(a->stages[0], "k");
+  ASSERT_TRUE(ca) << ca.error();
+  EXPECT_EQ(ca.value()->kernel.code_hash, compile_stage(b->stages[0], "k").value()->kernel.code_hash);
+}
+
+// Every Opt of the menu, alone and after the heuristic's list, computes the same matmul.
+TEST(Opts, EveryActionKeepsTheResult) {
+  Tensor a = Tensor::rand({24, 40}, 1), b = Tensor::rand({40, 32}, 2);
+  Tensor ref = a.matmul(b);
+  std::vector<float> want = ref.to_vector<float>();
+  UOpPtr ast = ref.schedule().items.at(0).ast;
+  for (const Opt& o : candidate_actions(ast, {}, 2)) {
+    HeuristicPolicy p;
+    p.set("*", {o});
+    Tensor t = a.matmul(b);
+    t.realize({.threads = 2, .policy = &p});
+    std::vector<float> got = t.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4) << "with " << to_string(o) << " at " << i;
+  }
+}
+
+TEST(Opts, ExplicitListThroughThePolicy) {
+  Tensor a = Tensor::rand({64}, 3);
+  HeuristicPolicy p;
+  p.set("r_64", {{OptOp::Group, 0, 4}, {OptOp::Unroll, 1, 4}});
+  Tensor s = a.sum();
+  Schedule sched = s.schedule();
+  ExecutionPlan plan = ExecutionPlan::prepare(sched, s.inputs(), {.threads = 2, .policy = &p});
+  ASSERT_EQ(plan.kernels().size(), 1u);
+  EXPECT_EQ(to_string(plan.kernels()[0].opts), "GROUP(0,4) UNROLL(1,4)");
+  EXPECT_EQ(plan.kernels()[0].stages.size(), 2u); // partial sums, then their combination
+  plan.run();
+  std::vector<float> v = a.to_vector<float>();
+  double want = 0;
+  for (float x : v) want += x;
+  EXPECT_NEAR(static_cast<const float*>(plan.buffer(*sched.outputs[0])->data())[0], want, 1e-4);
+}
+
+} // namespace
+} // namespace beamlab

@@ -1,21 +1,15 @@
-// Kernels from the code generator against references measured in the same run: a
-// STREAM-style triad (memory bandwidth) run through the same OpenMP launcher. Counters:
-// gbps (bytes moved / mean time) and ratio (gbps over the triad's, measured the same way
-// just before the kernel).
-//
-// The kernels are hand-built kernel graphs until the scheduler exists (issue 3); they show
-// what the back end and runtime reach on their own.
+// The engine's kernels against references measured in the same run: a STREAM-style triad
+// (memory bandwidth, through the same OpenMP launcher) and OpenBLAS sgemm (FLOP/s). Each
+// benchmark runs a Tensor program with the heuristic Opts (no search). Counters: gbps or
+// gflops, ratio (over the reference measured just before), compile_ms; the label is the Opts.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 
 #include <cblas.h>
 
-#include "engine/codegen/compile.hpp"
-#include "engine/codegen/lower.hpp"
-#include "engine/ir/kernel_ops.hpp"
-#include "engine/runtime/buffer.hpp"
-#include "engine/runtime/jit_loader.hpp"
+#include <beamlab/beamlab.hpp>
+
 #include "engine/runtime/launch.hpp"
 
 namespace beamlab {
@@ -61,96 +55,120 @@ void BM_Triad(benchmark::State& state) {
 }
 BENCHMARK(BM_Triad)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// out[i] = a[i] * b[i] + c[i] over 16M float32, as the code generator compiles it.
-void BM_ElementwiseMulAdd(benchmark::State& state) {
-  UOpPtr i = kernel_range(kElements, 0, "parallel");
-  auto in = [&](int64_t slot) {
-    return load(index(buffer_param(slot, Scalar::Float32), i), Scalar::Float32);
-  };
-  UOpPtr kernel = sink(
-      {end_loop({store(index(buffer_param(0, Scalar::Float32), i), in(1) * in(2) + in(3))}, i)});
-  Expected<CompiledKernel> k = compile_kernel(kernel, {.name = "E_16M"});
-  if (!k) return state.SkipWithError(k.error().c_str());
-  auto entry = JitLoader::instance().load(k->object, k->name);
-  if (!entry) return state.SkipWithError(entry.error().c_str());
-  Buffers& m = buffers();
-  void* ptrs[] = {m.out.data(), m.a.data(), m.b.data(), m.c.data()};
-  double reference = triad_gbps();
-  launch((*entry)->entry(), ptrs, nullptr, kElements); // warm-up: first touch, page faults
+// The engine end to end: a Tensor program scheduled, optimized with the heuristic Opts,
+// compiled and run as an ExecutionPlan; each benchmark iteration runs the whole plan.
+struct Measured {
+  double seconds = 0; // mean per plan run
+  double compile_ms = 0;
+  std::string opts;
+};
+
+Measured run_plan(benchmark::State& state, const Tensor& out) {
+  ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs());
+  Measured m;
+  for (const PlannedKernel& k : plan.kernels()) {
+    for (const auto& stage : k.stages) m.compile_ms += stage->kernel.compile_ms;
+    m.opts += (m.opts.empty() ? "" : " | ") + to_string(k.opts);
+  }
+  plan.run(); // warm-up: first touch of the outputs
   auto t0 = std::chrono::steady_clock::now();
   int64_t runs = 0;
   for (auto _ : state) {
-    launch((*entry)->entry(), ptrs, nullptr, kElements);
+    plan.run();
     ++runs;
   }
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-             static_cast<double>(runs);
-  double gbps = 4.0 * 4 * kElements / s / 1e9;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+              static_cast<double>(std::max<int64_t>(runs, 1));
+  state.SetLabel(m.opts);
+  state.counters["compile_ms"] = m.compile_ms;
+  return m;
+}
+
+void report_bandwidth(benchmark::State& state, double bytes, const Measured& m) {
+  double gbps = bytes / m.seconds / 1e9;
   state.counters["gbps"] = gbps;
-  state.counters["ratio"] = gbps / reference;
-  state.counters["compile_ms"] = k->compile_ms;
+  state.counters["ratio"] = gbps / triad_gbps();
 }
-BENCHMARK(BM_ElementwiseMulAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-} // namespace
-} // namespace beamlab
+// out = a * b + c over 16M float32: 16 bytes an element.
+void BM_Elementwise(benchmark::State& state) {
+  Tensor a = Tensor::rand({kElements}, 1), b = Tensor::rand({kElements}, 2),
+         c = Tensor::rand({kElements}, 3);
+  Tensor out = a * b + c;
+  report_bandwidth(state, 16.0 * kElements, run_plan(state, out));
+}
+BENCHMARK(BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-namespace beamlab {
-namespace {
+// The sum of 16M float32: 4 bytes an element.
+void BM_Sum(benchmark::State& state) {
+  Tensor out = Tensor::rand({kElements}, 1).sum();
+  report_bandwidth(state, 4.0 * kElements, run_plan(state, out));
+}
+BENCHMARK(BM_Sum)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// C = A * B, float32 n x n x n, from a kernel AST with the default (unoptimized) schedule:
-// a parallel row loop, a column loop and a reduce loop. The reference is OpenBLAS sgemm on
-// the same buffers in the same run; ratio = our GFLOP/s over its.
-void BM_MatmulNaive(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  UOpPtr i = kernel_range(n, 0, "parallel"), j = kernel_range(n, 1, "loop"),
-         k = kernel_range(n, 2, "reduce");
-  auto in = [](int64_t slot, const UOpPtr& at) {
-    return load(index(buffer_param(slot, Scalar::Float32), at), Scalar::Float32);
+// Softmax over the rows of 4096 x 1024 float32: read once, written once.
+void BM_Softmax(benchmark::State& state) {
+  Tensor out = Tensor::randn({4096, 1024}, 1).softmax(-1);
+  report_bandwidth(state, 8.0 * 4096 * 1024, run_plan(state, out));
+}
+BENCHMARK(BM_Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), measured now: the reference.
+double sgemm_gflops(int64_t m, int64_t n, int64_t k) {
+  Buffer C(m * n * 4), A(m * k * 4), B(k * n * 4);
+  for (float& x : A.as<float>()) x = 0.5f;
+  for (float& x : B.as<float>()) x = 0.25f;
+  auto call = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f, A.as<float>().data(),
+                static_cast<int>(k), B.as<float>().data(), static_cast<int>(n), 0.0f,
+                C.as<float>().data(), static_cast<int>(n));
   };
-  UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Float32), i * n + j),
-                           reduce_over(in(1, i * n + k) * in(2, k * n + j), {k}, Op::Add))});
-  Expected<CompiledKernel> kern = compile_kernel(lower_kernel(ast), {.name = "matmul"});
-  if (!kern) return state.SkipWithError(kern.error().c_str());
-  auto entry = JitLoader::instance().load(kern->object, kern->name);
-  if (!entry) return state.SkipWithError(entry.error().c_str());
-  Buffer C(n * n * 4), A(n * n * 4), B(n * n * 4);
-  for (int64_t x = 0; x < n * n; ++x)
-    A.as<float>()[x] = B.as<float>()[x] = static_cast<float>(x % 7) * 0.25f;
-  double flops = 2.0 * static_cast<double>(n * n * n);
-  auto seconds = [](auto&& fn, int runs) {
-    fn();
-    auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < runs; ++r) fn();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
-  };
-  double blas =
-      flops /
-      seconds(
-          [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-                        static_cast<int>(n), static_cast<int>(n), 1.0f, A.as<float>().data(),
-                        static_cast<int>(n), B.as<float>().data(), static_cast<int>(n), 0.0f,
-                        C.as<float>().data(), static_cast<int>(n));
-          },
-          3) /
-      1e9;
-  void* ptrs[] = {C.data(), A.data(), B.data()};
-  launch((*entry)->entry(), ptrs, nullptr, kern->parallel_extent);
+  call();
+  int runs = 0;
   auto t0 = std::chrono::steady_clock::now();
-  int64_t runs = 0;
-  for (auto _ : state) {
-    launch((*entry)->entry(), ptrs, nullptr, kern->parallel_extent);
+  double s = 0;
+  while (runs < 3 || s < 0.2) {
+    call();
     ++runs;
+    s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-             static_cast<double>(runs);
-  state.counters["gflops"] = flops / s / 1e9;
-  state.counters["blas_gflops"] = blas;
-  state.counters["ratio"] = flops / s / 1e9 / blas;
-  state.counters["compile_ms"] = kern->compile_ms;
+  return 2.0 * static_cast<double>(m * n * k) * runs / s / 1e9;
 }
-BENCHMARK(BM_MatmulNaive)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void report_flops(benchmark::State& state, double flops, const Measured& m, double reference) {
+  double gflops = flops / m.seconds / 1e9;
+  state.counters["gflops"] = gflops;
+  state.counters["blas_gflops"] = reference;
+  state.counters["ratio"] = gflops / reference;
+}
+
+void BM_Sgemm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  double g = 0;
+  for (auto _ : state) g = sgemm_gflops(n, n, n);
+  state.counters["gflops"] = g;
+}
+BENCHMARK(BM_Sgemm)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+// C = A @ B, float32 n x n x n, against OpenBLAS sgemm of the same size.
+void BM_Matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor out = Tensor::rand({n, n}, 1).matmul(Tensor::rand({n, n}, 2));
+  double flops = 2.0 * static_cast<double>(n * n * n);
+  report_flops(state, flops, run_plan(state, out), sgemm_gflops(n, n, n));
+}
+BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// conv2d 1x64x56x56, 64 filters of 3x3, padding 1, against sgemm at the same im2col shape
+// (64 x 3136 x 576).
+void BM_Conv2d(benchmark::State& state) {
+  Tensor x = Tensor::rand({1, 64, 56, 56}, 1), w = Tensor::rand({64, 64, 3, 3}, 2);
+  Tensor out = x.conv2d(w, std::nullopt, 1, 1);
+  double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
+  report_flops(state, flops, run_plan(state, out), sgemm_gflops(64, 56 * 56, 64 * 9));
+}
+BENCHMARK(BM_Conv2d)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 } // namespace beamlab

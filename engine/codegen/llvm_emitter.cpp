@@ -8,6 +8,7 @@
 #include "engine/codegen/compile.hpp"
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -367,6 +368,38 @@ private:
     return b_.CreateIntrinsic(id, {t}, args);
   }
 
+  // 2^x for float32 (scalar or vector) inline, so it vectorizes (the libm call would be made
+  // once per lane): x = n + f with n = round(x), |f| <= 1/2; 2^f by a degree-6 polynomial
+  // (Cephes exp2f's coefficients, relative error below 2e-7), 2^n built in the exponent bits
+  // as two factors so results down to the denormals are right. Exact at the edges: -inf and
+  // x < -150 give 0, x >= 128 gives inf, NaN stays NaN.
+  llvm::Value* emit_exp2_f32(llvm::Value* x, DType dt) {
+    unsigned lanes = static_cast<unsigned>(dt.lanes());
+    llvm::Type* ft = value_type(dt);
+    llvm::Type* it = value_type(DType(Scalar::Int32).vec(dt.lanes()));
+    auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
+    auto ci = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+    (void)lanes;
+    llvm::Value* xc = intrinsic(llvm::Intrinsic::maxnum, ft, {intrinsic(llvm::Intrinsic::minnum, ft, {x, c(128)}), c(-151)});
+    llvm::Value* n = intrinsic(llvm::Intrinsic::rint, ft, {xc});
+    llvm::Value* fr = b_.CreateFSub(xc, n);
+    static constexpr double kP[] = {1.535336188319500e-4, 1.339887440266574e-3,
+                                    9.618437357674640e-3, 5.550332471162809e-2,
+                                    2.402264791363012e-1, 6.931472028550421e-1};
+    llvm::Value* p = c(kP[0]);
+    for (size_t i = 1; i < std::size(kP); ++i) p = b_.CreateFAdd(b_.CreateFMul(p, fr), c(kP[i]));
+    p = b_.CreateFAdd(b_.CreateFMul(p, fr), c(1.0));
+    llvm::Value* ni = b_.CreateFPToSI(n, it);
+    llvm::Value* half = b_.CreateAShr(ni, ci(1));
+    auto pow2 = [&](llvm::Value* e) {
+      return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, ci(127)), ci(23)), ft);
+    };
+    llvm::Value* r = b_.CreateFMul(b_.CreateFMul(p, pow2(half)), pow2(b_.CreateSub(ni, half)));
+    r = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-150)), c(0), r);
+    r = b_.CreateSelect(b_.CreateFCmpOGE(x, c(128)), c(std::numeric_limits<double>::infinity()), r);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
+  }
+
   llvm::Value* emit_alu(const UOp& u) {
     DType dt = u.op() == Op::Where ? u.src(1)->dtype() : u.src(0)->dtype();
     bool f = dt.is_float(), is_unsigned = dt.is_unsigned() || dt.is_bool();
@@ -375,7 +408,9 @@ private:
     auto b = [&] { return v(u.src(1)); };
     switch (u.op()) {
     case Op::Neg: return f ? b_.CreateFNeg(a()) : b_.CreateNeg(a());
-    case Op::Exp2: return intrinsic(llvm::Intrinsic::exp2, t, {a()});
+    case Op::Exp2:
+      return dt.scalar() == Scalar::Float32 ? emit_exp2_f32(a(), dt)
+                                            : intrinsic(llvm::Intrinsic::exp2, t, {a()});
     case Op::Log2: return intrinsic(llvm::Intrinsic::log2, t, {a()});
     case Op::Sin: return intrinsic(llvm::Intrinsic::sin, t, {a()});
     case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, t, {a()});

@@ -113,8 +113,9 @@ public:
       if (kind != want)
         return reject(o.op == OptOp::Upcast ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
                                             : "UNROLL applies to reduce axes (UPCAST to loop axes)");
-      if (lanes() * amt > kMaxOptLanes)
-        return reject("the kernel would have " + std::to_string(lanes() * amt) +
+      int64_t wide = o.op == OptOp::Upcast ? lanes(amt, 1) : lanes(1, amt);
+      if (wide > kMaxOptLanes)
+        return reject("the kernel would have " + std::to_string(wide) +
                       " lanes, more than " + std::to_string(kMaxOptLanes));
       split(at, n / amt, kind, at, amt, o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
       return {};
@@ -160,11 +161,15 @@ private:
     return out;
   }
 
-  int64_t lanes() const {
-    int64_t n = 1;
-    for (const Loop& l : loops_)
-      if (is_lane(l.kind)) n *= extent_of(*l.range);
-    return n;
+  // The widest vector a node of the kernel can have: every upcast axis, and the largest unroll
+  // (different reductions unroll independently).
+  int64_t lanes(int64_t extra_upcast = 1, int64_t extra_unroll = 1) const {
+    int64_t up = extra_upcast, unroll = extra_unroll;
+    for (const Loop& l : loops_) {
+      if (l.kind == AxisKind::Upcast) up *= extent_of(*l.range);
+      if (l.kind == AxisKind::Unroll) unroll = std::max(unroll, extent_of(*l.range));
+    }
+    return up * unroll;
   }
 
   UOpPtr fresh_range(int64_t extent, AxisKind kind) {

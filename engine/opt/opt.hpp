@@ -43,7 +43,8 @@ std::string to_string(const std::vector<Opt>& opts);
 /// Inverse of to_string; the reason naming the bad token on failure.
 Expected<std::vector<Opt>> parse_opts(std::string_view text);
 
-/// The largest number of lanes (product of upcast and unroll amounts) a kernel may have.
+/// The widest vector a kernel may compute in: the product of its upcast amounts times its
+/// largest unroll.
 inline constexpr int64_t kMaxOptLanes = 1024;
 
 enum class AxisKind { Parallel, Loop, Reduce, Upcast, Unroll };

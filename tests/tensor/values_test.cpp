@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include <beamlab/beamlab.hpp>
 
@@ -58,6 +59,37 @@ TEST_F(Movement, Reshape) { EXPECT_THAT(f(a.reshape({3, -1})), ElementsAre(1, 2,
 TEST(Values, Softmax) {
   Tensor a({0, 0, std::log(2.0f)}, {1, 3});
   EXPECT_THAT(f(a.softmax()), Pointwise(NearAll(1e-6f), std::vector<float>{0.25, 0.25, 0.5}));
+}
+
+} // namespace
+} // namespace beamlab
+
+namespace beamlab {
+namespace {
+
+// exp2 is computed inline (vectorizable); check it against libm over a wide range and at the
+// edges, in vector and scalar code.
+TEST(Values, Exp2AccurateAndExactAtTheEdges) {
+  std::vector<float> xs;
+  for (int i = -1600; i <= 1300; ++i) xs.push_back(static_cast<float>(i) * 0.1f + 0.0371f);
+  xs.insert(xs.end(), {0.0f, -0.0f, 1.0f, 127.5f, 128.0f, -149.5f, -151.0f, -1e30f, 1e30f,
+                       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+                       std::numeric_limits<float>::quiet_NaN()});
+  while (xs.size() % 16) xs.push_back(0.5f);
+  Tensor x(std::span<const float>(xs), {static_cast<int64_t>(xs.size())});
+  std::vector<float> got = x.exp2().to_vector<float>();
+  for (size_t k = 0; k < xs.size(); ++k) {
+    float want = std::exp2(xs[k]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[k])) << xs[k];
+    } else if (std::isinf(want)) {
+      EXPECT_EQ(got[k], want) << "exp2(" << xs[k] << ")";
+    } else if (want < 1e-37f) {
+      EXPECT_NEAR(got[k], want, 1e-44f) << "exp2(" << xs[k] << ")";
+    } else {
+      EXPECT_NEAR(got[k] / want, 1.0f, 5e-7f) << "exp2(" << xs[k] << ")";
+    }
+  }
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numbers>
 #include <numeric>
+#include <type_traits>
 #include <unordered_set>
 
 #include "engine/runtime/float_helpers.hpp"
@@ -98,9 +99,20 @@ Tensor from_host(std::span<const T> data, Shape shape, DType dtype, Exact exact)
       << "Tensor: " << dtype.str() << " is not an element dtype";
   UOpPtr buf = tensor_buffer(dtype, shape_numel(shape));
   auto storage = std::make_shared<Buffer>(data.size() * static_cast<size_t>(dtype.itemsize()));
-  for (size_t i = 0; i < data.size(); ++i)
-    put(storage->data(), dtype, i, static_cast<double>(data[i]), exact(data[i]));
+  for (size_t i = 0; i < data.size(); ++i) {
+    auto d = static_cast<double>(data[i]);
+    user_assert(!dtype.is_int() || !std::is_floating_point_v<T> ||
+                (std::isfinite(d) && d >= -9.2e18 && d <= 1.8e19))
+        << "Tensor: value " << d << " (element " << i << ") does not fit dtype " << dtype.str();
+    put(storage->data(), dtype, i, d, exact(data[i]));
+  }
   return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), storage));
+}
+
+// A float as an integer element (truncated); only integer dtypes use it, so a value no
+// integer holds is an error only there.
+int64_t float_to_int(double v) {
+  return std::isfinite(v) && std::abs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
 }
 
 uint64_t splitmix64(uint64_t x) {
@@ -126,11 +138,9 @@ Tensor::Tensor(UOpPtr uop, Shape shape, std::shared_ptr<const Lineage> lineage)
     : uop_(std::move(uop)), shape_(std::move(shape)), lineage_(std::move(lineage)) {}
 
 Tensor::Tensor(std::span<const float> data, Shape shape, DType dtype)
-    : Tensor(from_host(data, std::move(shape), dtype,
-                       [](float v) { return static_cast<int64_t>(v); })) {}
+    : Tensor(from_host(data, std::move(shape), dtype, float_to_int)) {}
 Tensor::Tensor(std::span<const double> data, Shape shape, DType dtype)
-    : Tensor(from_host(data, std::move(shape), dtype,
-                       [](double v) { return static_cast<int64_t>(v); })) {}
+    : Tensor(from_host(data, std::move(shape), dtype, float_to_int)) {}
 Tensor::Tensor(std::span<const int32_t> data, Shape shape, DType dtype)
     : Tensor(from_host(data, std::move(shape), dtype, [](int32_t v) { return int64_t{v}; })) {}
 Tensor::Tensor(std::span<const int64_t> data, Shape shape, DType dtype)

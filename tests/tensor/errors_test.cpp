@@ -52,6 +52,8 @@ TEST(UserErrors, BadDataAndShapes) {
   EXPECT_THAT(error_of([] { Tensor t({1, 2, 3}, {2, 2}); }),
               AllOf(HasSubstr("3 values"), HasSubstr("(2, 2)")));
   EXPECT_THAT(error_of([] { (void)Tensor::zeros({2, 0}); }), HasSubstr("below 1"));
+  EXPECT_THAT(error_of([] { Tensor t({1.0f, 1e30f}, {2}, Scalar::Int32); }),
+              AllOf(HasSubstr("element 1"), HasSubstr("does not fit dtype int32")));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).expand({4, 3}); }), HasSubstr("expand"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).shrink({{0, 2}, {2, 5}}); }), HasSubstr("shrink"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).pad({{0, 1}}); }), HasSubstr("pad"));

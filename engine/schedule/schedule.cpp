@@ -143,8 +143,23 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
   UOpPtr value = emit(root_->op() == Op::Contiguous ? root_->src(0) : root_, idxs, nullptr);
   if (retry_) return false;
   UOpPtr ast = simplify_kernel(sink({store(index(out, linear_index(idxs, shape)), value)}));
+  // Simplification can drop every read of an input (only its padding was used): renumber the
+  // slots the AST still has, so slots and buffers match one to one.
+  std::vector<UOpPtr> used;
+  std::unordered_map<const UOp*, UOpPtr> renumber;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Op::DefineGlobal) used.push_back(u);
+  std::sort(used.begin(), used.end(), [](const UOpPtr& a, const UOpPtr& b) {
+    return a->arg().as_int() < b->arg().as_int();
+  });
+  item.buffers.clear();
+  for (const UOpPtr& g : used) {
+    auto slot = static_cast<int64_t>(item.buffers.size());
+    item.buffers.push_back(slots_.at(static_cast<size_t>(g->arg().as_int())));
+    if (g->arg().as_int() != slot) renumber.emplace(g.get(), buffer_param(slot, g->dtype().base()));
+  }
+  ast = substitute(ast, renumber);
   item.ast = ast;
-  item.buffers = slots_;
   item.name = kernel_name(ast);
   item.key = ast->hash();
   deps = deps_;

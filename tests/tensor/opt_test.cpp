@@ -105,5 +105,17 @@ TEST(Opts, ExplicitListThroughThePolicy) {
   EXPECT_NEAR(static_cast<const float*>(plan.buffer(*sched.outputs[0])->data())[0], want, 1e-4);
 }
 
+// A kernel that reads only an input's padding doesn't bind that input: GROUP's scratch
+// buffer once landed in its slot and overwrote it.
+TEST(Opts, GroupScratchNeverAliasesAnInput) {
+  Tensor x({1, 2}, {2});
+  Tensor s = (x.pad({{0, 2}}).shrink({{2, 4}}) + 1.0).sum();
+  HeuristicPolicy group;
+  group.set("*", {{OptOp::Group, 0, 2}});
+  s.realize({.policy = &group});
+  EXPECT_THAT(s.to_vector<float>(), ::testing::ElementsAre(2));
+  EXPECT_THAT(x.to_vector<float>(), ::testing::ElementsAre(1, 2));
+}
+
 } // namespace
 } // namespace beamlab

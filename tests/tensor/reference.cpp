@@ -230,8 +230,7 @@ NdArray expand(const NdArray& a, const Shape& shape) {
   return out;
 }
 
-NdArray pad(const NdArray& a, const std::vector<std::pair<int64_t, int64_t>>& pads,
-            double value) {
+NdArray pad(const NdArray& a, const std::vector<std::pair<int64_t, int64_t>>& pads, double value) {
   if (static_cast<int64_t>(pads.size()) != a.rank()) fail("pad: wrong number of axes");
   Shape shape = a.shape;
   for (size_t i = 0; i < shape.size(); ++i) shape[i] += pads[i].first + pads[i].second;

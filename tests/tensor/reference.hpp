@@ -52,8 +52,8 @@ NdArray ne(const NdArray& a, const NdArray& b);
 NdArray neg(const NdArray& a);
 NdArray abs(const NdArray& a);
 NdArray exp(const NdArray& a);
-NdArray log_abs1(const NdArray& a);  ///< log(|x| + 1)
-NdArray sqrt_abs(const NdArray& a);  ///< sqrt(|x|)
+NdArray log_abs1(const NdArray& a); ///< log(|x| + 1)
+NdArray sqrt_abs(const NdArray& a); ///< sqrt(|x|)
 NdArray relu(const NdArray& a);
 NdArray sigmoid(const NdArray& a);
 NdArray tanh(const NdArray& a);

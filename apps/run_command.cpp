@@ -72,8 +72,8 @@ void run(const RunArgs& args) {
   double total = 0;
   for (const KernelProfile& k : prof) {
     total += k.ms;
-    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops,
-               k.gbps, k.compile_ms, k.opts.empty() ? "-" : k.opts);
+    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
+               k.compile_ms, k.opts.empty() ? "-" : k.opts);
   }
   fmt::print("{:<28} {:>10.3f}\n", "total", total);
 }

@@ -119,10 +119,10 @@ double sgemm_gflops(int64_t m, int64_t n, int64_t k) {
   for (float& x : A.as<float>()) x = 0.5f;
   for (float& x : B.as<float>()) x = 0.25f;
   auto call = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f, A.as<float>().data(),
-                static_cast<int>(k), B.as<float>().data(), static_cast<int>(n), 0.0f,
-                C.as<float>().data(), static_cast<int>(n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, A.as<float>().data(), static_cast<int>(k),
+                B.as<float>().data(), static_cast<int>(n), 0.0f, C.as<float>().data(),
+                static_cast<int>(n));
   };
   call();
   int runs = 0;
@@ -149,7 +149,12 @@ void BM_Sgemm(benchmark::State& state) {
   for (auto _ : state) g = sgemm_gflops(n, n, n);
   state.counters["gflops"] = g;
 }
-BENCHMARK(BM_Sgemm)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Sgemm)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 // C = A @ B, float32 n x n x n, against OpenBLAS sgemm of the same size.
 void BM_Matmul(benchmark::State& state) {

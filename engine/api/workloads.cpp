@@ -17,14 +17,18 @@ const std::vector<Workload>& registry() {
   static const std::vector<Workload> all = {
       {{"matmul", "C = A @ B, float32 (M x K) @ (K x N)", {{"M", 1024}, {"N", 1024}, {"K", 1024}}},
        [](const Params& p) {
-         return Tensor::rand({p.at("M"), p.at("K")}, 1).matmul(Tensor::rand({p.at("K"), p.at("N")}, 2));
+         return Tensor::rand({p.at("M"), p.at("K")}, 1)
+             .matmul(Tensor::rand({p.at("K"), p.at("N")}, 2));
        }},
-      {{"batched_matmul", "B independent (M x K) @ (K x N)", {{"B", 8}, {"M", 256}, {"N", 256}, {"K", 256}}},
+      {{"batched_matmul",
+        "B independent (M x K) @ (K x N)",
+        {{"B", 8}, {"M", 256}, {"N", 256}, {"K", 256}}},
        [](const Params& p) {
          return Tensor::rand({p.at("B"), p.at("M"), p.at("K")}, 1)
              .matmul(Tensor::rand({p.at("B"), p.at("K"), p.at("N")}, 2));
        }},
-      {{"conv2d", "NCHW conv2d with C_out filters of R x R, stride S, padding P",
+      {{"conv2d",
+        "NCHW conv2d with C_out filters of R x R, stride S, padding P",
         {{"N", 1}, {"C", 64}, {"H", 56}, {"W", 56}, {"C_out", 64}, {"R", 3}, {"S", 1}, {"P", 1}}},
        [](const Params& p) {
          Tensor x = Tensor::rand({p.at("N"), p.at("C"), p.at("H"), p.at("W")}, 1);
@@ -33,14 +37,16 @@ const std::vector<Workload>& registry() {
        }},
       {{"softmax", "softmax over the last axis of ROWS x COLS", {{"ROWS", 4096}, {"COLS", 1024}}},
        [](const Params& p) { return Tensor::randn({p.at("ROWS"), p.at("COLS")}, 1).softmax(-1); }},
-      {{"layernorm", "layernorm over the last axis of ROWS x COLS, with weight and bias",
+      {{"layernorm",
+        "layernorm over the last axis of ROWS x COLS, with weight and bias",
         {{"ROWS", 4096}, {"COLS", 1024}}},
        [](const Params& p) {
          int64_t c = p.at("COLS");
          return Tensor::randn({p.at("ROWS"), c}, 1)
              .layernorm(Tensor::rand({c}, 2), Tensor::rand({c}, 3));
        }},
-      {{"attention", "scaled dot-product attention, B x H heads of L x D",
+      {{"attention",
+        "scaled dot-product attention, B x H heads of L x D",
         {{"B", 1}, {"H", 8}, {"L", 256}, {"D", 64}}},
        [](const Params& p) {
          Shape s = {p.at("B"), p.at("H"), p.at("L"), p.at("D")};
@@ -49,14 +55,17 @@ const std::vector<Workload>& registry() {
        }},
       {{"reduce_sum", "sum of N float32", {{"N", 1 << 24}}},
        [](const Params& p) { return Tensor::rand({p.at("N")}, 1).sum(); }},
-      {{"elementwise", "a chain of DEPTH elementwise ops over N float32", {{"N", 1 << 24}, {"DEPTH", 8}}},
+      {{"elementwise",
+        "a chain of DEPTH elementwise ops over N float32",
+        {{"N", 1 << 24}, {"DEPTH", 8}}},
        [](const Params& p) {
          Tensor a = Tensor::rand({p.at("N")}, 1), b = Tensor::rand({p.at("N")}, 2);
          Tensor t = a;
          for (int64_t i = 0; i < p.at("DEPTH"); ++i) t = (t * b + 0.5).relu();
          return t;
        }},
-      {{"mlp", "LAYERS linear+relu layers of HIDDEN on a BATCH of IN features",
+      {{"mlp",
+        "LAYERS linear+relu layers of HIDDEN on a BATCH of IN features",
         {{"BATCH", 256}, {"IN", 512}, {"HIDDEN", 1024}, {"LAYERS", 3}}},
        [](const Params& p) {
          Tensor x = Tensor::randn({p.at("BATCH"), p.at("IN")}, 1);

@@ -55,9 +55,7 @@ public:
   }
 
 private:
-  int64_t extent(int axis) const {
-    return axes_[static_cast<size_t>(axis)]->src(0)->const_value();
-  }
+  int64_t extent(int axis) const { return axes_[static_cast<size_t>(axis)]->src(0)->const_value(); }
   int64_t count(const Layout& l) const {
     int64_t n = 1;
     for (int a : l) n *= extent(a);
@@ -144,9 +142,9 @@ private:
     Layout layout;
     std::vector<UOpPtr> addr, gate;
   };
-  Lanes lanes_of(const UOpPtr& idx, const Layout& extra) const {
+  Lanes lanes_of(const UOpPtr& idx) const {
     Lanes out;
-    out.layout = merge(layout(idx->src(1)), extra);
+    out.layout = layout(idx->src(1));
     if (idx->src().size() == 3) out.layout = merge(out.layout, layout(idx->src(2)));
     for (int64_t l = 0; l < count(out.layout); ++l) {
       out.addr.push_back(at_lane(idx->src(1), out.layout, l));
@@ -192,7 +190,8 @@ private:
           gates.push_back(ls.gate[l]);
           break;
         }
-    bool same = std::all_of(gates.begin(), gates.end(), [&](const UOpPtr& g) { return g == gates[0]; });
+    bool same =
+        std::all_of(gates.begin(), gates.end(), [&](const UOpPtr& g) { return g == gates[0]; });
     if (same || gates.size() == 1) return gates[0];
     return UOp::make(Op::Vectorize, DType(Scalar::Bool).vec(static_cast<int>(gates.size())),
                      std::move(gates));
@@ -204,7 +203,7 @@ private:
 
   Value expand_load(const UOpPtr& u) {
     const UOpPtr& idx = u->src(0);
-    Lanes ls = lanes_of(idx, {});
+    Lanes ls = lanes_of(idx);
     DType dt = u->dtype();
     if (ls.layout.empty()) {
       std::vector<UOpPtr> src;
@@ -247,7 +246,8 @@ private:
       size_t p = piece_of(off);
       lanes.push_back(runs[p].length == 1
                           ? pieces[p]
-                          : UOp::make(Op::Gep, dt, {pieces[p]}, Arg(std::vector<Arg>{Arg(off - runs[p].start)})));
+                          : UOp::make(Op::Gep, dt, {pieces[p]},
+                                      Arg(std::vector<Arg>{Arg(off - runs[p].start)})));
     }
     return {UOp::make(Op::Vectorize, dt.vec(n), std::move(lanes)), ls.layout};
   }
@@ -255,9 +255,9 @@ private:
   std::vector<UOpPtr> expand_store(const UOpPtr& u) {
     const UOpPtr& idx = u->src(0);
     const Value& val = done_.at(u->src(1).get());
-    Lanes ls = lanes_of(idx, {});
-    internal_assert(std::includes(ls.layout.begin(), ls.layout.end(), val.layout.begin(),
-                                  val.layout.end()))
+    Lanes ls = lanes_of(idx);
+    internal_assert(
+        std::includes(ls.layout.begin(), ls.layout.end(), val.layout.begin(), val.layout.end()))
         << "a stored value varies with a lane axis its address doesn't";
     if (ls.layout.empty()) {
       std::vector<UOpPtr> src;
@@ -289,7 +289,8 @@ private:
         sel.emplace_back(static_cast<int64_t>(last));
       }
       bool whole = r.length == static_cast<int64_t>(offsets.size());
-      for (size_t i = 0; whole && i < sel.size(); ++i) whole = sel[i].as_int() == static_cast<int64_t>(i);
+      for (size_t i = 0; whole && i < sel.size(); ++i)
+        whole = sel[i].as_int() == static_cast<int64_t>(i);
       out.push_back(store(address(buf, ls.addr[r.lane], run_gate(ls, r, offsets)),
                           whole ? v : lane_value(std::move(sel))));
     }

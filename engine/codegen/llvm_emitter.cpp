@@ -374,13 +374,12 @@ private:
   // as two factors so results down to the denormals are right. Exact at the edges: -inf and
   // x < -150 give 0, x >= 128 gives inf, NaN stays NaN.
   llvm::Value* emit_exp2_f32(llvm::Value* x, DType dt) {
-    unsigned lanes = static_cast<unsigned>(dt.lanes());
     llvm::Type* ft = value_type(dt);
     llvm::Type* it = value_type(DType(Scalar::Int32).vec(dt.lanes()));
     auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
     auto ci = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
-    (void)lanes;
-    llvm::Value* xc = intrinsic(llvm::Intrinsic::maxnum, ft, {intrinsic(llvm::Intrinsic::minnum, ft, {x, c(128)}), c(-151)});
+    llvm::Value* xc = intrinsic(llvm::Intrinsic::maxnum, ft,
+                                {intrinsic(llvm::Intrinsic::minnum, ft, {x, c(128)}), c(-151)});
     llvm::Value* n = intrinsic(llvm::Intrinsic::rint, ft, {xc});
     llvm::Value* fr = b_.CreateFSub(xc, n);
     static constexpr double kP[] = {1.535336188319500e-4, 1.339887440266574e-3,

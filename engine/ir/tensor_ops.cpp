@@ -62,9 +62,7 @@ int64_t buffer_size(const UOp& buffer) { return buffer.arg().items().at(1).as_in
 UOpPtr tensor_reshape(const UOpPtr& x, const Shape& shape) {
   return movement(Op::Reshape, x, shape);
 }
-UOpPtr tensor_expand(const UOpPtr& x, const Shape& shape) {
-  return movement(Op::Expand, x, shape);
-}
+UOpPtr tensor_expand(const UOpPtr& x, const Shape& shape) { return movement(Op::Expand, x, shape); }
 UOpPtr tensor_permute(const UOpPtr& x, const std::vector<int64_t>& perm) {
   return movement(Op::Permute, x, perm);
 }
@@ -160,7 +158,7 @@ Shape ShapeCache::compute(const UOpPtr& u) {
     if (s.empty() && u->src(i)->op() == Op::Const) continue;
     if (shape && *shape != s)
       internal_error << op_name(u->op()) << " of shapes " << shape_str(*shape) << " and "
-                       << shape_str(s);
+                     << shape_str(s);
     shape = &s;
   }
   return shape ? *shape : Shape{};

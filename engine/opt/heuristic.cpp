@@ -14,7 +14,6 @@
 //   * the outermost loop runs across the cores (THREAD).
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 
 #include "engine/ir/printer.hpp"
 #include "engine/opt/opt.hpp"
@@ -55,7 +54,7 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
     a.extent = r->src(0)->const_value();
     const std::string& kind = r->arg().items()[1].as_str();
     if (kind == "upcast" || kind == "unroll") continue;
-    a.kind = kind == "reduce" ? AxisKind::Reduce
+    a.kind = kind == "reduce"     ? AxisKind::Reduce
              : kind == "parallel" ? AxisKind::Parallel
                                   : AxisKind::Loop;
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
@@ -132,16 +131,15 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // A reduction with too few outputs to share among the cores: partial sums per core.
   if (has_reduce && threads > 1 && loop_work < threads) {
     int r = find([](const AxisAccess& a) { return a.kind == AxisKind::Reduce; });
-    if (auto g = largest_divisor(p.axes()[static_cast<size_t>(r)].extent,
-                                 {int64_t{threads} * 8, int64_t{threads} * 4,
-                                  int64_t{threads} * 2, int64_t{threads}}))
+    if (auto g = largest_divisor(
+            p.axes()[static_cast<size_t>(r)].extent,
+            {int64_t{threads} * 8, int64_t{threads} * 4, int64_t{threads} * 2, int64_t{threads}}))
       p.try_apply({OptOp::Group, r, *g});
   }
   // Vectorize the loop axis the output is stored along.
   bool vectorized = false;
-  int contiguous = find_last([](const AxisAccess& a) {
-    return a.kind == AxisKind::Loop && a.store_stride == 1;
-  });
+  int contiguous = find_last(
+      [](const AxisAccess& a) { return a.kind == AxisKind::Loop && a.store_stride == 1; });
   if (contiguous >= 0)
     if (auto w = largest_divisor(p.axes()[static_cast<size_t>(contiguous)].extent,
                                  {width, width / 2, width / 4}))

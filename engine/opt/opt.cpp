@@ -64,8 +64,7 @@ class KernelState {
 public:
   explicit KernelState(const UOpPtr& ast) : ast_(ast) {
     for (const UOpPtr& u : toposort(ast)) {
-      if (u->op() == Op::Range)
-        loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
+      if (u->op() == Op::Range) loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
       if (u->op() == Op::DefineGlobal)
         buffer_count_ = std::max<int64_t>(buffer_count_, u->arg().as_int() + 1);
     }
@@ -103,21 +102,22 @@ public:
     if (n % amt != 0)
       return reject("the axis has " + std::to_string(n) + " iterations, not a multiple of " +
                     std::to_string(amt));
-    bool has_parallel = std::any_of(loops_.begin(), loops_.end(), [](const Loop& l) {
-      return l.kind == AxisKind::Parallel;
-    });
+    bool has_parallel = std::any_of(loops_.begin(), loops_.end(),
+                                    [](const Loop& l) { return l.kind == AxisKind::Parallel; });
     switch (o.op) {
     case OptOp::Upcast:
     case OptOp::Unroll: {
       AxisKind want = o.op == OptOp::Upcast ? AxisKind::Loop : AxisKind::Reduce;
       if (kind != want)
-        return reject(o.op == OptOp::Upcast ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
-                                            : "UNROLL applies to reduce axes (UPCAST to loop axes)");
+        return reject(o.op == OptOp::Upcast
+                          ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
+                          : "UNROLL applies to reduce axes (UPCAST to loop axes)");
       int64_t wide = o.op == OptOp::Upcast ? lanes(amt, 1) : lanes(1, amt);
       if (wide > kMaxOptLanes)
-        return reject("the kernel would have " + std::to_string(wide) +
-                      " lanes, more than " + std::to_string(kMaxOptLanes));
-      split(at, n / amt, kind, at, amt, o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
+        return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
+                      std::to_string(kMaxOptLanes));
+      split(at, n / amt, kind, at, amt,
+            o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
       return {};
     }
     case OptOp::Thread:
@@ -250,8 +250,8 @@ private:
     }
     int64_t per_group = 1;
     for (const UOpPtr& r : outside) per_group *= extent_of(*r);
-    UOpPtr scratch = buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()),
-                                  red->dtype());
+    UOpPtr scratch =
+        buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()), red->dtype());
     scratch_.push_back({red->dtype(), amt * per_group});
     auto slot_of = [&](const UOpPtr& g) {
       UOpPtr lin = UOp::const_int(Scalar::Index, 0);
@@ -267,13 +267,14 @@ private:
     for (const Loop& l : loops_) max_id = std::max(max_id, l.range->arg().items()[0].as_int());
     UOpPtr g2 = kernel_range(amt, max_id + 1, "reduce");
     UOpPtr partials = load(index(scratch, slot_of(g2)), red->dtype());
-    combine_ = simplify_kernel(substitute(ast_, {{red.get(), reduce_over(partials, {g2}, reduce_op_of(*red))}}));
+    combine_ = simplify_kernel(
+        substitute(ast_, {{red.get(), reduce_over(partials, {g2}, reduce_op_of(*red))}}));
     // The partial stage: each group reduces its share into its scratch slot.
     // (The group index is a placeholder until the split makes the group loop.)
     UOpPtr placeholder = UOp::variable("group", 0, amt - 1);
     ast_ = sink({store(index(scratch, slot_of(placeholder)), red)});
-    UOpPtr g = split(at, amt, AxisKind::Parallel, 0, extent_of(*loops_[at].range) / amt,
-                     AxisKind::Reduce);
+    UOpPtr g =
+        split(at, amt, AxisKind::Parallel, 0, extent_of(*loops_[at].range) / amt, AxisKind::Reduce);
     // Each group reduces only its share: the group loop is not one of the REDUCE's loops.
     std::unordered_map<const UOp*, UOpPtr> ungroup{{placeholder.get(), g}};
     for (const UOpPtr& u : toposort(ast_))
@@ -329,7 +330,8 @@ Expected<std::vector<Opt>> parse_opts(std::string_view text) {
   skip();
   while (i < text.size()) {
     size_t open = text.find('(', i), close = text.find(')', i);
-    std::string_view token = text.substr(i, close == std::string_view::npos ? text.npos : close + 1 - i);
+    std::string_view token =
+        text.substr(i, close == std::string_view::npos ? text.npos : close + 1 - i);
     auto bad = [&](const std::string& why) {
       return make_unexpected("bad opt '" + std::string(token) + "': " + why +
                              " (expected e.g. UPCAST(1,16) THREAD(0,2))");

@@ -80,7 +80,6 @@ std::vector<Axis> kernel_axes(const UOpPtr& ast);
 std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads);
 
 /// Every Opt that applies to the kernel after `applied`, for search: amounts from a fixed menu.
-std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& applied,
-                                   int threads);
+std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& applied, int threads);
 
 } // namespace beamlab

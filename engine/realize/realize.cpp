@@ -113,15 +113,11 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
   plan.threads_ = options.threads > 0 ? options.threads : default_threads();
   // Liveness of every buffer: the kernel that writes it first and the last that reads it.
   std::unordered_map<int64_t, std::pair<size_t, size_t>> live;
-  std::unordered_map<int64_t, const UOp*> node_of;
   for (size_t i = 0; i < schedule.items.size(); ++i)
     for (const UOpPtr& b : schedule.items[i].buffers) {
       auto [it, fresh] = live.emplace(buffer_id(*b), std::make_pair(i, i));
       it->second.second = i;
-      node_of.emplace(buffer_id(*b), b.get());
     }
-  std::set<int64_t> outputs;
-  for (const UOpPtr& o : schedule.outputs) outputs.insert(buffer_id(*o));
   auto add_buffer = [&](std::shared_ptr<Buffer> b) {
     plan.buffers_.push_back(std::move(b));
     return static_cast<int>(plan.buffers_.size() - 1);
@@ -161,7 +157,6 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     Expected<OptimizedKernel> optimized = apply_opts(item.ast, k.opts);
     if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
     k.optimized = std::move(*optimized);
-    k.cost = kernel_cost(item);
     for (const UOpPtr& b : item.buffers) {
       int64_t id = buffer_id(*b);
       if (!plan.slot_of_id_.count(id)) {
@@ -178,9 +173,9 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       k.slots.push_back(plan.slot_of_id_.at(id));
     }
     for (const ScratchBuffer& s : k.optimized.scratch)
-      k.slots.push_back(place(static_cast<size_t>(s.size) *
-                                  static_cast<size_t>(s.dtype.scalar_type().itemsize()),
-                              i, i));
+      k.slots.push_back(
+          place(static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize()),
+                i, i));
     for (size_t s = 0; s < k.optimized.stages.size(); ++s) {
       std::string name = item.name + (s ? "_combine" : "");
       auto stage = compile_stage(k.optimized.stages[s], name);
@@ -192,7 +187,6 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     plan.kernels_.push_back(std::move(k));
   }
   plan.storage_count_ = storages.size();
-  (void)outputs;
   return plan;
 }
 
@@ -227,10 +221,10 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
     p.key = k.item.key;
     p.opts = to_string(k.opts);
     p.ms = median(samples[i]);
-    p.cost = k.cost;
+    p.cost = kernel_cost(k.item);
     if (p.ms > 0) {
-      p.gflops = static_cast<double>(k.cost.flops) / (p.ms * 1e6);
-      p.gbps = static_cast<double>(k.cost.bytes) / (p.ms * 1e6);
+      p.gflops = static_cast<double>(p.cost.flops) / (p.ms * 1e6);
+      p.gbps = static_cast<double>(p.cost.bytes) / (p.ms * 1e6);
     }
     for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
     out.push_back(p);
@@ -240,19 +234,9 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
 
 std::shared_ptr<Buffer> ExecutionPlan::buffer(const UOp& buffer_node) const {
   auto it = slot_of_id_.find(buffer_id(buffer_node));
-  internal_assert(it != slot_of_id_.end()) << "buffer " << buffer_id(buffer_node) << " is not in the plan";
+  internal_assert(it != slot_of_id_.end())
+      << "buffer " << buffer_id(buffer_node) << " is not in the plan";
   return buffers_[static_cast<size_t>(it->second)];
-}
-
-std::vector<std::shared_ptr<Buffer>> realize(const std::vector<UOpPtr>& roots,
-                                             const BufferMap& inputs,
-                                             const RealizeOptions& options) {
-  Schedule s = create_schedule(roots);
-  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, options);
-  plan.run();
-  std::vector<std::shared_ptr<Buffer>> out;
-  for (const UOpPtr& o : s.outputs) out.push_back(plan.buffer(*o));
-  return out;
 }
 
 } // namespace beamlab

@@ -70,7 +70,7 @@ struct KernelCost {
 KernelCost kernel_cost(const ScheduleItem& kernel);
 
 struct RealizeOptions {
-  int threads = 0;                  ///< 0: every core (OMP_NUM_THREADS)
+  int threads = 0;                   ///< 0: every core (OMP_NUM_THREADS)
   const OptPolicy* policy = nullptr; ///< null: the heuristic
 };
 
@@ -94,7 +94,6 @@ struct PlannedKernel {
   OptimizedKernel optimized;
   std::vector<std::shared_ptr<const CompiledStage>> stages;
   std::vector<int> slots; ///< the plan's buffer for each DEFINE_GLOBAL slot (incl. scratch)
-  KernelCost cost;
 };
 
 class ExecutionPlan {
@@ -126,10 +125,5 @@ private:
   int threads_ = 0;
   size_t intermediate_bytes_ = 0, intermediate_count_ = 0, storage_count_ = 0;
 };
-
-/// Schedules `roots`, runs them, and returns each root's buffer.
-std::vector<std::shared_ptr<Buffer>> realize(const std::vector<UOpPtr>& roots,
-                                             const BufferMap& inputs,
-                                             const RealizeOptions& options = {});
 
 } // namespace beamlab

@@ -105,7 +105,8 @@ Check check_range(const Match& m) {
   if (!m.root->dtype().is_int() || m.root->dtype().lanes() != 1)
     return "a range is a scalar integer";
   if (!is_range_arg(m.root->arg()))
-    return "arg must be the axis id, or (axis id, \"parallel\"|\"loop\"|\"reduce\"|\"upcast\"|\"unroll\")";
+    return "arg must be the axis id, or (axis id, "
+           "\"parallel\"|\"loop\"|\"reduce\"|\"upcast\"|\"unroll\")";
   return all_sources_are(m, m.root->dtype());
 }
 

@@ -11,8 +11,8 @@
 #include <span>
 #include <string>
 
-#include "engine/support/kernel_abi.hpp"
 #include "engine/support/error.hpp"
+#include "engine/support/kernel_abi.hpp"
 
 namespace beamlab {
 

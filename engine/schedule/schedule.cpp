@@ -54,8 +54,7 @@ public:
 
 private:
   UOpPtr emit(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
-  UOpPtr emit_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
-                       const UOpPtr& valid);
+  UOpPtr emit_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
   UOpPtr emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
   UOpPtr emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid);
   std::vector<UOpPtr> movement_indices(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
@@ -149,9 +148,8 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
   std::unordered_map<const UOp*, UOpPtr> renumber;
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Op::DefineGlobal) used.push_back(u);
-  std::sort(used.begin(), used.end(), [](const UOpPtr& a, const UOpPtr& b) {
-    return a->arg().as_int() < b->arg().as_int();
-  });
+  std::sort(used.begin(), used.end(),
+            [](const UOpPtr& a, const UOpPtr& b) { return a->arg().as_int() < b->arg().as_int(); });
   item.buffers.clear();
   for (const UOpPtr& g : used) {
     auto slot = static_cast<int64_t>(item.buffers.size());
@@ -220,8 +218,7 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
 // The indices of a movement op's source for the op's output at `idxs`; `cond` is set to where
 // a PAD's source is in range (elsewhere the output is 0).
 std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
-                                                    const std::vector<UOpPtr>& idxs,
-                                                    UOpPtr& cond) {
+                                                    const std::vector<UOpPtr>& idxs, UOpPtr& cond) {
   const Shape& in = s_.shapes.of(node->src(0));
   const Shape& out = s_.shapes.of(node);
   std::vector<int64_t> a = int_args(*node);
@@ -272,8 +269,7 @@ bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs) const {
   int64_t innermost_used = -1;
   for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
   for (const UOp* r : context_)
-    if (std::find(used.begin(), used.end(), r) == used.end() &&
-        range_axis_id(*r) < innermost_used)
+    if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
       return false;
   return true;
 }
@@ -318,9 +314,8 @@ std::string kernel_name(const UOpPtr& ast) {
     if (u->op() == Op::Range) ranges.push_back(u.get());
     reduces |= u->op() == Op::Reduce;
   }
-  std::sort(ranges.begin(), ranges.end(), [](const UOp* a, const UOp* b) {
-    return range_axis_id(*a) < range_axis_id(*b);
-  });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const UOp* a, const UOp* b) { return range_axis_id(*a) < range_axis_id(*b); });
   std::string name = reduces ? "r" : "E";
   for (const UOp* r : ranges) name += "_" + std::to_string(r->src(0)->const_value());
   return name;

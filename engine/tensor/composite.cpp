@@ -28,7 +28,7 @@ Tensor Tensor::matmul(const Tensor& w) const {
   user_assert(k == kb) << "matmul: " << shape_str(shape_) << " @ " << shape_str(w.shape())
                        << ": inner dimensions differ (" << k << " vs " << kb << ")";
   DType dt = product_dtype(dtype(), w.dtype());
-  Tensor x = a.cast(dt).unsqueeze(-2);               // (..., n, 1, k)
+  Tensor x = a.cast(dt).unsqueeze(-2);                   // (..., n, 1, k)
   Tensor y = b.cast(dt).transpose(-1, -2).unsqueeze(-3); // (..., 1, m, k)
   Tensor out = (x * y).sum({-1});
   if (ndim() == 1) out = out.squeeze(-2);
@@ -65,16 +65,16 @@ Tensor Tensor::pool(int64_t kernel, int64_t stride, int64_t dilation) const {
     return b;
   };
   Tensor x = *this;
-  if (kernel <= stride && dilation == 1) {
+  bool disjoint = kernel <= stride && dilation == 1;
+  if (disjoint) {
     // Windows don't overlap: cut or pad each dim to o*s, view it as (o, s), keep k of each s.
     std::vector<std::pair<int64_t, int64_t>> pads(prefix.size(), {0, 0}), cut = keep_prefix();
     for (int i = 0; i < nd; ++i) {
       pads.emplace_back(0, std::max<int64_t>(0, out[i] * stride - in[i]));
       cut.emplace_back(0, out[i] * stride);
     }
-    x = x.pad(pads).shrink(cut).reshape(dims([&](Shape& s, int i) {
-      s.insert(s.end(), {out[i], stride});
-    }));
+    x = x.pad(pads).shrink(cut).reshape(
+        dims([&](Shape& s, int i) { s.insert(s.end(), {out[i], stride}); }));
     std::vector<std::pair<int64_t, int64_t>> keep = keep_prefix();
     for (int i = 0; i < nd; ++i) keep.insert(keep.end(), {{0, out[i]}, {0, kernel}});
     x = x.shrink(keep);
@@ -88,36 +88,27 @@ Tensor Tensor::pool(int64_t kernel, int64_t stride, int64_t dilation) const {
             .reshape(dims([&](Shape& s, int i) { s.push_back(e[i] * in[i]); }));
     std::vector<std::pair<int64_t, int64_t>> b = keep_prefix();
     for (int i = 0; i < nd; ++i) b.emplace_back(0, kernel * (in[i] + dilation));
-    x = x.shrink(b).reshape(dims([&](Shape& s, int i) {
-      s.insert(s.end(), {kernel, in[i] + dilation});
-    }));
+    x = x.shrink(b).reshape(
+        dims([&](Shape& s, int i) { s.insert(s.end(), {kernel, in[i] + dilation}); }));
     std::vector<std::pair<int64_t, int64_t>> pads(prefix.size(), {0, 0}), cut = keep_prefix();
     for (int i = 0; i < nd; ++i) {
-      pads.insert(pads.end(), {{0, 0}, {0, std::max<int64_t>(0, out[i] * stride - in[i] - dilation)}});
+      pads.insert(pads.end(),
+                  {{0, 0}, {0, std::max<int64_t>(0, out[i] * stride - in[i] - dilation)}});
       cut.insert(cut.end(), {{0, kernel}, {0, out[i] * stride}});
     }
-    x = x.pad(pads).shrink(cut).reshape(dims([&](Shape& s, int i) {
-      s.insert(s.end(), {kernel, out[i], stride});
-    }));
+    x = x.pad(pads).shrink(cut).reshape(
+        dims([&](Shape& s, int i) { s.insert(s.end(), {kernel, out[i], stride}); }));
     std::vector<std::pair<int64_t, int64_t>> keep = keep_prefix();
     for (int i = 0; i < nd; ++i) keep.insert(keep.end(), {{0, kernel}, {0, out[i]}, {0, 1}});
-    x = x.shrink(keep).reshape(dims([&](Shape& s, int i) {
-      s.insert(s.end(), {kernel, out[i]});
-    }));
-    // (..., k1, o1, k2, o2) -> (..., o1, k2?) handled below by the common permute.
-    std::vector<int64_t> order;
-    for (size_t i = 0; i < prefix.size(); ++i) order.push_back(static_cast<int64_t>(i));
-    auto p = static_cast<int64_t>(prefix.size());
-    for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i + 1);
-    for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i);
-    return x.permute(order);
+    x = x.shrink(keep).reshape(dims([&](Shape& s, int i) { s.insert(s.end(), {kernel, out[i]}); }));
   }
-  // (..., o1, k1, o2, k2) -> (..., o1, o2, k1, k2)
-  std::vector<int64_t> order;
-  for (size_t i = 0; i < prefix.size(); ++i) order.push_back(static_cast<int64_t>(i));
+  // Each dim is now a pair, (o, k) without overlap or (k, o) with it: -> (..., o1, o2, k1, k2).
+  int o_at = disjoint ? 0 : 1;
   auto p = static_cast<int64_t>(prefix.size());
-  for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i);
-  for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i + 1);
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < p; ++i) order.push_back(i);
+  for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i + o_at);
+  for (int i = 0; i < nd; ++i) order.push_back(p + 2 * i + 1 - o_at);
   return x.permute(order);
 }
 
@@ -130,11 +121,13 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   int64_t kh = weight.shape()[2], kw = weight.shape()[3];
   user_assert(groups >= 1 && cin == cg * groups && cout % groups == 0)
       << "conv2d: input " << shape_str(shape_) << " and weight " << shape_str(weight.shape())
-      << " do not match with groups=" << groups << " (need C = weight C * groups, Cout % groups = 0)";
+      << " do not match with groups=" << groups
+      << " (need C = weight C * groups, Cout % groups = 0)";
   user_assert(kh == kw) << "conv2d: only square kernels are supported, not " << kh << "x" << kw;
   user_assert(stride >= 1 && padding >= 0 && dilation >= 1)
       << "conv2d: stride and dilation must be at least 1 and padding at least 0";
-  Tensor x = pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}).pool(kh, stride, dilation);
+  Tensor x =
+      pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}).pool(kh, stride, dilation);
   int64_t oh = x.shape()[2], ow = x.shape()[3], rcout = cout / groups;
   DType dt = product_dtype(dtype(), weight.dtype());
   // (N, G, Cg, 1, oh, ow, kh, kw) -> (N, G, rcout, oh, ow, Cg, kh, kw)
@@ -211,8 +204,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& k, const Tensor& v,
                                             const std::optional<Tensor>& mask,
                                             bool is_causal) const {
   user_assert(ndim() >= 2 && k.ndim() >= 2 && v.ndim() >= 2)
-      << "scaled_dot_product_attention: q, k, v need (..., L, d), not " << shape_str(shape_)
-      << ", " << shape_str(k.shape()) << ", " << shape_str(v.shape());
+      << "scaled_dot_product_attention: q, k, v need (..., L, d), not " << shape_str(shape_) << ", "
+      << shape_str(k.shape()) << ", " << shape_str(v.shape());
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   Tensor scores = matmul(k.transpose(-2, -1)) * scale;
   int64_t l = scores.shape()[scores.shape().size() - 2], s = scores.shape().back();
@@ -237,12 +230,14 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
   }
   std::vector<std::string> terms(1);
   for (char c : lhs) {
-    if (c == ',') terms.emplace_back();
-    else if (c != ' ') terms.back() += c;
+    if (c == ',')
+      terms.emplace_back();
+    else if (c != ' ')
+      terms.back() += c;
   }
   user_assert(terms.size() == operands.size())
-      << "einsum: '" << formula << "' names " << terms.size() << " operands but "
-      << operands.size() << " were given";
+      << "einsum: '" << formula << "' names " << terms.size() << " operands but " << operands.size()
+      << " were given";
   std::map<char, int64_t> size, count;
   std::string letters;
   for (size_t t = 0; t < terms.size(); ++t) {
@@ -254,8 +249,8 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
       char c = term[i];
       user_assert(std::isalpha(static_cast<unsigned char>(c)))
           << "einsum: '" << formula << "' has a bad character '" << c << "'";
-      user_assert(term.find(c) == i) << "einsum: '" << term
-                                     << "' repeats a letter (diagonals are not supported)";
+      user_assert(term.find(c) == i)
+          << "einsum: '" << term << "' repeats a letter (diagonals are not supported)";
       int64_t d = operands[t].shape()[i];
       auto [it, fresh] = size.emplace(c, d);
       user_assert(fresh || it->second == d || d == 1 || it->second == 1)
@@ -280,17 +275,18 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
     Shape shape;
     for (char c : letters)
       if (size_t p = term.find(c); p != std::string::npos) order.push_back(static_cast<int64_t>(p));
-    for (char c : letters) shape.push_back(term.find(c) != std::string::npos
-                                               ? operands[t].shape()[term.find(c)]
-                                               : 1);
+    for (char c : letters)
+      shape.push_back(term.find(c) != std::string::npos ? operands[t].shape()[term.find(c)] : 1);
     Tensor x = operands[t].permute(order).reshape(shape);
     prod = prod ? *prod * x : x;
   }
   std::vector<int64_t> summed;
   std::string kept;
   for (size_t i = 0; i < letters.size(); ++i) {
-    if (rhs.find(letters[i]) == std::string::npos) summed.push_back(static_cast<int64_t>(i));
-    else kept += letters[i];
+    if (rhs.find(letters[i]) == std::string::npos)
+      summed.push_back(static_cast<int64_t>(i));
+    else
+      kept += letters[i];
   }
   Tensor r = summed.empty() ? *prod : prod->sum(summed);
   std::vector<int64_t> order;

@@ -47,11 +47,10 @@ int64_t Tensor::resolve_axis(int64_t axis, const char* op) const {
 
 Tensor Tensor::scalar_like(double v) const {
   DType dt = dtype();
-  if (dt.is_bool()) dt = std::isfinite(v) && v == std::floor(v) && v != 0 && v != 1
-                             ? DType(Scalar::Int32)
-                             : (v == 0 || v == 1 ? dt : DType(Scalar::Float32));
-  else if (dt.is_int() && !(std::isfinite(v) && v == std::floor(v)))
-    dt = Scalar::Float32;
+  if (!is_integral(v))
+    dt = float_of(dt);
+  else if (dt.is_bool() && v != 0 && v != 1)
+    dt = Scalar::Int32;
   return Tensor(v, dt);
 }
 
@@ -139,9 +138,9 @@ Tensor Tensor::tanh() const { return 2.0 * (2.0 * cast(float_of(dtype()))).sigmo
 Tensor Tensor::erf() const {
   Tensor x = cast(float_of(dtype()));
   Tensor t = (1.0 + 0.3275911 * x.abs()).reciprocal();
-  Tensor poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t +
-                 0.254829592) *
-                t;
+  Tensor poly =
+      ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+      t;
   return x.sign() * (1.0 - poly * (-(x * x)).exp());
 }
 
@@ -191,8 +190,8 @@ Tensor Tensor::clamp(std::optional<double> lo, std::optional<double> hi) const {
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   Tensor cond = dtype().is_bool() ? *this : ne(scalar_like(0));
-  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(),
-                                 "where");
+  Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   DType dt = least_upper_dtype(a.dtype(), b.dtype());
   auto prep = [&](const Tensor& t, DType d) {
     Tensor c = t.cast(d);
@@ -291,7 +290,9 @@ Tensor Tensor::gelu() const {
   return 0.5 * x * (1.0 + (0.7978845608028654 * (x + 0.044715 * x * x * x)).tanh());
 }
 Tensor Tensor::silu() const { return *this * sigmoid(); }
-Tensor Tensor::softplus(double beta) const { return (1.0 + (*this * beta).exp()).log() * (1 / beta); }
+Tensor Tensor::softplus(double beta) const {
+  return (1.0 + (*this * beta).exp()).log() * (1 / beta);
+}
 Tensor Tensor::leaky_relu(double slope) const { return (*this < 0).where(*this * slope, *this); }
 Tensor Tensor::hardswish() const { return *this * (*this + 3.0).relu6() * (1.0 / 6); }
 Tensor Tensor::mish() const { return *this * softplus().tanh(); }
@@ -327,10 +328,14 @@ DType sum_result(DType t) { return t.is_float() ? t : accumulator(t); }
 } // namespace
 
 Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const {
-  return cast(accumulator(dtype())).reduce(Op::Add, std::move(axes), keepdim, "sum").cast(sum_result(dtype()));
+  return cast(accumulator(dtype()))
+      .reduce(Op::Add, std::move(axes), keepdim, "sum")
+      .cast(sum_result(dtype()));
 }
 Tensor Tensor::prod(std::vector<int64_t> axes, bool keepdim) const {
-  return cast(accumulator(dtype())).reduce(Op::Mul, std::move(axes), keepdim, "prod").cast(sum_result(dtype()));
+  return cast(accumulator(dtype()))
+      .reduce(Op::Mul, std::move(axes), keepdim, "prod")
+      .cast(sum_result(dtype()));
 }
 Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const {
   return reduce(Op::Max, std::move(axes), keepdim, "max");
@@ -377,7 +382,7 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
 Tensor Tensor::cumsum(int64_t axis) const {
   int64_t a = resolve_axis(axis, "cumsum");
   int64_t n = shape_[static_cast<size_t>(a)];
-  Tensor x = transpose(a, -1);                   // (..., n)
+  Tensor x = transpose(a, -1); // (..., n)
   Tensor i = arange(n);
   Tensor lower = i.reshape({1, n}).le(i.reshape({n, 1})); // [out, in]: in <= out
   Tensor terms = lower.where(x.unsqueeze(-2), Tensor(0.0, dtype()));
@@ -414,8 +419,8 @@ Tensor Tensor::reshape(Shape shape) const {
 
 Tensor Tensor::permute(std::vector<int64_t> order) const {
   user_assert(static_cast<int64_t>(order.size()) == ndim())
-      << "permute: order has " << order.size() << " axes but shape " << shape_str(shape_)
-      << " has " << ndim();
+      << "permute: order has " << order.size() << " axes but shape " << shape_str(shape_) << " has "
+      << ndim();
   std::vector<bool> seen(order.size());
   Shape out;
   for (int64_t& o : order) {
@@ -440,9 +445,8 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
 }
 
 Tensor Tensor::expand(Shape shape) const {
-  user_assert(shape.size() >= shape_.size())
-      << "expand: cannot expand " << shape_str(shape_) << " to fewer dimensions "
-      << shape_str(shape);
+  user_assert(shape.size() >= shape_.size()) << "expand: cannot expand " << shape_str(shape_)
+                                             << " to fewer dimensions " << shape_str(shape);
   size_t extra = shape.size() - shape_.size();
   Shape src(extra, 1);
   src.insert(src.end(), shape_.begin(), shape_.end());
@@ -526,8 +530,8 @@ Tensor Tensor::squeeze(std::optional<int64_t> axis) const {
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
   int64_t a = axis < 0 ? axis + ndim() + 1 : axis;
-  user_assert(a >= 0 && a <= ndim()) << "unsqueeze: axis " << axis
-                                     << " is out of range for shape " << shape_str(shape_);
+  user_assert(a >= 0 && a <= ndim())
+      << "unsqueeze: axis " << axis << " is out of range for shape " << shape_str(shape_);
   Shape out = shape_;
   out.insert(out.begin() + a, 1);
   return reshape(out);
@@ -574,15 +578,13 @@ Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
     bounds.emplace_back(0, want);
   }
   int64_t n = shape_[static_cast<size_t>(a)];
-  Tensor x = shrink(bounds).transpose(a, -1).unsqueeze(-2);         // (..., 1, n)
-  Tensor idx = index.transpose(a, -1).unsqueeze(-1);                // (..., m, 1)
-  Tensor onehot = idx.eq(arange(n).cast(index.dtype()));            // (..., m, n)
+  Tensor x = shrink(bounds).transpose(a, -1).unsqueeze(-2); // (..., 1, n)
+  Tensor idx = index.transpose(a, -1).unsqueeze(-1);        // (..., m, 1)
+  Tensor onehot = idx.eq(arange(n).cast(index.dtype()));    // (..., m, n)
   return onehot.where(x, Tensor(0.0, dtype())).sum({-1}).cast(dtype()).transpose(a, -1);
 }
 
-Tensor Tensor::contiguous() const {
-  return Tensor(tensor_contiguous(uop_), shape_, lineage_);
-}
+Tensor Tensor::contiguous() const { return Tensor(tensor_contiguous(uop_), shape_, lineage_); }
 
 Tensor Tensor::cat(std::span<const Tensor> tensors, int64_t axis) {
   user_assert(!tensors.empty()) << "cat: no tensors";
@@ -594,7 +596,8 @@ Tensor Tensor::cat(std::span<const Tensor> tensors, int64_t axis) {
     user_assert(t.ndim() == first.ndim()) << "cat: shapes " << shape_str(first.shape()) << " and "
                                           << shape_str(t.shape()) << " differ in rank";
     for (int64_t i = 0; i < t.ndim(); ++i)
-      user_assert(i == a || t.shape()[static_cast<size_t>(i)] == first.shape()[static_cast<size_t>(i)])
+      user_assert(i == a ||
+                  t.shape()[static_cast<size_t>(i)] == first.shape()[static_cast<size_t>(i)])
           << "cat: shapes " << shape_str(first.shape()) << " and " << shape_str(t.shape())
           << " differ on axis " << i << " (only axis " << a << " may differ)";
     total += t.shape()[static_cast<size_t>(a)];

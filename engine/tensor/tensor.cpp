@@ -146,8 +146,7 @@ Tensor::Tensor(std::span<const int32_t> data, Shape shape, DType dtype)
 Tensor::Tensor(std::span<const int64_t> data, Shape shape, DType dtype)
     : Tensor(from_host(data, std::move(shape), dtype, [](int64_t v) { return v; })) {}
 Tensor::Tensor(std::span<const bool> data, Shape shape)
-    : Tensor(from_host(data, std::move(shape), Scalar::Bool,
-                       [](bool v) { return int64_t{v}; })) {}
+    : Tensor(from_host(data, std::move(shape), Scalar::Bool, [](bool v) { return int64_t{v}; })) {}
 Tensor::Tensor(std::initializer_list<float> data, Shape shape, DType dtype)
     : Tensor(std::span<const float>(data.begin(), data.size()), std::move(shape), dtype) {}
 Tensor::Tensor(double value, DType dtype)
@@ -161,9 +160,8 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
 Tensor Tensor::zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
 Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
 
-// arange counts along a loop: a cumulative sum of ones would need a reduction, so instead a
-// flattened (n, n+1) view trick would too; the kernel's index is the natural source. The
-// tensor graph has no "index" leaf, so arange is built from a buffer of host values.
+// The tensor graph has no leaf for a loop index, so arange (and eye, linspace) start from a
+// buffer of host values.
 Tensor Tensor::arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1); }
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
@@ -186,9 +184,9 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype) {
   user_assert(steps >= 1) << "linspace: steps must be at least 1, not " << steps;
   std::vector<double> v(static_cast<size_t>(steps));
   for (int64_t i = 0; i < steps; ++i)
-    v[static_cast<size_t>(i)] =
-        steps == 1 ? start
-                   : start + (stop - start) * static_cast<double>(i) / static_cast<double>(steps - 1);
+    v[static_cast<size_t>(i)] = steps == 1 ? start
+                                           : start + (stop - start) * static_cast<double>(i) /
+                                                         static_cast<double>(steps - 1);
   return Tensor(std::span<const double>(v), {steps}, dtype);
 }
 

@@ -220,7 +220,6 @@ private:
   Tensor unary(Op op) const;
   Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim, const char* name) const;
   Tensor pool(int64_t kernel, int64_t stride, int64_t dilation) const;
-  Tensor read_back() const;
 
   UOpPtr uop_;
   Shape shape_;

@@ -181,6 +181,14 @@ private:
   // An axis, written negative half the time.
   int64_t spell_axis(int64_t a, int64_t rank) { return chance(0.5) ? a - rank : a; }
 
+  // Each axis with probability p, each spelled at random; possibly none.
+  std::vector<int64_t> some_axes(int64_t rank, double p) {
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < rank; ++a)
+      if (chance(p)) axes.push_back(spell_axis(a, rank));
+    return axes;
+  }
+
   const Value& emit(const std::string& expr, Tensor t, NdArray ref, NdArray err) {
     std::string name = "v" + std::to_string(pool_.size());
     lines_.push_back("Tensor " + name + " = " + expr + ";  // " + shape_str(ref.shape));
@@ -383,9 +391,7 @@ private:
   bool flip() {
     Value v = operand();
     if (v.rank() == 0) return false;
-    std::vector<int64_t> axes;
-    for (int64_t a = 0; a < v.rank(); ++a)
-      if (chance(0.5)) axes.push_back(spell_axis(a, v.rank()));
+    std::vector<int64_t> axes = some_axes(v.rank(), 0.5);
     if (axes.empty()) axes.push_back(pick(0, v.rank() - 1));
     emit(v.name + ".flip(" + list(axes) + ")", v.t.flip(axes), nd::flip(v.ref, axes),
          nd::flip(v.err, axes));
@@ -554,9 +560,7 @@ private:
   bool against_own_reduction() {
     Value v = operand();
     if (v.rank() == 0) return false;
-    std::vector<int64_t> axes;
-    for (int64_t a = 0; a < v.rank(); ++a)
-      if (chance(0.4)) axes.push_back(spell_axis(a, v.rank()));
+    std::vector<int64_t> axes = some_axes(v.rank(), 0.4);
     if (axes.empty()) axes.push_back(spell_axis(v.rank() - 1, v.rank()));
     Value r = reduce(v, axes, true, random_reduce_op());
     if (chance(0.3)) std::swap(v, r);
@@ -628,8 +632,7 @@ private:
     if (v.rank() == 0) return false;
     std::vector<int64_t> axes;
     if (!chance(0.15)) {
-      for (int64_t a = 0; a < v.rank(); ++a)
-        if (chance(0.4)) axes.push_back(spell_axis(a, v.rank()));
+      axes = some_axes(v.rank(), 0.4);
       if (axes.empty()) axes.push_back(spell_axis(pick(0, v.rank() - 1), v.rank()));
     }
     reduce(v, axes, chance(0.5), random_reduce_op());

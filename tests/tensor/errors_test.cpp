@@ -57,8 +57,7 @@ TEST(UserErrors, BadDataAndShapes) {
   EXPECT_THAT(error_of([] { (void)m({2, 3}).expand({4, 3}); }), HasSubstr("expand"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).shrink({{0, 2}, {2, 5}}); }), HasSubstr("shrink"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).pad({{0, 1}}); }), HasSubstr("pad"));
-  EXPECT_THAT(error_of([] { (void)m({1, 2, 5, 5}).conv2d(m({4, 3, 3, 3})); }),
-              HasSubstr("conv2d"));
+  EXPECT_THAT(error_of([] { (void)m({1, 2, 5, 5}).conv2d(m({4, 3, 3, 3})); }), HasSubstr("conv2d"));
   EXPECT_THAT(error_of([] { (void)Tensor::einsum("ij,jk->ik", std::vector<Tensor>{m({2, 3})}); }),
               HasSubstr("einsum"));
 }

@@ -35,7 +35,8 @@ TEST(Opts, AxesAndKinds) {
   EXPECT_EQ(axes[0].kind, AxisKind::Loop);
   EXPECT_EQ(axes[1].kind, AxisKind::Loop);
   EXPECT_EQ(axes[2].kind, AxisKind::Reduce);
-  Expected<OptimizedKernel> k = apply_opts(matmul_ast(32), {{OptOp::Upcast, 1, 8}, {OptOp::Thread, 0, 2}});
+  Expected<OptimizedKernel> k =
+      apply_opts(matmul_ast(32), {{OptOp::Upcast, 1, 8}, {OptOp::Thread, 0, 2}});
   ASSERT_TRUE(k) << k.error();
   ASSERT_EQ(k->axes.size(), 5u);
   EXPECT_EQ(k->axes[0].kind, AxisKind::Parallel);
@@ -62,12 +63,14 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
 
 TEST(Opts, SameListSameKernel) {
   std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Upcast, 0, 4}, {OptOp::Thread, 0, 2}};
-  Expected<OptimizedKernel> a = apply_opts(matmul_ast(64), opts), b = apply_opts(matmul_ast(64), opts);
+  Expected<OptimizedKernel> a = apply_opts(matmul_ast(64), opts),
+                            b = apply_opts(matmul_ast(64), opts);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(a->stages[0]->hash(), b->stages[0]->hash());
   Expected<std::shared_ptr<const CompiledStage>> ca = compile_stage(a->stages[0], "k");
   ASSERT_TRUE(ca) << ca.error();
-  EXPECT_EQ(ca.value()->kernel.code_hash, compile_stage(b->stages[0], "k").value()->kernel.code_hash);
+  EXPECT_EQ(ca.value()->kernel.code_hash,
+            compile_stage(b->stages[0], "k").value()->kernel.code_hash);
 }
 
 // Every Opt of the menu, alone and after the heuristic's list, computes the same matmul.

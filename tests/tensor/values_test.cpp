@@ -72,9 +72,10 @@ namespace {
 TEST(Values, Exp2AccurateAndExactAtTheEdges) {
   std::vector<float> xs;
   for (int i = -1600; i <= 1300; ++i) xs.push_back(static_cast<float>(i) * 0.1f + 0.0371f);
-  xs.insert(xs.end(), {0.0f, -0.0f, 1.0f, 127.5f, 128.0f, -149.5f, -151.0f, -1e30f, 1e30f,
-                       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
-                       std::numeric_limits<float>::quiet_NaN()});
+  xs.insert(xs.end(),
+            {0.0f, -0.0f, 1.0f, 127.5f, 128.0f, -149.5f, -151.0f, -1e30f, 1e30f,
+             -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+             std::numeric_limits<float>::quiet_NaN()});
   while (xs.size() % 16) xs.push_back(0.5f);
   Tensor x(std::span<const float>(xs), {static_cast<int64_t>(xs.size())});
   std::vector<float> got = x.exp2().to_vector<float>();

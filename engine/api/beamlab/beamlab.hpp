@@ -1,8 +1,8 @@
 // beamlab's public C++ API: lazy tensors compiled to fused, tuned kernels.
 //
 //   #include <beamlab/beamlab.hpp>
-//   beamlab::Tensor a = beamlab::Tensor::rand({512, 512}, 1), b = beamlab::Tensor::rand({512, 512}, 2);
-//   std::vector<float> c = a.matmul(b).relu().to_vector<float>();
+//   beamlab::Tensor a = beamlab::Tensor::rand({512, 512}, 1), b = beamlab::Tensor::rand({512, 512},
+//   2); std::vector<float> c = a.matmul(b).relu().to_vector<float>();
 #pragma once
 
 #include "engine/opt/opt.hpp"

@@ -4,7 +4,10 @@
 // gflops, ratio (over the reference measured just before), compile_ms; the label is the Opts.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+
+#include <vector>
 
 #include <cblas.h>
 
@@ -113,7 +116,8 @@ void BM_Softmax(benchmark::State& state) {
 }
 BENCHMARK(BM_Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), measured now: the reference.
+// OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), measured now (median call): the
+// reference.
 double sgemm_gflops(int64_t m, int64_t n, int64_t k) {
   Buffer C(m * n * 4), A(m * k * 4), B(k * n * 4);
   for (float& x : A.as<float>()) x = 0.5f;
@@ -125,15 +129,17 @@ double sgemm_gflops(int64_t m, int64_t n, int64_t k) {
                 static_cast<int>(n));
   };
   call();
-  int runs = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  double s = 0;
-  while (runs < 3 || s < 0.2) {
+  std::vector<double> times; // seconds per call; the median resists a noisy neighbour
+  double total = 0;
+  while (times.size() < 5 || total < 0.2) {
+    auto t0 = std::chrono::steady_clock::now();
     call();
-    ++runs;
-    s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += times.back();
   }
-  return 2.0 * static_cast<double>(m * n * k) * runs / s / 1e9;
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
+                   times.end());
+  return 2.0 * static_cast<double>(m * n * k) / times[times.size() / 2] / 1e9;
 }
 
 void report_flops(benchmark::State& state, double flops, const Measured& m, double reference) {

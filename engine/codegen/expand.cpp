@@ -15,6 +15,8 @@ namespace {
 
 // The longest run of consecutive elements one vector access covers.
 constexpr int64_t kMaxRun = 64;
+// The widest accumulator a loop reduction keeps unrolled lanes in (a few vector registers).
+constexpr int64_t kMaxAccumulatorLanes = 32;
 
 using Layout = std::vector<int>; // lane axes (indices into Expander::axes_), slowest first
 
@@ -147,8 +149,10 @@ private:
     out.layout = layout(idx->src(1));
     if (idx->src().size() == 3) out.layout = merge(out.layout, layout(idx->src(2)));
     for (int64_t l = 0; l < count(out.layout); ++l) {
-      out.addr.push_back(at_lane(idx->src(1), out.layout, l));
-      out.gate.push_back(idx->src().size() == 3 ? at_lane(idx->src(2), out.layout, l) : nullptr);
+      UOpPtr gate = idx->src().size() == 3 ? at_lane(idx->src(2), out.layout, l) : nullptr;
+      UOpPtr addr = at_lane(idx->src(1), out.layout, l);
+      out.addr.push_back(gate ? simplify_given(addr, gate) : addr);
+      out.gate.push_back(gate);
     }
     return out;
   }
@@ -297,6 +301,55 @@ private:
     return out;
   }
 
+  // Lanes `sel` of `w`; a selection from a selection reads the original vector directly.
+  static UOpPtr select(const UOpPtr& w, std::vector<int64_t> sel) {
+    const UOp* from = w.get();
+    if (w->op() == Op::Gep) {
+      for (int64_t& l : sel) l = w->arg().items()[static_cast<size_t>(l)].as_int();
+      from = w->src(0).get();
+    }
+    bool identity = static_cast<int>(sel.size()) == from->dtype().lanes();
+    for (size_t i = 0; identity && i < sel.size(); ++i)
+      identity = sel[i] == static_cast<int64_t>(i);
+    if (identity) return from->ptr();
+    std::vector<Arg> lanes(sel.begin(), sel.end());
+    DType dt = from->dtype().scalar_type().vec(static_cast<int>(sel.size()));
+    return UOp::make(Op::Gep, dt, {from->ptr()}, Arg(std::move(lanes)));
+  }
+
+  // Reduces `groups` groups of `width` lanes each (w holds them group after group) to at most
+  // `keep` groups, halving while the count is even: lane i of group g meets lane i of group
+  // g + n/2. An odd count above `keep` == 1 finishes as a pairwise tree of the groups.
+  static UOpPtr fold_groups(UOpPtr w, int64_t& groups, int64_t width, Op op, int64_t keep) {
+    auto lanes = [&](int64_t first, int64_t count) {
+      std::vector<int64_t> sel(static_cast<size_t>(count * width));
+      for (size_t i = 0; i < sel.size(); ++i) sel[i] = first * width + static_cast<int64_t>(i);
+      return select(w, std::move(sel));
+    };
+    while (groups > keep && groups % 2 == 0) {
+      int64_t half = groups / 2;
+      w = UOp::make(op, w->dtype().scalar_type().vec(static_cast<int>(half * width)),
+                    {lanes(0, half), lanes(half, half)});
+      groups = half;
+    }
+    if (groups <= keep || keep > 1) return w;
+    std::vector<UOpPtr> chunks;
+    for (int64_t g = 0; g < groups; ++g) chunks.push_back(lanes(g, 1));
+    while (chunks.size() > 1) {
+      std::vector<UOpPtr> next;
+      for (size_t i = 0; i + 1 < chunks.size(); i += 2)
+        next.push_back(UOp::make(op, chunks[i]->dtype(), {chunks[i], chunks[i + 1]}));
+      if (chunks.size() % 2) next.push_back(chunks.back());
+      chunks = std::move(next);
+    }
+    groups = 1;
+    return chunks[0];
+  }
+
+  // REDUCE over unroll axes (folded across lanes) and loop ranges (an accumulator). Inside a
+  // loop the unrolled lanes are folded only down to kMaxAccumulatorLanes: the accumulator
+  // keeps the rest as independent partial results (no horizontal reduction per iteration, and
+  // several dependency chains), folded once after the loop.
   Value expand_reduce(const UOpPtr& u) {
     Op op = u->arg().as_op();
     const Value& val = done_.at(u->src(0).get());
@@ -314,28 +367,19 @@ private:
     std::set_difference(all.begin(), all.end(), unrolled.begin(), unrolled.end(),
                         std::back_inserter(rest));
     UOpPtr v = convert(val, all);
-    DType dt = u->dtype().vec(static_cast<int>(count(rest)));
-    // One chunk per combination of the unrolled axes, combined as a balanced tree.
-    std::vector<UOpPtr> chunks;
-    for (int64_t k = 0; k < count(unrolled); ++k) {
-      std::map<int, int64_t> d = digits(unrolled, k);
-      std::vector<Arg> sel;
-      for (int64_t r = 0; r < count(rest); ++r) {
-        std::map<int, int64_t> full = d;
+    int64_t groups = count(unrolled), width = count(rest);
+    std::vector<int64_t> order; // the lanes of `all`, grouped by unrolled lane
+    for (int64_t k = 0; k < groups; ++k)
+      for (int64_t r = 0; r < width; ++r) {
+        std::map<int, int64_t> full = digits(unrolled, k);
         for (auto [a, x] : digits(rest, r)) full[a] = x;
-        sel.emplace_back(lane_of(all, full));
+        order.push_back(lane_of(all, full));
       }
-      chunks.push_back(unrolled.empty() ? v : UOp::make(Op::Gep, dt, {v}, Arg(std::move(sel))));
-    }
-    while (chunks.size() > 1) {
-      std::vector<UOpPtr> next;
-      for (size_t i = 0; i + 1 < chunks.size(); i += 2)
-        next.push_back(UOp::make(op, dt, {chunks[i], chunks[i + 1]}));
-      if (chunks.size() % 2) next.push_back(chunks.back());
-      chunks = std::move(next);
-    }
-    if (loops.empty()) return {chunks[0], rest};
-    return {reduce_over(chunks[0], loops, op), rest};
+    UOpPtr w = select(v, std::move(order));
+    if (loops.empty()) return {fold_groups(w, groups, width, op, 1), rest};
+    w = fold_groups(w, groups, width, op, std::max<int64_t>(1, kMaxAccumulatorLanes / width));
+    if (groups == 1) return {reduce_over(w, loops, op), rest};
+    return {fold_groups(reduce_over(w, loops, op), groups, width, op, 1), rest};
   }
 
   std::vector<UOpPtr> axes_;

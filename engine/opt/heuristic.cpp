@@ -7,8 +7,8 @@
 //   * a kernel with no loop worth running in parallel (a full reduction) is GROUPed across the
 //     cores;
 //   * the loop axis the STORE walks contiguously is UPCAST to a vector register's width;
-//   * in a reduction kernel, one more loop axis that some LOAD doesn't move along (data reused
-//     from registers: matmul's rows) is UPCAST to make a register tile;
+//   * in a reduction kernel, one more loop axis that some LOAD of the reduction's loop doesn't
+//     move along (data reused from registers: matmul's rows) is UPCAST to make a register tile;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed to vector width, unless a register
 //     tile was made;
 //   * the outermost loop runs across the cores (THREAD).
@@ -147,12 +147,30 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // A register tile: a second output axis along which some load stays put.
   bool tiled = false;
   if (has_reduce && vectorized) {
-    int reuse = find_last([&](const AxisAccess& a) {
-      return &a != &p.axes()[static_cast<size_t>(contiguous)] && a.kind == AxisKind::Loop &&
-             a.extent > 1 && a.store_stride && *a.store_stride != 0 &&
-             std::any_of(a.load_strides.begin(), a.load_strides.end(),
-                         [](const std::optional<int64_t>& s) { return s == 0; });
-    });
+    // Loads inside the reduction's loop: only their reuse saves work per iteration.
+    std::vector<bool> in_reduce(p.axes().empty() ? 0 : p.axes()[0].load_strides.size());
+    for (const AxisAccess& a : p.axes())
+      for (size_t j = 0; j < in_reduce.size(); ++j)
+        if (a.kind == AxisKind::Reduce && a.load_strides[j] != 0) in_reduce[j] = true;
+    // Reusing a vector load (one that moves along the vectorized axis) saves more than
+    // reusing a scalar that is broadcast already: conv2d tiles output channels, not rows.
+    const AxisAccess& vec = p.axes()[static_cast<size_t>(contiguous)];
+    auto reuse_score = [&](const AxisAccess& a) {
+      if (&a == &vec || a.kind != AxisKind::Loop || a.extent <= 1 || !a.store_stride ||
+          *a.store_stride == 0)
+        return 0;
+      int score = 0;
+      for (size_t j = 0; j < in_reduce.size(); ++j)
+        if (in_reduce[j] && a.load_strides[j] == 0)
+          score = std::max(score, vec.load_strides[j] == 0 ? 1 : 2);
+      return score;
+    };
+    int reuse = -1, best = 0;
+    for (size_t i = 0; i < p.axes().size(); ++i)
+      if (int sc = reuse_score(p.axes()[i]); sc >= best && sc > 0) {
+        best = sc;
+        reuse = static_cast<int>(i);
+      }
     if (reuse >= 0)
       if (auto t = largest_divisor(p.axes()[static_cast<size_t>(reuse)].extent, {8, 4, 2}))
         tiled = p.try_apply({OptOp::Upcast, reuse, *t});

@@ -178,8 +178,9 @@ private:
   }
 
   // Splits loop `at` into an outer loop (placed at `outer_pos` among the other loops) and an
-  // inner one (in the split loop's place, or last if it is lanes); a part of extent 1 is left
-  // out. Returns the outer loop.
+  // inner one (in the split loop's place, or, if it is lanes, first among the lane axes, so
+  // the first UPCAST, the heuristic's store-contiguous one, stays the innermost lane axis); a
+  // part of extent 1 is left out. Returns the outer loop.
   UOpPtr split(size_t at, int64_t outer_extent, AxisKind outer_kind, size_t outer_pos,
                int64_t inner_extent, AxisKind inner_kind) {
     UOpPtr old = loops_[at].range;
@@ -205,7 +206,9 @@ private:
     }
     if (inner) {
       if (is_lane(inner_kind))
-        loops_.push_back({inner, inner_kind});
+        loops_.insert(std::find_if(loops_.begin(), loops_.end(),
+                                   [](const Loop& l) { return is_lane(l.kind); }),
+                      {inner, inner_kind});
       else
         loops_.insert(loops_.begin() + static_cast<std::ptrdiff_t>(inner_at), {inner, inner_kind});
     }

@@ -122,18 +122,17 @@ UOpPtr divmod_gcd(Op op, const LinearForm& lf, int64_t c) {
   return op == Op::Idiv ? small / divisor : (small % divisor) * g;
 }
 
-// Splits x = c*w + r, where w collects the terms whose coefficients c divides (and the
-// constant's multiple of c). With truncating division, x//c = w + r//c and x%c = r%c hold
-// when r == 0, or when x >= 0 and r >= 0.
+// Splits x = c*w + r, where w collects c's multiples out of the coefficients at least c (a
+// term 59*y with c = 58 leaves y in r) and out of the constant. With truncating division,
+// x//c = w + r//c and x%c = r%c hold when r == 0, or when x >= 0 and r >= 0.
 UOpPtr divmod_split(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
   // c > 0, so the floor quotient of the constant and c times it fit in int64.
   LinearForm whole{lf.dtype, {}, floor_div(lf.constant, c)};
   LinearForm rest{lf.dtype, {}, static_cast<int64_t>(Wide{lf.constant} - Wide{whole.constant} * c)};
   for (const LinearTerm& t : lf.terms) {
-    if (t.coef % c == 0)
-      whole.terms.push_back({t.base, t.coef / c});
-    else
-      rest.terms.push_back(t);
+    if (t.coef >= c) whole.terms.push_back({t.base, t.coef / c});
+    if (t.coef % c != 0 || t.coef < c)
+      rest.terms.push_back({t.base, t.coef < c ? t.coef : t.coef % c});
   }
   if (whole.terms.empty() && whole.constant == 0) return nullptr;
   // The parts are evaluated on their own, so each must be exact too.
@@ -241,6 +240,13 @@ UOpPtr self_compare(const Match& m) {
   return bool_const(m.root->op() != Op::CmpLt && m.root->op() != Op::CmpNe);
 }
 
+UOpPtr simplify_gated_index(const Match& m) {
+  const UOpPtr& u = m.root;
+  if (u->src().size() != 3) return nullptr;
+  UOpPtr addr = simplify_given(u->src(1), u->src(2));
+  return addr == u->src(1) ? nullptr : u->replace_src({u->src(0), addr, u->src(2)});
+}
+
 PatternMatcher build_symbolic() {
   UPat x = UPat::var("x"), c = UPat::cvar("c");
   OpSet alu_ops;
@@ -283,6 +289,8 @@ PatternMatcher build_symbolic() {
       {UPat(Op::CmpNe, {x, c}), fold_equality},
       // max decided by bounds
       {UPat::ops({Op::Max}), fold_max},
+      // a gated address under its gate
+      {UPat::ops({Op::Index}), simplify_gated_index},
       // canonical operand order of the other commutative ops
       {UPat::ops({Op::Max, Op::And, Op::Or, Op::Xor, Op::CmpNe, Op::CmpEq}), order_operands},
   });

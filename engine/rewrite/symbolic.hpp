@@ -24,4 +24,9 @@ UOpPtr simplify(const UOpPtr& u);
 /// The same for kernel graphs and ASTs (memory, reductions, loops), checked against spec_kernel.
 UOpPtr simplify_kernel(const UOpPtr& u);
 
+/// `addr` simplified on the assumption that `gate` holds: divisions and remainders by
+/// constants fold where the gate's clauses (`E < k`, `k < E` over linear E) pin their
+/// quotient. Only for a gated access, whose address is unused when the gate fails.
+UOpPtr simplify_given(const UOpPtr& addr, const UOpPtr& gate);
+
 } // namespace beamlab

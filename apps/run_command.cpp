@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -15,7 +17,7 @@ namespace {
 struct RunArgs {
   std::string workload;
   std::vector<std::string> params; // "--NAME VALUE" pairs, as given
-  std::string opts;
+  std::optional<std::string> opts; // set and empty: no Opts at all
   std::string kernel = "*";
   int runs = 10;
   int threads = 0;
@@ -56,8 +58,8 @@ void run(const RunArgs& args) {
   }
   Tensor out = build_workload(args.workload, parse_params(args.params));
   HeuristicPolicy policy;
-  if (!args.opts.empty()) {
-    Expected<std::vector<Opt>> opts = parse_opts(args.opts);
+  if (args.opts) {
+    Expected<std::vector<Opt>> opts = parse_opts(*args.opts);
     user_assert(opts) << "--opts: " << opts.error();
     policy.set(args.kernel, *opts);
   }
@@ -86,7 +88,8 @@ void add_run_command(CLI::App& app) {
       "run", "Realize a built-in workload and print each kernel's time, GFLOP/s, GB/s and Opts");
   cmd->add_option("workload", args->workload, "workload name (see --list)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
-  cmd->add_option("--opts", args->opts, "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\"");
+  cmd->add_option("--opts", args->opts,
+                  "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)");
   cmd->add_option("--kernel", args->kernel, "the kernel (name or hex key) --opts applies to")
       ->default_val("*");
   cmd->add_option("--runs", args->runs, "timed runs per kernel (median reported)")

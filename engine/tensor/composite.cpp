@@ -160,7 +160,7 @@ Tensor Tensor::avg_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t
 Tensor Tensor::softmax(int64_t axis) const {
   Tensor x = cast(dtype().is_float() ? dtype() : DType(Scalar::Float32));
   Tensor e = (x - x.max({axis}, true)).exp();
-  return e / e.sum({axis}, true);
+  return e * e.sum({axis}, true).reciprocal(); // one division a row, not one an element
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {

@@ -11,6 +11,7 @@
 #include "engine/codegen/lower.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/runtime/launch.hpp"
+#include "engine/support/hash.hpp"
 
 namespace beamlab {
 namespace {
@@ -103,6 +104,35 @@ KernelCost kernel_cost(const ScheduleItem& kernel) {
       for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
   }
   return cost;
+}
+
+Expected<KernelCandidate, KernelCandidate::Error>
+KernelCandidate::build(const UOpPtr& ast, const std::vector<Opt>& opts, const std::string& name) {
+  Expected<OptimizedKernel> optimized = apply_opts(ast, opts);
+  if (!optimized) return make_unexpected(Error{true, optimized.error()});
+  KernelCandidate c;
+  StableHasher code;
+  c.optimized_ = std::move(*optimized);
+  for (const ScratchBuffer& s : c.optimized_.scratch)
+    c.scratch_.push_back(std::make_shared<Buffer>(
+        static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize())));
+  for (size_t s = 0; s < c.optimized_.stages.size(); ++s) {
+    auto stage = compile_stage(c.optimized_.stages[s], name + (s ? "_combine" : ""));
+    if (!stage) return make_unexpected(Error{false, stage.error()});
+    code.add_u64((*stage)->kernel.code_hash);
+    c.code_bytes_ += (*stage)->kernel.object.size();
+    c.compile_ms_ += (*stage)->kernel.compile_ms;
+    c.stages_.push_back(*stage);
+  }
+  c.code_hash_ = code.finish();
+  return c;
+}
+
+void KernelCandidate::run(const std::vector<void*>& buffers, int threads) const {
+  std::vector<void*> ptrs = buffers;
+  for (const auto& s : scratch_) ptrs.push_back(s->data());
+  for (const auto& stage : stages_)
+    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads);
 }
 
 ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& inputs,

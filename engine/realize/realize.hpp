@@ -69,6 +69,34 @@ struct KernelCost {
 };
 KernelCost kernel_cost(const ScheduleItem& kernel);
 
+/// One kernel compiled with an Opt list, run on buffers its caller owns: what a tuner's
+/// sandboxed worker builds and times. It owns the scratch its Opts need (GROUP's partials).
+class KernelCandidate {
+public:
+  struct Error {
+    bool rejected = false; ///< the Opts don't apply (else the compile failed)
+    std::string message;
+  };
+  /// Applies `opts` to `ast` (a kernel AST from the scheduler) and compiles every stage.
+  static Expected<KernelCandidate, Error> build(const UOpPtr& ast, const std::vector<Opt>& opts,
+                                                const std::string& name);
+  /// Runs every stage once on `buffers`: one pointer per DEFINE_GLOBAL slot of the AST.
+  void run(const std::vector<void*>& buffers, int threads) const;
+
+  uint64_t code_hash() const { return code_hash_; } ///< over every stage's machine code
+  size_t code_bytes() const { return code_bytes_; } ///< object sizes, a measure of bloat
+  double compile_ms() const { return compile_ms_; }
+  const OptimizedKernel& optimized() const { return optimized_; }
+
+private:
+  OptimizedKernel optimized_;
+  std::vector<std::shared_ptr<const CompiledStage>> stages_;
+  std::vector<std::shared_ptr<Buffer>> scratch_;
+  uint64_t code_hash_ = 0;
+  size_t code_bytes_ = 0;
+  double compile_ms_ = 0;
+};
+
 struct RealizeOptions {
   int threads = 0;                   ///< 0: every core (OMP_NUM_THREADS)
   const OptPolicy* policy = nullptr; ///< null: the heuristic

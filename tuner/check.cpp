@@ -1,0 +1,189 @@
+// Inputs, sentinels and output comparison; see check.hpp.
+#include "tuner/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace beamlab::tuner {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Element i of a buffer of `dt`, as a double.
+double element(DType dt, const void* data, int64_t i) {
+  auto at = [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, static_cast<const char*>(data) + i * static_cast<int64_t>(sizeof v), sizeof v);
+    return v;
+  };
+  switch (dt.scalar()) {
+  case Scalar::Float32: return at(float{});
+  case Scalar::Float64: return at(double{});
+  case Scalar::Float16: return static_cast<double>(at(_Float16{}));
+  case Scalar::BFloat16: {
+    uint32_t bits = static_cast<uint32_t>(at(uint16_t{})) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  case Scalar::Bool: return at(uint8_t{}) != 0;
+  case Scalar::Int8: return at(int8_t{});
+  case Scalar::Int16: return at(int16_t{});
+  case Scalar::Int32: return at(int32_t{});
+  case Scalar::Int64: return static_cast<double>(at(int64_t{}));
+  case Scalar::UInt8: return at(uint8_t{});
+  case Scalar::UInt16: return at(uint16_t{});
+  case Scalar::UInt32: return at(uint32_t{});
+  case Scalar::UInt64: return static_cast<double>(at(uint64_t{}));
+  default: return 0;
+  }
+}
+
+void set_element(DType dt, void* data, int64_t i, double v) {
+  auto put = [&](auto x) {
+    std::memcpy(static_cast<char*>(data) + i * static_cast<int64_t>(sizeof x), &x, sizeof x);
+  };
+  switch (dt.scalar()) {
+  case Scalar::Float32: return put(static_cast<float>(v));
+  case Scalar::Float64: return put(v);
+  case Scalar::Float16: return put(static_cast<_Float16>(v));
+  case Scalar::BFloat16: {
+    float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return put(static_cast<uint16_t>(bits >> 16)); // truncation: inputs need no rounding
+  }
+  case Scalar::Bool: return put(static_cast<uint8_t>(v != 0));
+  case Scalar::Int8: return put(static_cast<int8_t>(v));
+  case Scalar::Int16: return put(static_cast<int16_t>(v));
+  case Scalar::Int32: return put(static_cast<int32_t>(v));
+  case Scalar::Int64: return put(static_cast<int64_t>(v));
+  case Scalar::UInt8: return put(static_cast<uint8_t>(v));
+  case Scalar::UInt16: return put(static_cast<uint16_t>(v));
+  case Scalar::UInt32: return put(static_cast<uint32_t>(v));
+  case Scalar::UInt64: return put(static_cast<uint64_t>(v));
+  default: return;
+  }
+}
+
+double epsilon(DType dt) {
+  switch (dt.scalar()) {
+  case Scalar::Float16: return 9.8e-4;
+  case Scalar::BFloat16: return 7.9e-3;
+  case Scalar::Float64: return 2.3e-16;
+  default: return 1.2e-7;
+  }
+}
+
+} // namespace
+
+std::string_view to_string(InputKind k) {
+  switch (k) {
+  case InputKind::random: return "random";
+  case InputKind::small_ints: return "small_ints";
+  case InputKind::special: return "special";
+  }
+  return "?";
+}
+
+std::optional<InputKind> parse_input_kind(std::string_view s) {
+  for (InputKind k : {InputKind::random, InputKind::small_ints, InputKind::special})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t count) {
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(kind);
+  bool is_float = dt.is_float(), is_signed = dt.is_int() && !dt.is_unsigned();
+  static constexpr double kSpecialFloats[] = {0.0,  -0.0,  1.0,    -1.0, 0.5,   -0.5, 2.0,
+                                              -2.0, 1e-20, -1e-20, 1e20, -1e20, 3.0,  0.25};
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t r = splitmix64(state);
+    double v = 0;
+    switch (kind) {
+    case InputKind::random:
+      v = is_float ? static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0
+                   : static_cast<double>(r % 201) - (is_signed ? 100.0 : 0.0);
+      break;
+    case InputKind::small_ints:
+      v = static_cast<double>(r % 7) - (is_signed || is_float ? 3 : 0);
+      break;
+    case InputKind::special:
+      if (is_float) {
+        v = kSpecialFloats[r % std::size(kSpecialFloats)];
+        if (dt.scalar() == Scalar::Float16 && std::abs(v) > 1e4) v = v > 0 ? 6e4 : -6e4;
+        if (dt.scalar() == Scalar::Float16 && v != 0 && std::abs(v) < 1e-4)
+          v = v > 0 ? 1e-4 : -1e-4;
+      } else if (dt.is_bool()) {
+        v = static_cast<double>(r & 1);
+      } else {
+        double lo = static_cast<double>(dt.int_min()), hi = static_cast<double>(dt.int_max());
+        double picks[] = {0, 1, lo, hi, is_signed ? -1.0 : 2.0};
+        v = picks[r % std::size(picks)];
+      }
+      break;
+    }
+    if (dt.is_bool()) v = static_cast<double>(r & 1);
+    if (dt.scalar() == Scalar::Int64 || dt.scalar() == Scalar::UInt64) {
+      // doubles can't hold the 64-bit extremes exactly: write them as integers
+      int64_t iv = kind == InputKind::special && (r % 5 == 2)   ? dt.int_min()
+                   : kind == InputKind::special && (r % 5 == 3) ? dt.int_max()
+                                                                : static_cast<int64_t>(v);
+      std::memcpy(static_cast<char*>(data) + i * 8, &iv, 8);
+      continue;
+    }
+    set_element(dt, data, i, v);
+  }
+}
+
+void fill_sentinel(DType dt, void* data, int64_t count) {
+  auto bytes = static_cast<size_t>(count) * static_cast<size_t>(dt.itemsize());
+  std::memset(data, dt.is_float() ? 0xFF : 0xA5, bytes); // all-ones floats are NaNs
+}
+
+Comparison compare_outputs(DType dt, const void* got, const void* want, int64_t count,
+                           int64_t reduce_length) {
+  Comparison c;
+  bool exact = !dt.is_float();
+  double scale = 0;
+  if (!exact)
+    for (int64_t i = 0; i < count; ++i)
+      if (double w = element(dt, want, i); std::isfinite(w)) scale = std::max(scale, std::abs(w));
+  double rtol =
+      4 * epsilon(dt) * std::sqrt(static_cast<double>(std::max<int64_t>(1, reduce_length)));
+  c.tolerance = rtol * 2 * scale;
+  for (int64_t i = 0; i < count; ++i) {
+    double g = element(dt, got, i), w = element(dt, want, i);
+    bool ok;
+    if (exact) {
+      ok = dt.scalar() == Scalar::Int64 || dt.scalar() == Scalar::UInt64
+               ? std::memcmp(static_cast<const char*>(got) + i * 8,
+                             static_cast<const char*>(want) + i * 8, 8) == 0
+               : g == w;
+    } else if (std::isnan(w) || std::isnan(g)) {
+      ok = std::isnan(w) && std::isnan(g);
+    } else if (std::isinf(w) || std::isinf(g)) {
+      ok = g == w;
+    } else {
+      double err = std::abs(g - w);
+      c.max_error = std::max(c.max_error, err);
+      ok = err <= rtol * (std::abs(w) + scale);
+    }
+    if (ok) continue;
+    if (c.mismatches++ == 0) {
+      c.first = i;
+      c.got = g;
+      c.want = w;
+    }
+  }
+  return c;
+}
+
+} // namespace beamlab::tuner

@@ -1,0 +1,149 @@
+// The worker process and its pipes; see sandbox.hpp.
+#include "tuner/sandbox.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace beamlab::tuner {
+namespace {
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+} // namespace
+
+const char* to_string(CallStatus s) {
+  switch (s) {
+  case CallStatus::ok: return "ok";
+  case CallStatus::crashed: return "crashed";
+  case CallStatus::timeout: return "timeout";
+  case CallStatus::limit: return "limit";
+  case CallStatus::violation: return "violation";
+  case CallStatus::lost: return "lost";
+  }
+  return "?";
+}
+
+std::string default_worker_path() {
+  if (const char* w = std::getenv("BEAMLAB_WORKER"); w && *w) return w;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path(".") : self.parent_path()) / "beamlab-worker";
+}
+
+Sandbox::Sandbox(SandboxOptions options) : options_(std::move(options)) {
+  if (options_.worker.empty()) options_.worker = default_worker_path();
+  // A worker that dies mid-request must cost an error code on write, not the tuner's life.
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+Sandbox::~Sandbox() { stop(CallStatus::lost, ""); }
+
+void Sandbox::start() {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("sandbox: pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  std::vector<std::string> args = {options_.worker,
+                                   "--threads",
+                                   std::to_string(options_.threads),
+                                   "--memory-mb",
+                                   std::to_string(options_.memory_mb),
+                                   "--cpu-seconds",
+                                   std::to_string(options_.cpu_seconds)};
+  if (options_.allow_faults) args.push_back("--allow-faults");
+  if (!options_.seccomp) args.push_back("--no-seccomp");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, options_.worker.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    throw std::runtime_error("sandbox: cannot start the worker '" + options_.worker +
+                             "': " + std::strerror(rc) +
+                             " (build the beamlab-worker target, or set BEAMLAB_WORKER)");
+  }
+  pid_ = pid;
+  to_worker_ = in[1];
+  from_worker_ = out[0];
+  ::fcntl(to_worker_, F_SETFL, O_NONBLOCK);
+  ::fcntl(from_worker_, F_SETFL, O_NONBLOCK);
+  ++starts_;
+}
+
+CallResult Sandbox::stop(CallStatus fallback, std::string detail) {
+  CallResult r{fallback, {}, std::move(detail)};
+  if (to_worker_ >= 0) ::close(to_worker_);
+  if (from_worker_ >= 0) ::close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (pid_ <= 0) return r;
+  // A worker that died on its own has a status waiting; otherwise (hung) it is killed.
+  int status = 0;
+  pid_t got = ::waitpid(pid_, &status, WNOHANG);
+  bool killed_here = false;
+  if (got == 0) {
+    ::kill(pid_, SIGKILL);
+    killed_here = true;
+    ::waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+  if (killed_here) return r;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    r.detail = signal_name(sig);
+    r.status = sig == SIGSYS    ? CallStatus::violation
+               : sig == SIGXCPU ? CallStatus::limit
+                                : CallStatus::crashed;
+    if (sig == SIGSYS) r.detail += " (a syscall the sandbox denies: files, sockets, exec)";
+    if (sig == SIGXCPU) r.detail += " (the sandbox's CPU-time limit)";
+  } else if (WIFEXITED(status)) {
+    r.status = CallStatus::crashed;
+    r.detail = "the worker exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  return r;
+}
+
+CallResult Sandbox::call(const Message& request, double timeout_s) {
+  if (pid_ <= 0) start();
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(timeout_s));
+  char limit[64];
+  std::snprintf(limit, sizeof limit, "no answer within %.1f s", timeout_s);
+  Transfer t = write_message(to_worker_, request, deadline);
+  CallResult r;
+  if (t == Transfer::ok) t = read_message(from_worker_, r.reply, deadline);
+  if (t == Transfer::ok) return r;
+  if (t == Transfer::timeout) return stop(CallStatus::timeout, limit);
+  // The pipe closed: the worker died. Give it a moment to be reaped with its signal.
+  for (int i = 0; i < 200; ++i) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != 0)
+      break;
+    ::usleep(1000);
+  }
+  return stop(CallStatus::lost, "the worker closed its pipe");
+}
+
+} // namespace beamlab::tuner

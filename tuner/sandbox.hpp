@@ -1,0 +1,64 @@
+// A sandbox: one beamlab-worker child process and the pipes to it, driven by one tuner thread.
+//
+// The child is started with posix_spawn (never a bare fork of the multithreaded tuner) under
+// resource limits and, once warmed up, a seccomp filter (see worker_main.cpp). Every request
+// has a deadline: a worker that crashes, hangs, breaks a limit or makes a denied syscall is
+// killed, its status classified from how it died, and a fresh worker is started on the next
+// call. Nothing a candidate does can take the tuner down with it.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+
+#include "tuner/protocol.hpp"
+
+namespace beamlab::tuner {
+
+struct SandboxOptions {
+  std::string worker;        ///< the worker executable; empty: default_worker_path()
+  int threads = 1;           ///< cores each kernel runs on
+  int64_t memory_mb = 8192;  ///< address-space limit (not under AddressSanitizer)
+  int64_t cpu_seconds = 600; ///< CPU-time limit over the worker's life
+  bool allow_faults = false; ///< let requests plant faults (tests)
+  bool seccomp = true;
+};
+
+/// How a call ended. ok: the worker answered (its header says how the request went).
+enum class CallStatus { ok, crashed, timeout, limit, violation, lost };
+const char* to_string(CallStatus s);
+
+struct CallResult {
+  CallStatus status = CallStatus::ok;
+  Message reply;      ///< when ok
+  std::string detail; ///< otherwise: the signal or reason ("SIGSEGV", "no answer in 2.0 s")
+};
+
+class Sandbox {
+public:
+  explicit Sandbox(SandboxOptions options);
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  /// Sends `request` and waits up to `timeout_s` for the answer, starting the worker if needed.
+  CallResult call(const Message& request, double timeout_s);
+
+  /// Workers started after the first (each crash, timeout or violation costs one).
+  int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
+  bool running() const { return pid_ > 0; }
+
+private:
+  void start();
+  /// Kills the worker (if alive) and reaps it; how it ended, for a failed call.
+  CallResult stop(CallStatus fallback, std::string detail);
+
+  SandboxOptions options_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1;
+  int starts_ = 0;
+};
+
+/// $BEAMLAB_WORKER, else beamlab-worker beside the running executable.
+std::string default_worker_path();
+
+} // namespace beamlab::tuner

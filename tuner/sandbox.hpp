@@ -18,7 +18,7 @@ struct SandboxOptions {
   std::string worker;        ///< the worker executable; empty: default_worker_path()
   int threads = 1;           ///< cores each kernel runs on
   int64_t memory_mb = 8192;  ///< address-space limit (not under AddressSanitizer)
-  int64_t cpu_seconds = 600; ///< CPU-time limit over the worker's life
+  int64_t cpu_seconds = 120; ///< CPU-time limit per request (SIGXCPU: status limit)
   bool allow_faults = false; ///< let requests plant faults (tests)
   bool seccomp = true;
 };

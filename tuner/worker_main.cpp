@@ -3,8 +3,9 @@
 //
 //   beamlab-worker [--threads N] [--memory-mb M] [--cpu-seconds S] [--allow-faults] [--no-seccomp]
 //
-// Start-up: resource limits (address space, CPU time, no core files), a warm-up compile and
-// parallel run (LLVM and OpenMP set themselves up, reading what files they need), then a
+// Start-up: resource limits (address space, CPU time per request, no core files), a warm-up
+// compile and parallel run (LLVM and OpenMP set themselves up, reading what files they need),
+// then a
 // seccomp filter that kills the process on any syscall a kernel never needs: opening or
 // creating files, sockets, exec, fork, ptrace. Then requests, one at a time:
 //   {"op":"compile","ast":TEXT,"name":N,"opts":"UPCAST(1,8) ..."}
@@ -82,13 +83,24 @@ void set_limit(int resource, rlim_t value) {
   if (::setrlimit(resource, &r) != 0) die(std::string("setrlimit: ") + std::strerror(errno));
 }
 
+// The CPU-time limit is per request: the soft limit moves to what the process has used so
+// far plus the budget (SIGXCPU past it), so a long-lived worker never hits it by accumulation.
+void budget_cpu(int64_t seconds) {
+  if (seconds <= 0) return;
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto used = static_cast<rlim_t>(u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1);
+  rlimit r{used + static_cast<rlim_t>(seconds), RLIM_INFINITY};
+  if (::setrlimit(RLIMIT_CPU, &r) != 0) die(std::string("setrlimit: ") + std::strerror(errno));
+}
+
 void apply_limits(const Options& o) {
   set_limit(RLIMIT_CORE, 0);
 #if !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer)
   // (AddressSanitizer reserves terabytes of shadow address space up front.)
   if (o.memory_mb > 0) set_limit(RLIMIT_AS, static_cast<rlim_t>(o.memory_mb) << 20);
 #endif
-  if (o.cpu_seconds > 0) set_limit(RLIMIT_CPU, static_cast<rlim_t>(o.cpu_seconds));
+  budget_cpu(o.cpu_seconds);
 }
 
 void install_seccomp() {
@@ -136,6 +148,7 @@ public:
     const nlohmann::json& h = req.header;
     std::string op = h.value("op", "");
     std::string fault = opts_.allow_faults ? h.value("fault", "") : "";
+    budget_cpu(opts_.cpu_seconds);
     try {
       if (op == "compile") return compile(h, fault);
       if (op == "run") return run(h, req.payload, fault);

@@ -52,6 +52,16 @@ Message run_request(const KernelTask& t, const std::string* expected, int runs,
   return m;
 }
 
+// A kernel that never ends: a float sum of 2^50 loads (no reassociation, so LLVM keeps the loop).
+KernelTask endless_task() {
+  DType f32(Scalar::Float32);
+  UOpPtr r = kernel_range(int64_t{1} << 50, 0, "reduce");
+  UOpPtr zero = UOp::const_int(Scalar::Index, 0);
+  UOpPtr sum = reduce_over(load(index(buffer_param(1, f32), zero), f32), {r}, Op::Add);
+  UOpPtr endless = sink({store(index(buffer_param(0, f32), zero), sum)});
+  return {"r_endless", 0, print_graph(endless), {{f32, 1}, {f32, 1}}, 1};
+}
+
 SandboxOptions test_options() {
   SandboxOptions o;
   o.threads = 2;
@@ -151,13 +161,7 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
       sink({store(index(buffer_param(0, f32), UOp::const_int(Scalar::Index, int64_t{1} << 40)),
                   UOp::const_float(f32, 1.0))});
   KernelTask oob_task{"E_oob", 0, print_graph(oob), {{f32, 16}}, 1};
-  // An endless loop: a float sum of 2^50 loads (no reassociation, so LLVM keeps the loop).
-  UOpPtr r = kernel_range(int64_t{1} << 50, 0, "reduce");
-  UOpPtr endless = sink(
-      {store(index(buffer_param(0, f32), UOp::const_int(Scalar::Index, 0)),
-             reduce_over(load(index(buffer_param(1, f32), UOp::const_int(Scalar::Index, 0)), f32),
-                         {r}, Op::Add))});
-  KernelTask endless_task{"r_endless", 0, print_graph(endless), {{f32, 1}, {f32, 1}}, 1};
+  KernelTask endless = endless_task();
 
   struct Case {
     const char* what;
@@ -169,8 +173,8 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
   ASSERT_EQ(box.call(compile_request(oob_task, ""), 30).status, CallStatus::ok);
   cases.push_back({"out-of-bounds write", box.call(run_request(oob_task, nullptr, 1), 30),
                    CallStatus::crashed, "SIGSEGV"});
-  ASSERT_EQ(box.call(compile_request(endless_task, ""), 30).status, CallStatus::ok);
-  cases.push_back({"endless loop", box.call(run_request(endless_task, nullptr, 1), 1.0),
+  ASSERT_EQ(box.call(compile_request(endless, ""), 30).status, CallStatus::ok);
+  cases.push_back({"endless loop", box.call(run_request(endless, nullptr, 1), 1.0),
                    CallStatus::timeout, "no answer within 1.0 s"});
   cases.push_back({"abort while compiling",
                    box.call(compile_request(matmul, "UPCAST(1,8)", "abort_in_compile"), 30),
@@ -188,6 +192,17 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
   json h = measure(box, matmul, "UPCAST(1,16) THREAD(0,2)", ref);
   EXPECT_EQ(h.value("status", ""), "ok") << h.dump();
   EXPECT_EQ(box.restarts(), 4);
+}
+
+TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
+  SandboxOptions o = test_options();
+  o.cpu_seconds = 1;
+  Sandbox box(o);
+  KernelTask t = endless_task();
+  ASSERT_EQ(box.call(compile_request(t, ""), 30).status, CallStatus::ok);
+  CallResult c = box.call(run_request(t, nullptr, 1), 60); // the wall clock would wait
+  EXPECT_EQ(c.status, CallStatus::limit) << to_string(c.status) << " " << c.detail;
+  EXPECT_NE(c.detail.find("SIGXCPU"), std::string::npos) << c.detail;
 }
 
 TEST_F(SandboxTest, MalformedRequestsAreAnsweredNotFatal) {

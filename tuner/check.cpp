@@ -121,24 +121,18 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
         if (dt.scalar() == Scalar::Float16 && std::abs(v) > 1e4) v = v > 0 ? 6e4 : -6e4;
         if (dt.scalar() == Scalar::Float16 && v != 0 && std::abs(v) < 1e-4)
           v = v > 0 ? 1e-4 : -1e-4;
-      } else if (dt.is_bool()) {
-        v = static_cast<double>(r & 1);
-      } else {
-        double lo = static_cast<double>(dt.int_min()), hi = static_cast<double>(dt.int_max());
-        double picks[] = {0, 1, lo, hi, is_signed ? -1.0 : 2.0};
-        v = picks[r % std::size(picks)];
+      } else if (!dt.is_bool()) {
+        int64_t picks[] = {0, 1, dt.int_min(), dt.int_max(), is_signed ? -1 : 2};
+        int64_t iv = picks[r % std::size(picks)];
+        if (dt.itemsize() == 8) { // a double can't hold the 64-bit extremes: write the integer
+          std::memcpy(static_cast<char*>(data) + i * 8, &iv, 8);
+          continue;
+        }
+        v = static_cast<double>(iv);
       }
       break;
     }
     if (dt.is_bool()) v = static_cast<double>(r & 1);
-    if (dt.scalar() == Scalar::Int64 || dt.scalar() == Scalar::UInt64) {
-      // doubles can't hold the 64-bit extremes exactly: write them as integers
-      int64_t iv = kind == InputKind::special && (r % 5 == 2)   ? dt.int_min()
-                   : kind == InputKind::special && (r % 5 == 3) ? dt.int_max()
-                                                                : static_cast<int64_t>(v);
-      std::memcpy(static_cast<char*>(data) + i * 8, &iv, 8);
-      continue;
-    }
     set_element(dt, data, i, v);
   }
 }

@@ -128,13 +128,15 @@ CallResult Sandbox::call(const Message& request, double timeout_s) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(timeout_s));
-  char limit[64];
-  std::snprintf(limit, sizeof limit, "no answer within %.1f s", timeout_s);
   Transfer t = write_message(to_worker_, request, deadline);
   CallResult r;
   if (t == Transfer::ok) t = read_message(from_worker_, r.reply, deadline);
   if (t == Transfer::ok) return r;
-  if (t == Transfer::timeout) return stop(CallStatus::timeout, limit);
+  if (t == Transfer::timeout) {
+    char limit[64];
+    std::snprintf(limit, sizeof limit, "no answer within %.1f s", timeout_s);
+    return stop(CallStatus::timeout, limit);
+  }
   // The pipe closed: the worker died. Give it a moment to be reaped with its signal.
   for (int i = 0; i < 200; ++i) {
     siginfo_t info{};

@@ -378,7 +378,6 @@ private:
     UOpPtr w = select(v, std::move(order));
     if (loops.empty()) return {fold_groups(w, groups, width, op, 1), rest};
     w = fold_groups(w, groups, width, op, std::max<int64_t>(1, kMaxAccumulatorLanes / width));
-    if (groups == 1) return {reduce_over(w, loops, op), rest};
     return {fold_groups(reduce_over(w, loops, op), groups, width, op, 1), rest};
   }
 

@@ -106,6 +106,27 @@ KernelCost kernel_cost(const ScheduleItem& kernel) {
   return cost;
 }
 
+namespace {
+
+// Bytes of a scratch buffer an Opt (GROUP) asks for.
+size_t scratch_bytes(const ScratchBuffer& s) {
+  return static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize());
+}
+
+// Compiles every stage of an optimized kernel (the second is GROUP's combining stage).
+Expected<std::vector<std::shared_ptr<const CompiledStage>>>
+compile_stages(const OptimizedKernel& k, const std::string& name) {
+  std::vector<std::shared_ptr<const CompiledStage>> out;
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    auto stage = compile_stage(k.stages[s], name + (s ? "_combine" : ""));
+    if (!stage) return make_unexpected(stage.error());
+    out.push_back(*stage);
+  }
+  return out;
+}
+
+} // namespace
+
 Expected<KernelCandidate, KernelCandidate::Error>
 KernelCandidate::build(const UOpPtr& ast, const std::vector<Opt>& opts, const std::string& name) {
   Expected<OptimizedKernel> optimized = apply_opts(ast, opts);
@@ -114,15 +135,14 @@ KernelCandidate::build(const UOpPtr& ast, const std::vector<Opt>& opts, const st
   StableHasher code;
   c.optimized_ = std::move(*optimized);
   for (const ScratchBuffer& s : c.optimized_.scratch)
-    c.scratch_.push_back(std::make_shared<Buffer>(
-        static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize())));
-  for (size_t s = 0; s < c.optimized_.stages.size(); ++s) {
-    auto stage = compile_stage(c.optimized_.stages[s], name + (s ? "_combine" : ""));
-    if (!stage) return make_unexpected(Error{false, stage.error()});
-    code.add_u64((*stage)->kernel.code_hash);
-    c.code_bytes_ += (*stage)->kernel.object.size();
-    c.compile_ms_ += (*stage)->kernel.compile_ms;
-    c.stages_.push_back(*stage);
+    c.scratch_.push_back(std::make_shared<Buffer>(scratch_bytes(s)));
+  auto stages = compile_stages(c.optimized_, name);
+  if (!stages) return make_unexpected(Error{false, stages.error()});
+  c.stages_ = std::move(*stages);
+  for (const auto& stage : c.stages_) {
+    code.add_u64(stage->kernel.code_hash);
+    c.code_bytes_ += stage->kernel.object.size();
+    c.compile_ms_ += stage->kernel.compile_ms;
   }
   c.code_hash_ = code.finish();
   return c;
@@ -203,17 +223,12 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       k.slots.push_back(plan.slot_of_id_.at(id));
     }
     for (const ScratchBuffer& s : k.optimized.scratch)
-      k.slots.push_back(
-          place(static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize()),
-                i, i));
-    for (size_t s = 0; s < k.optimized.stages.size(); ++s) {
-      std::string name = item.name + (s ? "_combine" : "");
-      auto stage = compile_stage(k.optimized.stages[s], name);
-      if (!stage)
-        user_error << "kernel " << item.name << " with opts '" << to_string(k.opts)
-                   << "' failed to compile: " << stage.error();
-      k.stages.push_back(*stage);
-    }
+      k.slots.push_back(place(scratch_bytes(s), i, i));
+    auto stages = compile_stages(k.optimized, item.name);
+    if (!stages)
+      user_error << "kernel " << item.name << " with opts '" << to_string(k.opts)
+                 << "' failed to compile: " << stages.error();
+    k.stages = std::move(*stages);
     plan.kernels_.push_back(std::move(k));
   }
   plan.storage_count_ = storages.size();

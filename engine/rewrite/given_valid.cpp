@@ -121,12 +121,17 @@ UOpPtr fold_given(Op op, const UOpPtr& x, int64_t c, const std::vector<Clause>& 
 } // namespace
 
 UOpPtr simplify_given(const UOpPtr& addr, const UOpPtr& gate) {
+  // Runs on every gated INDEX the simplifier visits: most have no division to fold.
+  std::vector<UOpPtr> nodes = toposort(addr);
+  if (std::none_of(nodes.begin(), nodes.end(),
+                   [](const UOpPtr& u) { return u->op() == Op::Idiv || u->op() == Op::Mod; }))
+    return addr;
   std::vector<Clause> clauses;
   split_clauses(gate, clauses);
   if (clauses.empty()) return addr;
   std::unordered_map<const UOp*, UOpPtr> done;
   bool changed = false;
-  for (const UOpPtr& u : toposort(addr)) {
+  for (const UOpPtr& u : nodes) {
     std::vector<UOpPtr> src;
     for (const UOpPtr& s : u->src()) src.push_back(done.at(s.get()));
     UOpPtr out = u->replace_src(std::move(src));

@@ -7,6 +7,7 @@
 
 #include "apps/ir_commands.hpp"
 #include "apps/run_command.hpp"
+#include "apps/tune_command.hpp"
 #include "engine/support/error.hpp"
 
 namespace {
@@ -17,6 +18,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);
   beamlab::cli::add_run_command(app);
+  beamlab::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "tuner/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
 namespace beamlab::cli {
@@ -21,31 +22,9 @@ struct RunArgs {
   std::string kernel = "*";
   int runs = 10;
   int threads = 0;
+  int beam = 0;
   bool list = false;
 };
-
-std::map<std::string, int64_t> parse_params(const std::vector<std::string>& words) {
-  std::map<std::string, int64_t> out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
-        << "run: expected a parameter like --M 1024, not '" << w << "'";
-    std::string name = w.substr(2), value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      user_assert(i + 1 < words.size()) << "run: parameter --" << name << " needs a value";
-      value = words[++i];
-    }
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    user_assert(ec == std::errc{} && p == value.data() + value.size())
-        << "run: parameter --" << name << " needs an integer, not '" << value << "'";
-    out[name] = v;
-  }
-  return out;
-}
 
 void run(const RunArgs& args) {
   if (args.list || args.workload.empty()) {
@@ -56,16 +35,24 @@ void run(const RunArgs& args) {
     }
     return;
   }
-  Tensor out = build_workload(args.workload, parse_params(args.params));
-  HeuristicPolicy policy;
+  Tensor out = build_workload(args.workload, parse_params("run", args.params));
+  HeuristicPolicy heuristic;
+  std::shared_ptr<tuner::BeamPolicy> beam;
   if (args.opts) {
     Expected<std::vector<Opt>> opts = parse_opts(*args.opts);
     user_assert(opts) << "--opts: " << opts.error();
-    policy.set(args.kernel, *opts);
+    heuristic.set(args.kernel, *opts);
+  } else if (args.beam > 0) {
+    tuner::SearchSettings settings;
+    settings.beam = args.beam;
+    beam = std::make_shared<tuner::BeamPolicy>(settings);
+  } else {
+    beam = tuner::install_beam_from_env();
   }
+  const OptPolicy* policy = beam ? static_cast<const OptPolicy*>(beam.get()) : &heuristic;
   Schedule schedule = out.schedule();
   ExecutionPlan plan =
-      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = &policy});
+      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = policy});
   std::vector<KernelProfile> prof = plan.profile(args.runs);
   fmt::print("{} {}: {} kernel(s), median of {} runs\n", args.workload, shape_str(out.shape()),
              prof.size(), args.runs);
@@ -82,6 +69,30 @@ void run(const RunArgs& args) {
 
 } // namespace
 
+std::map<std::string, int64_t> parse_params(const std::string& command,
+                                            const std::vector<std::string>& words) {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
+        << command << ": expected a parameter like --M 1024, not '" << w << "'";
+    std::string name = w.substr(2), value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else {
+      user_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
+      value = words[++i];
+    }
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    user_assert(ec == std::errc{} && p == value.data() + value.size())
+        << command << ": parameter --" << name << " needs an integer, not '" << value << "'";
+    out[name] = v;
+  }
+  return out;
+}
+
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -96,6 +107,9 @@ void add_run_command(CLI::App& app) {
       ->default_val(10)
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", args->threads, "cores to use (0: all)")->default_val(0);
+  cmd->add_option("--beam", args->beam,
+                  "tune each kernel by BEAM search of this width first (the BEAM variable too)")
+      ->check(CLI::Range(0, 1024));
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
     args->params = cmd->remaining();

@@ -13,8 +13,10 @@
 namespace beamlab::tuner {
 
 /// random: uniform in [-1, 1) (ints in [-100, 100]); small_ints: integers in [-3, 3];
-/// special: 0, -0, +-1, +-0.5, +-2, tiny and huge magnitudes (floats), extremes (ints).
-enum class InputKind { random, small_ints, special };
+/// special: 0, -0, +-1, +-0.5, +-2, tiny and huge magnitudes (floats), extremes (ints);
+/// special_finite: the same without huge floats, for reductions (where a sum of infinities
+/// is NaN or not by the order of summation, which Opts are free to change).
+enum class InputKind { random, small_ints, special, special_finite };
 std::string_view to_string(InputKind k);
 std::optional<InputKind> parse_input_kind(std::string_view s);
 

@@ -86,8 +86,10 @@ void Sandbox::start() {
   pid_ = pid;
   to_worker_ = in[1];
   from_worker_ = out[0];
-  ::fcntl(to_worker_, F_SETFL, O_NONBLOCK);
-  ::fcntl(from_worker_, F_SETFL, O_NONBLOCK);
+  for (int fd : {to_worker_, from_worker_}) {
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    ::fcntl(fd, F_SETPIPE_SZ, 1 << 20); // fewer wake-ups per buffer moved (best effort)
+  }
   ++starts_;
 }
 

@@ -46,6 +46,9 @@ public:
   /// Workers started after the first (each crash, timeout or violation costs one).
   int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
   bool running() const { return pid_ > 0; }
+  /// Counts workers started: a request to a later generation finds none of an earlier one's
+  /// state (compiled candidates, the task).
+  int generation() const { return starts_; }
 
 private:
   void start();

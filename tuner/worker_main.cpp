@@ -5,32 +5,41 @@
 //
 // Start-up: resource limits (address space, CPU time per request, no core files), a warm-up
 // compile and parallel run (LLVM and OpenMP set themselves up, reading what files they need),
-// then a
-// seccomp filter that kills the process on any syscall a kernel never needs: opening or
+// then a seccomp filter that kills the process on any syscall a kernel never needs: opening or
 // creating files, sockets, exec, fork, ptrace. Then requests, one at a time:
-//   {"op":"compile","ast":TEXT,"name":N,"opts":"UPCAST(1,8) ..."}
+//   {"op":"compile","id":I,"ast":TEXT,"name":N,"opts":"UPCAST(1,8) ..."}
 //       -> {"status":"ok"|"rejected"|"compile_error","code_hash":HEX,"code_bytes":B,
-//           "compile_ms":T,"error":...}
-//   {"op":"run","buffers":[{"dtype":"float32","count":N},...],"checks":[{"kind":K,"seed":S}],
-//    "expected":BOOL,"return_outputs":BOOL,"reduce_length":L,"warmup":W,"runs":R,"cutoff_ms":C}
-//       payload: the expected outputs of every check, concatenated (when "expected")
-//       -> {"status":"ok"|"wrong_result","samples_ms":[...],"early_stop":BOOL,...}
-//          payload: the outputs of every check (when "return_outputs")
-// With --allow-faults (tests only) a request's "fault" plants a failure: "abort_in_compile",
-// "open_file" (a syscall the filter denies, made while running).
+//           "compile_ms":T,"error":...}           (the worker keeps candidate I until dropped)
+//   {"op":"task","buffers":[{"dtype":"float32","count":N},...],"checks":[{"kind":K,"seed":S}],
+//    "reduce_length":L}  payload: every check's expected output, concatenated (or nothing)
+//       -> {"status":"ok"}                        (fills each check's inputs once; slot s of
+//                                                  check (K, S) gets seed S*1000+s)
+//   {"op":"run","id":I,"checks":[0,1,...],"warmup":W,"runs":R,"cutoff_ms":C,
+//    "return_outputs":BOOL,"drop":BOOL}
+//       -> {"status":"ok"|"wrong_result","samples_ms":[...],"check_ms":[...],
+//           "early_stop":BOOL,"max_error":E,"error":...}
+//          payload: the output of every check run (when "return_outputs")
+//   {"op":"drop","ids":[...]}
+// With --allow-faults (tests only) a compile request's "fault" plants a failure in that
+// candidate: "abort_in_compile", and while running "open_file" (a syscall the filter denies),
+// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element).
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <new>
 #include <optional>
 #include <sched.h>
 #include <seccomp.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include "tuner/check.hpp"
 #include "tuner/protocol.hpp"
@@ -140,18 +149,72 @@ void warm_up(int threads) {
   c->run(ptrs, threads);
 }
 
+// A buffer with a PROT_NONE guard page on each side, its end placed against the trailing guard
+// (to the 64-byte alignment kernels assume): a candidate that writes past its output, or into
+// an input (made read-only once filled), faults at once and is recorded as crashed, instead of
+// corrupting the worker's state or the inputs of the candidates after it.
+class GuardedBuffer {
+public:
+  explicit GuardedBuffer(size_t bytes) : bytes_(bytes) {
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    span_ = std::max(page, (bytes + page - 1) / page * page);
+    void* base = ::mmap(nullptr, span_ + 2 * page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<char*>(base);
+    ::mprotect(base_, page, PROT_NONE);
+    ::mprotect(base_ + page + span_, page, PROT_NONE);
+    data_ = base_ + page + (span_ - (bytes + 63) / 64 * 64);
+  }
+  GuardedBuffer(GuardedBuffer&& o) noexcept
+      : base_(std::exchange(o.base_, nullptr)), data_(o.data_), bytes_(o.bytes_), span_(o.span_) {}
+  GuardedBuffer& operator=(GuardedBuffer&&) = delete;
+  ~GuardedBuffer() {
+    if (base_) ::munmap(base_, span_ + 2 * static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
+  }
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  void make_read_only() { ::mprotect(base_ + ::sysconf(_SC_PAGESIZE), span_, PROT_READ); }
+
+private:
+  char* base_ = nullptr;
+  char* data_ = nullptr;
+  size_t bytes_ = 0, span_ = 0;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The kernel's buffers and check inputs, set once per kernel ("task") and shared by every
+// candidate of it: inputs are filled once per check and read in place (read-only).
+struct Task {
+  nlohmann::json shape; ///< buffers, checks, reduce length: what the inputs depend on
+  std::vector<KernelBufferSpec> specs;
+  std::vector<std::pair<InputKind, uint64_t>> checks;
+  int64_t reduce_length = 1;
+  std::vector<std::vector<GuardedBuffer>> inputs; ///< [check][slot - 1], filled lazily
+  std::optional<GuardedBuffer> output;
+  std::string expected; ///< every check's expected output, concatenated; empty: no comparison
+};
+
 class Worker {
 public:
   explicit Worker(const Options& o) : opts_(o) {}
 
-  Message handle(const Message& req) {
+  Message handle(Message req) {
     const nlohmann::json& h = req.header;
     std::string op = h.value("op", "");
-    std::string fault = opts_.allow_faults ? h.value("fault", "") : "";
     budget_cpu(opts_.cpu_seconds);
     try {
-      if (op == "compile") return compile(h, fault);
-      if (op == "run") return run(h, req.payload, fault);
+      if (op == "compile") return compile(h);
+      if (op == "task") return task(h, std::move(req.payload));
+      if (op == "run") return run(h);
+      if (op == "drop") {
+        for (const auto& id : h.value("ids", nlohmann::json::array()))
+          candidates_.erase(id.get<int64_t>());
+        return reply("ok");
+      }
       return reply("bad_request", "unknown op '" + op + "'");
     } catch (const std::bad_alloc&) {
       return reply("limit", "out of memory (the sandbox's address-space limit)");
@@ -161,6 +224,11 @@ public:
   }
 
 private:
+  struct Compiled {
+    KernelCandidate kernel;
+    std::string fault;
+  };
+
   static Message reply(const std::string& status, const std::string& error = "") {
     Message m;
     m.header["status"] = status;
@@ -168,8 +236,10 @@ private:
     return m;
   }
 
-  Message compile(const nlohmann::json& h, const std::string& fault) {
-    candidate_.reset();
+  Message compile(const nlohmann::json& h) {
+    int64_t id = h.value("id", int64_t{0});
+    candidates_.erase(id);
+    std::string fault = opts_.allow_faults ? h.value("fault", "") : "";
     auto ast = parse_graph(h.value("ast", ""));
     if (!ast) return reply("bad_request", "kernel AST: " + ast.error().str("ast"));
     auto opts = parse_opts(h.value("opts", ""));
@@ -183,81 +253,144 @@ private:
     m.header["code_hash"] = hash;
     m.header["code_bytes"] = c->code_bytes();
     m.header["compile_ms"] = c->compile_ms();
-    candidate_ = std::move(*c);
+    candidates_.emplace(id, Compiled{std::move(*c), fault});
     return m;
   }
 
-  Message run(const nlohmann::json& h, const std::string& payload, const std::string& fault) {
-    if (!candidate_) return reply("bad_request", "run before a successful compile");
-    std::vector<KernelBufferSpec> specs;
+  Message task(const nlohmann::json& h, std::string payload) {
+    // The same kernel again (say, now with expected outputs): keep the inputs filled so far.
+    nlohmann::json shape = {h.at("buffers"), h.at("checks"), h.value("reduce_length", 1)};
+    if (task_ && task_->shape == shape) {
+      if (!payload.empty() && payload.size() != task_->checks.size() * task_->output->bytes())
+        return reply("bad_request",
+                     "the expected outputs are " + std::to_string(payload.size()) + " bytes, not " +
+                         std::to_string(task_->checks.size() * task_->output->bytes()));
+      task_->expected = std::move(payload);
+      return reply("ok");
+    }
+    task_.reset();
+    Task t;
+    t.shape = shape;
     for (const auto& b : h.at("buffers")) {
       auto dt = parse_dtype(b.at("dtype").get<std::string>());
       if (!dt) return reply("bad_request", "unknown dtype " + b.at("dtype").dump());
-      specs.push_back({*dt, b.at("count").get<int64_t>()});
+      int64_t count = b.at("count").get<int64_t>();
+      if (count <= 0) return reply("bad_request", "a buffer of " + std::to_string(count));
+      t.specs.push_back({*dt, count});
     }
-    if (specs.empty()) return reply("bad_request", "no buffers");
-    std::vector<Buffer> bufs;
-    std::vector<void*> ptrs;
-    for (const auto& s : specs)
-      bufs.emplace_back(static_cast<size_t>(s.count) * static_cast<size_t>(s.dtype.itemsize()));
-    for (Buffer& b : bufs) ptrs.push_back(b.data());
-    const KernelBufferSpec& out = specs[0];
-    size_t out_bytes = bufs[0].bytes();
-    bool expected = h.value("expected", false), return_outputs = h.value("return_outputs", false);
-    int64_t reduce_len = h.value("reduce_length", int64_t{1});
-    Message m = reply("ok");
-    size_t check_index = 0;
-    for (const auto& chk : h.value("checks", nlohmann::json::array())) {
+    if (t.specs.empty()) return reply("bad_request", "no buffers");
+    for (const auto& chk : h.at("checks")) {
       auto kind = parse_input_kind(chk.at("kind").get<std::string>());
       if (!kind) return reply("bad_request", "unknown input kind " + chk.at("kind").dump());
-      uint64_t seed = chk.value("seed", uint64_t{1});
-      for (size_t s = 1; s < specs.size(); ++s)
-        fill_input(specs[s].dtype, *kind, seed * 1000 + s, ptrs[s], specs[s].count);
-      fill_sentinel(out.dtype, ptrs[0], out.count);
-      if (fault == "open_file") ::open("/etc/hostname", O_RDONLY); // denied: the filter kills
-      candidate_->run(ptrs, opts_.threads);
-      if (return_outputs) m.payload.append(static_cast<const char*>(ptrs[0]), out_bytes);
-      if (expected) {
-        if (payload.size() < (check_index + 1) * out_bytes)
-          return reply("bad_request", "the expected outputs are shorter than the checks");
-        Comparison c = compare_outputs(out.dtype, ptrs[0], payload.data() + check_index * out_bytes,
-                                       out.count, reduce_len);
-        if (c.mismatches > 0) {
-          Message w = reply("wrong_result");
-          w.header["error"] = std::to_string(c.mismatches) + " of " + std::to_string(out.count) +
-                              " elements differ on " + std::string(to_string(*kind)) +
-                              " inputs; first at " + std::to_string(c.first) + ": got " +
-                              std::to_string(c.got) + ", want " + std::to_string(c.want);
-          w.header["mismatches"] = c.mismatches;
-          return w;
-        }
-        m.header["max_error"] = std::max(m.header.value("max_error", 0.0), c.max_error);
-      }
-      ++check_index;
+      t.checks.emplace_back(*kind, chk.value("seed", uint64_t{1}));
     }
-    // Timing: warm-up runs, then samples; stop early past the cutoff (a slow candidate).
+    if (t.checks.empty()) return reply("bad_request", "no checks");
+    t.reduce_length = h.value("reduce_length", int64_t{1});
+    t.output.emplace(bytes_of(t.specs[0]));
+    if (!payload.empty() && payload.size() != t.checks.size() * t.output->bytes())
+      return reply("bad_request", "the expected outputs are " + std::to_string(payload.size()) +
+                                      " bytes, not " +
+                                      std::to_string(t.checks.size() * t.output->bytes()));
+    t.expected = std::move(payload);
+    t.inputs.resize(t.checks.size()); // filled when a run first needs them
+    task_.emplace(std::move(t));
+    return reply("ok");
+  }
+
+  // Check c's inputs, filled on first use and read-only from then on.
+  const std::vector<GuardedBuffer>& inputs(Task& t, size_t c) {
+    std::vector<GuardedBuffer>& in = t.inputs[c];
+    if (!in.empty() || t.specs.size() == 1) return in;
+    auto [kind, seed] = t.checks[c];
+    for (size_t s = 1; s < t.specs.size(); ++s) {
+      GuardedBuffer& b = in.emplace_back(bytes_of(t.specs[s]));
+      fill_input(t.specs[s].dtype, kind, seed * 1000 + s, b.data(), t.specs[s].count);
+      b.make_read_only();
+    }
+    return in;
+  }
+
+  static size_t bytes_of(const KernelBufferSpec& s) {
+    return static_cast<size_t>(s.count) * static_cast<size_t>(s.dtype.itemsize());
+  }
+
+  // Runs candidate `id` once per requested check on sentinel-filled output; the first check's
+  // run also starts the timing (it is the first warm-up run), and a run slower than the cutoff
+  // stops the candidate early: it can't win, so its other checks are skipped.
+  Message run(const nlohmann::json& h) {
+    auto it = candidates_.find(h.value("id", int64_t{0}));
+    if (it == candidates_.end()) return reply("bad_request", "run of a candidate not compiled");
+    if (!task_) return reply("bad_request", "run before a task");
+    const KernelCandidate& kernel = it->second.kernel;
+    const std::string& fault = it->second.fault;
+    Task& t = *task_;
+    std::vector<size_t> checks;
+    for (const auto& c : h.value("checks", nlohmann::json::array())) {
+      auto i = c.get<size_t>();
+      if (i >= t.checks.size()) return reply("bad_request", "no check " + std::to_string(i));
+      checks.push_back(i);
+    }
+    if (checks.empty()) checks.push_back(0);
     int warmup = h.value("warmup", 1), runs = h.value("runs", 0);
     double cutoff = h.value("cutoff_ms", 0.0);
-    for (int i = 0; i < warmup; ++i) candidate_->run(ptrs, opts_.threads);
-    std::vector<double> samples;
-    bool early = false;
-    for (int i = 0; i < runs; ++i) {
+    bool return_outputs = h.value("return_outputs", false);
+    const KernelBufferSpec& out = t.specs[0];
+    size_t out_bytes = t.output->bytes();
+    std::vector<void*> ptrs = {t.output->data()};
+    auto run_once = [&] {
       auto t0 = std::chrono::steady_clock::now();
-      candidate_->run(ptrs, opts_.threads);
-      samples.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      if (cutoff > 0 && samples.back() > cutoff) {
-        early = true;
+      kernel.run(ptrs, opts_.threads);
+      if (fault == "endless_loop")
+        for (volatile int spin = 0;; spin = spin + 1) {
+        }
+      if (fault == "write_out_of_bounds") static_cast<char*>(ptrs[0])[out_bytes + 64] = 1;
+      if (fault == "miscompile") std::memset(ptrs[0], 0, std::min<size_t>(out_bytes, 4));
+      return ms_since(t0);
+    };
+    Message m = reply("ok");
+    std::vector<double> samples, check_ms;
+    bool early = false;
+    for (size_t n = 0; n < checks.size() && !early; ++n) {
+      size_t c = checks[n];
+      ptrs.resize(1);
+      for (const GuardedBuffer& b : inputs(t, c)) ptrs.push_back(b.data());
+      fill_sentinel(out.dtype, ptrs[0], out.count);
+      if (fault == "open_file") ::open("/etc/hostname", O_RDONLY); // denied: the filter kills
+      check_ms.push_back(run_once());
+      if (n == 0 && runs > 0) {
+        early = cutoff > 0 && check_ms.back() > cutoff;
+        for (int i = 1; i < warmup && !early; ++i) early = cutoff > 0 && run_once() > cutoff;
+        if (early) samples.push_back(check_ms.back());
+        for (int i = 0; i < runs && !early; ++i) {
+          samples.push_back(run_once());
+          early = cutoff > 0 && samples.back() > cutoff;
+        }
+      }
+      if (return_outputs) m.payload.append(static_cast<const char*>(ptrs[0]), out_bytes);
+      if (t.expected.empty()) continue;
+      Comparison cmp = compare_outputs(out.dtype, ptrs[0], t.expected.data() + c * out_bytes,
+                                       out.count, t.reduce_length);
+      if (cmp.mismatches > 0) {
+        m.header["status"] = "wrong_result";
+        m.header["error"] = std::to_string(cmp.mismatches) + " of " + std::to_string(out.count) +
+                            " elements differ on " + std::string(to_string(t.checks[c].first)) +
+                            " inputs; first at " + std::to_string(cmp.first) + ": got " +
+                            std::to_string(cmp.got) + ", want " + std::to_string(cmp.want);
+        m.header["mismatches"] = cmp.mismatches;
         break;
       }
+      m.header["max_error"] = std::max(m.header.value("max_error", 0.0), cmp.max_error);
     }
     m.header["samples_ms"] = samples;
+    m.header["check_ms"] = check_ms;
     m.header["early_stop"] = early;
+    if (h.value("drop", false)) candidates_.erase(it);
     return m;
   }
 
   Options opts_;
-  std::optional<KernelCandidate> candidate_;
+  std::map<int64_t, Compiled> candidates_;
+  std::optional<Task> task_;
 };
 
 } // namespace
@@ -273,6 +406,10 @@ extern "C" const char* __asan_default_options() {
 int main(int argc, char** argv) {
   using namespace beamlab::tuner;
   Options o = parse_args(argc, argv);
+  // OpenMP threads spin for a while after each parallel region (200 ms by default). Between
+  // requests that would steal the cores from the sandbox being timed next: spin 1 ms at most
+  // (back-to-back runs of one timing request still find them awake).
+  ::setenv("KMP_BLOCKTIME", "1", 1);
   apply_limits(o);
   warm_up(o.threads);
   if (o.seccomp) install_seccomp();
@@ -281,6 +418,6 @@ int main(int argc, char** argv) {
   for (;;) {
     Transfer t = read_message(STDIN_FILENO, req);
     if (t != Transfer::ok) return 0; // the tuner closed the pipe
-    if (write_message(STDOUT_FILENO, w.handle(req)) != Transfer::ok) return 0;
+    if (write_message(STDOUT_FILENO, w.handle(std::move(req))) != Transfer::ok) return 0;
   }
 }

@@ -219,18 +219,24 @@ std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& ap
     if (apply_opts(ast, next)) out.push_back(o);
   };
   for (int axis = 0; axis < n; ++axis) {
-    for (int64_t amt : {2, 3, 4, 8, 16}) {
-      consider({OptOp::Upcast, axis, amt});
-      consider({OptOp::Unroll, axis, amt});
-      consider({OptOp::Tile, axis, amt * 8});
-    }
-    for (int64_t amt : {int64_t{threads}, int64_t{threads} * 2, int64_t{threads} * 4}) {
-      consider({OptOp::Thread, axis, amt});
-      consider({OptOp::Group, axis, amt});
-    }
+    for (OptOp op : {OptOp::Upcast, OptOp::Unroll, OptOp::Tile, OptOp::Thread, OptOp::Group})
+      for (int64_t amt : opt_amounts(op, threads)) consider({op, axis, amt});
     for (int other = axis + 1; other < n; ++other) consider({OptOp::Swap, axis, other});
   }
   return out;
+}
+
+std::vector<int64_t> opt_amounts(OptOp op, int threads) {
+  int64_t t = std::max(threads, 1);
+  switch (op) {
+  case OptOp::Upcast:
+  case OptOp::Unroll: return {2, 3, 4, 8, 16, 32};
+  case OptOp::Tile: return {16, 32, 64, 128};
+  case OptOp::Thread:
+  case OptOp::Group: return t > 1 ? std::vector<int64_t>{t, 2 * t, 4 * t} : std::vector<int64_t>{};
+  case OptOp::Swap: return {};
+  }
+  return {};
 }
 
 } // namespace beamlab

@@ -79,7 +79,10 @@ std::vector<Axis> kernel_axes(const UOpPtr& ast);
 /// A good default Opt list for this host with `threads` cores (see heuristic.cpp).
 std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads);
 
-/// Every Opt that applies to the kernel after `applied`, for search: amounts from a fixed menu.
+/// The amounts a search tries for `op` (SWAP: none, its arg is an axis).
+std::vector<int64_t> opt_amounts(OptOp op, int threads);
+
+/// Every Opt that applies to the kernel after `applied`, for search: amounts from opt_amounts.
 std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& applied, int threads);
 
 } // namespace beamlab

@@ -2,6 +2,7 @@
 #include "engine/realize/realize.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -155,10 +156,21 @@ void KernelCandidate::run(const std::vector<void*>& buffers, int threads) const 
     launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads);
 }
 
+namespace {
+std::atomic<const OptPolicy*> g_default_policy{nullptr};
+}
+
+void set_default_policy(const OptPolicy* policy) { g_default_policy.store(policy); }
+
+const OptPolicy& default_policy() {
+  static const HeuristicPolicy heuristic;
+  const OptPolicy* p = g_default_policy.load();
+  return p ? *p : heuristic;
+}
+
 ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& inputs,
                                      const RealizeOptions& options) {
-  static const HeuristicPolicy heuristic;
-  const OptPolicy& policy = options.policy ? *options.policy : heuristic;
+  const OptPolicy& policy = options.policy ? *options.policy : default_policy();
   ExecutionPlan plan;
   plan.threads_ = options.threads > 0 ? options.threads : default_threads();
   // Liveness of every buffer: the kernel that writes it first and the last that reads it.

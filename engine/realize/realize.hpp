@@ -43,6 +43,12 @@ private:
   std::unordered_map<std::string, std::vector<Opt>> overrides_;
 };
 
+/// The policy a realize without RealizeOptions::policy uses: the heuristic unless a program
+/// installs another (a tuner's, for BEAM=W; see tuner/policy.hpp). Null restores the
+/// heuristic. The policy must outlive every realize that uses it.
+void set_default_policy(const OptPolicy* policy);
+const OptPolicy& default_policy();
+
 /// A compiled, linked stage.
 struct CompiledStage {
   CompiledKernel kernel;
@@ -99,7 +105,7 @@ private:
 
 struct RealizeOptions {
   int threads = 0;                   ///< 0: every core (OMP_NUM_THREADS)
-  const OptPolicy* policy = nullptr; ///< null: the heuristic
+  const OptPolicy* policy = nullptr; ///< null: default_policy()
 };
 
 /// Buffers by BUFFER id.

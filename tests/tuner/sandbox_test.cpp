@@ -36,19 +36,25 @@ const json kChecks = json::array({{{"kind", "random"}, {"seed", 1}},
                                   {{"kind", "small_ints"}, {"seed", 2}},
                                   {{"kind", "special"}, {"seed", 3}}});
 
-Message run_request(const KernelTask& t, const std::string* expected, int runs,
-                    const std::string& fault = "") {
+// The kernel's buffers and checks, with the expected outputs (or none: no comparison).
+Message task_request(const KernelTask& t, const std::string* expected) {
   Message m;
-  m.header = {{"op", "run"},
+  m.header = {{"op", "task"},
               {"buffers", buffers_of(t)},
               {"checks", kChecks},
-              {"expected", expected != nullptr},
-              {"return_outputs", !expected},
-              {"reduce_length", t.reduce_length},
+              {"reduce_length", t.reduce_length}};
+  if (expected) m.payload = *expected;
+  return m;
+}
+
+// Runs the compiled candidate on every check, then `runs` timed runs.
+Message run_request(int runs, bool return_outputs = false) {
+  Message m;
+  m.header = {{"op", "run"},
+              {"checks", {0, 1, 2}},
+              {"return_outputs", return_outputs},
               {"warmup", 1},
               {"runs", runs}};
-  if (!fault.empty()) m.header["fault"] = fault;
-  if (expected) m.payload = *expected;
   return m;
 }
 
@@ -75,7 +81,8 @@ json measure(Sandbox& box, const KernelTask& t, const std::string& opts,
   CallResult c = box.call(compile_request(t, opts), 30);
   EXPECT_EQ(c.status, CallStatus::ok) << c.detail;
   EXPECT_EQ(c.reply.header.value("status", ""), "ok") << c.reply.header.dump();
-  CallResult r = box.call(run_request(t, &expected, 3), 30);
+  EXPECT_EQ(box.call(task_request(t, &expected), 30).reply.header.value("status", ""), "ok");
+  CallResult r = box.call(run_request(3), 30);
   EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
   return r.reply.header;
 }
@@ -88,7 +95,8 @@ protected:
   // The unoptimized kernel's outputs for the three checks.
   std::string reference() {
     EXPECT_EQ(box.call(compile_request(matmul, ""), 30).reply.header.value("status", ""), "ok");
-    CallResult r = box.call(run_request(matmul, nullptr, 0), 30);
+    EXPECT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
+    CallResult r = box.call(run_request(0, true), 30);
     EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
     return r.reply.payload;
   }
@@ -140,15 +148,16 @@ TEST_F(SandboxTest, AnUnwrittenElementFailsThroughTheSentinel) {
       sink({store(index(buffer_param(0, f32), r), load(index(buffer_param(1, f32), r), f32))});
   KernelTask t{"E_half", 0, print_graph(half), {{f32, 64}, {f32, 64}}, 1};
   ASSERT_EQ(box.call(compile_request(t, ""), 30).reply.header.value("status", ""), "ok");
-  Message run = run_request(t, nullptr, 0);
-  std::string out = box.call(run, 30).reply.payload;
+  ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
+  std::string out = box.call(run_request(0, true), 30).reply.payload;
   // The expected output: the whole input copied (what a correct kernel would write).
   std::string want(out.size(), '\0');
   for (int c = 0; c < 3; ++c)
     fill_input(f32, *parse_input_kind(kChecks[static_cast<size_t>(c)]["kind"].get<std::string>()),
                kChecks[static_cast<size_t>(c)]["seed"].get<uint64_t>() * 1000 + 1,
                want.data() + c * 256, 64);
-  json h = box.call(run_request(t, &want, 1), 30).reply.header;
+  ASSERT_EQ(box.call(task_request(t, &want), 30).status, CallStatus::ok);
+  json h = box.call(run_request(1), 30).reply.header;
   EXPECT_EQ(h.value("status", ""), "wrong_result");
   EXPECT_NE(h.value("error", "").find("32 of 64 elements differ"), std::string::npos) << h.dump();
 }
@@ -163,6 +172,11 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
   KernelTask oob_task{"E_oob", 0, print_graph(oob), {{f32, 16}}, 1};
   KernelTask endless = endless_task();
 
+  // A kernel that writes its input (made read-only in the worker) instead of its output.
+  UOpPtr into_input = sink({store(index(buffer_param(1, f32), UOp::const_int(Scalar::Index, 0)),
+                                  UOp::const_float(f32, 1.0))});
+  KernelTask into_input_task{"E_into_input", 0, print_graph(into_input), {{f32, 16}, {f32, 16}}, 1};
+
   struct Case {
     const char* what;
     CallResult result;
@@ -170,28 +184,33 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
     const char* detail;
   };
   std::vector<Case> cases;
-  ASSERT_EQ(box.call(compile_request(oob_task, ""), 30).status, CallStatus::ok);
-  cases.push_back({"out-of-bounds write", box.call(run_request(oob_task, nullptr, 1), 30),
-                   CallStatus::crashed, "SIGSEGV"});
-  ASSERT_EQ(box.call(compile_request(endless, ""), 30).status, CallStatus::ok);
-  cases.push_back({"endless loop", box.call(run_request(endless, nullptr, 1), 1.0),
-                   CallStatus::timeout, "no answer within 1.0 s"});
-  cases.push_back({"abort while compiling",
-                   box.call(compile_request(matmul, "UPCAST(1,8)", "abort_in_compile"), 30),
-                   CallStatus::crashed, "SIGABRT"});
-  ASSERT_EQ(box.call(compile_request(matmul, ""), 30).status, CallStatus::ok);
-  cases.push_back({"opening a file", box.call(run_request(matmul, nullptr, 1, "open_file"), 30),
-                   CallStatus::violation, "SIGSYS"});
+  // Compiles (with a planted fault), sets the task and runs it once.
+  auto attempt = [&](const char* what, const KernelTask& t, const std::string& opts,
+                     const std::string& fault, double timeout, CallStatus want,
+                     const char* detail) {
+    CallResult c = box.call(compile_request(t, opts, fault), 30);
+    if (c.status == CallStatus::ok) c = box.call(task_request(t, nullptr), 30);
+    if (c.status == CallStatus::ok) c = box.call(run_request(1), timeout);
+    cases.push_back({what, c, want, detail});
+  };
+  attempt("out-of-bounds write", oob_task, "", "", 30, CallStatus::crashed, "SIGSEGV");
+  attempt("a write into an input", into_input_task, "", "", 30, CallStatus::crashed, "SIGSEGV");
+  attempt("a write just past the output", matmul, "UPCAST(1,8)", "write_out_of_bounds", 30,
+          CallStatus::crashed, "SIGSEGV");
+  attempt("endless loop", endless, "", "", 1.0, CallStatus::timeout, "no answer within 1.0 s");
+  attempt("abort while compiling", matmul, "UPCAST(1,8)", "abort_in_compile", 30,
+          CallStatus::crashed, "SIGABRT");
+  attempt("opening a file", matmul, "", "open_file", 30, CallStatus::violation, "SIGSYS");
   for (const Case& c : cases) {
     EXPECT_EQ(c.result.status, c.want)
         << c.what << ": " << to_string(c.result.status) << " " << c.result.detail;
     EXPECT_NE(c.result.detail.find(c.detail), std::string::npos)
         << c.what << ": " << c.result.detail;
   }
-  // Four faults, four fresh workers; and the next candidate measures and checks out.
+  // Six faults, six fresh workers; and the next candidate measures and checks out.
   json h = measure(box, matmul, "UPCAST(1,16) THREAD(0,2)", ref);
   EXPECT_EQ(h.value("status", ""), "ok") << h.dump();
-  EXPECT_EQ(box.restarts(), 4);
+  EXPECT_EQ(box.restarts(), 6);
 }
 
 TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
@@ -200,7 +219,8 @@ TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
   Sandbox box(o);
   KernelTask t = endless_task();
   ASSERT_EQ(box.call(compile_request(t, ""), 30).status, CallStatus::ok);
-  CallResult c = box.call(run_request(t, nullptr, 1), 60); // the wall clock would wait
+  ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
+  CallResult c = box.call(run_request(1), 60); // the wall clock would wait
   EXPECT_EQ(c.status, CallStatus::limit) << to_string(c.status) << " " << c.detail;
   EXPECT_NE(c.detail.find("SIGXCPU"), std::string::npos) << c.detail;
 }

@@ -1,0 +1,245 @@
+// The BEAM search over real sandboxed workers: planted faults and a planted miscompile are
+// recorded with the right status and never win; budgets end the search with an answer; the
+// result is never slower than the heuristic beyond noise; the worker pool's gate keeps timing
+// alone on the machine; the BEAM policy tunes each kernel once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "engine/ir/kernel_ops.hpp"
+#include "tuner/policy.hpp"
+#include "tuner/search.hpp"
+
+namespace beamlab::tuner {
+namespace {
+
+KernelTask matmul_task(int64_t m, int64_t k, int64_t n) {
+  return kernel_task(
+      Tensor::rand({m, k}, 1).matmul(Tensor::rand({k, n}, 2)).schedule().items.at(0));
+}
+
+PoolOptions test_pool() {
+  PoolOptions o;
+  o.workers = 2;
+  o.sandbox.threads = 2;
+  o.sandbox.allow_faults = true;
+  return o;
+}
+
+const Candidate* find(const TuneResult& r, const std::string& opts) {
+  for (const Candidate& c : r.candidates)
+    if (to_string(c.opts) == opts) return &c;
+  return nullptr;
+}
+
+TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {
+  KernelTask task = matmul_task(32, 48, 64);
+  UOpPtr ast = *parse_graph(task.ast);
+  std::vector<Opt> heuristic = heuristic_opts(ast, 2);
+  ASSERT_FALSE(heuristic.empty());
+  // A miscompile in the heuristic's plan (so the search goes on from the unoptimized plan), and
+  // faults in four of that plan's neighbours, each a different way to fail.
+  SearchSettings s;
+  s.beam = 2;
+  s.run_timeout_s = 2; // the endless loop's cost
+  s.faults[to_string(heuristic)] = "miscompile";
+  std::vector<std::string> planted;
+  const char* kinds[] = {"write_out_of_bounds", "endless_loop", "abort_in_compile", "open_file"};
+  for (const std::vector<Opt>& plan : neighbours(ast, {}, 2)) {
+    if (planted.size() == std::size(kinds)) break;
+    if (!apply_opts(ast, plan)) continue;
+    planted.push_back(to_string(plan));
+    s.faults[planted.back()] = kinds[planted.size() - 1];
+  }
+  ASSERT_EQ(planted.size(), 4u);
+  WorkerPool pool(test_pool());
+  std::vector<std::string> restarts;
+  auto r = tune_kernel(task, pool, s, [&](const Event& e) {
+    if (e.kind == Event::Kind::restarted) restarts.push_back(e.detail);
+  });
+  ASSERT_TRUE(r) << r.error();
+
+  const Candidate* h = find(*r, to_string(heuristic));
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->status, Status::wrong_result) << h->error;
+  EXPECT_NE(h->error.find("elements differ"), std::string::npos) << h->error;
+  struct Want {
+    Status status;
+    const char* detail;
+  };
+  const Want wants[] = {{Status::crashed, "SIGSEGV"},
+                        {Status::timeout, "no answer within"},
+                        {Status::crashed, "SIGABRT"},
+                        {Status::violation, "SIGSYS"}};
+  for (size_t i = 0; i < planted.size(); ++i) {
+    const Candidate* c = find(*r, planted[i]);
+    ASSERT_NE(c, nullptr) << planted[i] << " was not a candidate";
+    EXPECT_EQ(c->status, wants[i].status) << planted[i] << ": " << to_string(c->status);
+    EXPECT_NE(c->error.find(wants[i].detail), std::string::npos) << planted[i] << ": " << c->error;
+  }
+  // Four dead workers, each restarted, and the search went on to measure the rest correctly.
+  EXPECT_EQ(r->restarts, 4);
+  EXPECT_EQ(restarts.size(), 4u);
+  EXPECT_GT(r->count(Status::ok), 5);
+  const Candidate& w = r->best();
+  EXPECT_EQ(w.status, Status::ok);
+  EXPECT_EQ(s.faults.count(to_string(w.opts)), 0u) << to_string(w.opts);
+  EXPECT_GT(r->winner_ms, 0.0);
+}
+
+TEST(Search, TheResultIsNeverSlowerThanTheHeuristicBeyondNoise) {
+  KernelTask task = matmul_task(64, 64, 64);
+  WorkerPool pool(test_pool());
+  SearchSettings s;
+  s.beam = 2;
+  int events[8] = {};
+  auto r = tune_kernel(task, pool, s, [&](const Event& e) { ++events[int(e.kind)]; });
+  ASSERT_TRUE(r) << r.error();
+  // The heuristic is re-measured beside the winner; the winner's median is the lowest.
+  ASSERT_GE(r->heuristic, 0);
+  EXPECT_NE(std::find(r->finalists.begin(), r->finalists.end(), r->heuristic), r->finalists.end());
+  EXPECT_LE(r->winner_ms, r->heuristic_ms);
+  EXPECT_EQ(r->best().status, Status::ok);
+  // Every candidate has a status; the counts add up; statuses are consistent with the data.
+  int total = 0;
+  for (int i = 0; i < kStatusCount; ++i) total += r->count(static_cast<Status>(i));
+  EXPECT_EQ(total, static_cast<int>(r->candidates.size()));
+  for (const Candidate& c : r->candidates) {
+    if (c.status == Status::ok) EXPECT_FALSE(c.samples_ms.empty()) << c.id;
+    if (c.status == Status::duplicate) {
+      ASSERT_GE(c.duplicate_of, 0);
+      EXPECT_EQ(c.code_hash, r->candidates[size_t(c.duplicate_of)].code_hash);
+    }
+    if (c.status == Status::slow) EXPECT_NE(c.error.find("over 3 x the best"), std::string::npos);
+  }
+  // Every candidate was queued, the progress stream ended with "finished".
+  EXPECT_EQ(events[int(Event::Kind::reference)], 1);
+  EXPECT_EQ(events[int(Event::Kind::queued)], static_cast<int>(r->candidates.size()) - 1);
+  EXPECT_EQ(events[int(Event::Kind::finished)], 1);
+  EXPECT_GE(events[int(Event::Kind::iteration)], 1);
+  // The settings are recorded with the result.
+  nlohmann::json j = r->to_json();
+  EXPECT_EQ(j["settings"]["beam"], 2);
+  EXPECT_EQ(j["settings"]["early_stop"], 3.0);
+  EXPECT_EQ(j["candidates"].size(), r->candidates.size());
+  EXPECT_EQ(j["winner_opts"], to_string(r->best().opts));
+}
+
+TEST(Search, BudgetsEndTheSearchWithTheBestSoFar) {
+  KernelTask task = matmul_task(32, 32, 32);
+  WorkerPool pool(test_pool());
+  SearchSettings s;
+  s.candidate_budget = 6;
+  auto r = tune_kernel(task, pool, s);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_LE(r->candidates.size(), 7u); // the budget, and the reference
+  EXPECT_EQ(r->stop_reason, "the candidate budget");
+  EXPECT_EQ(r->best().status, Status::ok);
+
+  s.candidate_budget = 5000;
+  s.time_budget_s = 1e-3; // over before the first iteration
+  auto t = tune_kernel(task, pool, s);
+  ASSERT_TRUE(t) << t.error();
+  EXPECT_EQ(t->stop_reason, "the time budget");
+  EXPECT_EQ(t->iterations, 0);
+  EXPECT_EQ(t->best().status, Status::ok);
+}
+
+TEST(Search, AnUnoptimizedKernelThatCannotRunIsAClearError) {
+  // The reference itself writes out of bounds: nothing can be checked against it.
+  DType f32(Scalar::Float32);
+  UOpPtr oob =
+      sink({store(index(buffer_param(0, f32), UOp::const_int(Scalar::Index, int64_t{1} << 40)),
+                  UOp::const_float(f32, 1.0))});
+  KernelTask task{"E_oob", 0, print_graph(oob), {{f32, 16}}, 1};
+  WorkerPool pool(test_pool());
+  auto r = tune_kernel(task, pool, {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("kernel E_oob: the unoptimized kernel failed in the sandbox (crashed, "
+                           "SIGSEGV)"),
+            std::string::npos)
+      << r.error();
+}
+
+TEST(Search, NeighboursAddChangeAndRemoveOpts) {
+  UOpPtr ast = *parse_graph(matmul_task(64, 64, 64).ast);
+  std::vector<Opt> plan = {{OptOp::Upcast, 1, 16}};
+  auto n = neighbours(ast, plan, 2);
+  auto has = [&](const std::string& text) {
+    return std::any_of(n.begin(), n.end(), [&](const auto& p) { return to_string(p) == text; });
+  };
+  EXPECT_TRUE(has("UPCAST(1,16) UPCAST(0,4)")); // one more
+  EXPECT_TRUE(has("UPCAST(1,8)"));              // another amount
+  EXPECT_TRUE(has(""));                         // removed
+  EXPECT_FALSE(has("UPCAST(1,16)"));            // not itself
+}
+
+TEST(Pool, TimingIsAloneOnTheMachine) {
+  PoolOptions o = test_pool();
+  o.workers = 3;
+  WorkerPool pool(o);
+  std::atomic<int> active{0}, violations{0};
+  std::atomic<bool> exclusive{false};
+  // An exclusive job finds nothing else running, and nothing starts while it runs.
+  auto job = [&](Access a) {
+    return [&, a](Slot&) {
+      int now = ++active;
+      if (exclusive.load() || (a == Access::exclusive && now != 1)) ++violations;
+      if (a == Access::exclusive) exclusive = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (a == Access::exclusive) exclusive = false;
+      --active;
+    };
+  };
+  std::vector<std::future<void>> done;
+  for (int i = 0; i < 60; ++i)
+    done.push_back(pool.submit(i % 4 == 0 ? Access::exclusive : Access::shared,
+                               job(i % 4 == 0 ? Access::exclusive : Access::shared), i % 3));
+  for (auto& d : done) d.get();
+  EXPECT_EQ(violations.load(), 0);
+  // Jobs for a slot run on that slot's thread.
+  EXPECT_EQ(pool.submit(Access::shared, [](Slot& s) { return s.index; }, 2).get(), 2);
+}
+
+TEST(Policy, BeamTunesEachKernelOnceAndComputesTheSameValues) {
+  Tensor a = Tensor::rand({48, 40}, 3), b = Tensor::rand({40, 56}, 4);
+  std::vector<float> want = a.matmul(b).relu().to_vector<float>();
+  SearchSettings s;
+  s.beam = 1;
+  BeamPolicy beam(s, test_pool());
+  Tensor c = a.matmul(b).relu();
+  c.realize({.threads = 2, .policy = &beam});
+  std::vector<float> got = c.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  ASSERT_EQ(beam.results().size(), 1u);
+  Tensor again = a.matmul(b).relu();
+  again.realize({.threads = 2, .policy = &beam});
+  EXPECT_EQ(beam.results().size(), 1u); // tuned once
+}
+
+TEST(Policy, BeamFromTheEnvironment) {
+  ::setenv("BEAM", "wide", 1);
+  try {
+    install_beam_from_env();
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("BEAM='wide': expected a beam width"), std::string::npos)
+        << e.what();
+  }
+  ::setenv("BEAM", "0", 1);
+  EXPECT_EQ(install_beam_from_env(), nullptr);
+  ::setenv("BEAM", "2", 1);
+  auto p = install_beam_from_env();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(&default_policy(), p.get());
+  set_default_policy(nullptr);
+  ::unsetenv("BEAM");
+}
+
+} // namespace
+} // namespace beamlab::tuner

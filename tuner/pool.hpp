@@ -1,0 +1,100 @@
+// The tuner's worker threads: one thread per sandbox, each thread the only one that talks to
+// its sandbox. Work is submitted as jobs; a job runs on a given slot's thread (a candidate
+// compiled there is timed there) or on whichever thread is free.
+//
+// Compiles and other untimed work enter the pool's gate shared and run in parallel; timing
+// enters it exclusive, so one candidate is timed at a time on the machine and nothing else
+// the tuner starts runs beside it. A waiting exclusive job holds back new shared ones (timing
+// is never starved by a stream of compiles).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "tuner/sandbox.hpp"
+
+namespace beamlab::tuner {
+
+/// Shared (parallel) or exclusive (alone) access to the machine.
+enum class Access { shared, exclusive };
+
+class Gate {
+public:
+  void lock(Access a);
+  void unlock(Access a);
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int shared_ = 0, exclusive_waiting_ = 0;
+  bool exclusive_ = false;
+};
+
+/// A sandbox and what its thread knows of the worker inside it.
+struct Slot {
+  int index = 0;
+  Sandbox sandbox;
+  std::string task;         ///< the task the current worker holds ("" none)
+  int task_generation = -1; ///< the worker generation that received it
+  explicit Slot(int i, const SandboxOptions& o) : index(i), sandbox(o) {}
+  /// True when the running worker already holds `key` (a restart loses it).
+  bool holds(const std::string& key) const {
+    return sandbox.running() && task == key && task_generation == sandbox.generation();
+  }
+};
+
+struct PoolOptions {
+  int workers = 0; ///< sandboxes (and threads); 0: the number of cores
+  SandboxOptions sandbox;
+};
+
+class WorkerPool {
+public:
+  explicit WorkerPool(const PoolOptions& options);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return static_cast<int>(slots_.size()); }
+  const SandboxOptions& sandbox_options() const { return options_.sandbox; }
+  /// Worker restarts over all sandboxes.
+  int restarts() const;
+
+  /// Runs `job(slot)` on slot `slot`'s thread (-1: the first free thread) under the gate.
+  template <class F>
+  auto submit(Access access, F job, int slot = -1) -> std::future<std::invoke_result_t<F, Slot&>> {
+    using R = std::invoke_result_t<F, Slot&>;
+    auto task = std::make_shared<std::packaged_task<R(Slot&)>>(std::move(job));
+    std::future<R> result = task->get_future();
+    enqueue({[task](Slot& s) { (*task)(s); }, access}, slot);
+    return result;
+  }
+
+private:
+  struct Job {
+    std::function<void(Slot&)> run;
+    Access access;
+  };
+  void enqueue(Job job, int slot);
+  void serve(Slot& slot);
+
+  PoolOptions options_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::deque<Job>> own_; ///< per slot
+  std::deque<Job> any_;
+  std::mutex mutex_;
+  std::condition_variable work_;
+  bool stopping_ = false;
+  Gate gate_;
+  std::vector<std::thread> threads_;
+};
+
+} // namespace beamlab::tuner

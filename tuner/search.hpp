@@ -1,0 +1,147 @@
+// BEAM search over a kernel's Opt lists, every candidate compiled, checked and timed in the
+// worker pool's sandboxes.
+//
+// The search starts from the heuristic plan (the empty plan is the reference every candidate
+// is checked against, and is itself a candidate). Each iteration takes the beam's W plans and
+// their neighbours: each plan with one more Opt, with one Opt's amount changed, or with one Opt
+// removed; so the search can undo a heuristic choice, not only add to it. Neighbours are
+// dropped before compiling when invalid, over the lane or size caps, or equal (by the hash of
+// the optimized AST) to one seen; compiled in parallel; deduplicated by machine code; dropped
+// when bloated; then timed one at a time with an early stop at `early_stop` x the incumbent.
+// The beam becomes the W fastest plans so far. The search stops after `patience` iterations in
+// a row that improve the best by less than `min_improvement`, or when a budget ends; then the best
+// few and the heuristic are re-measured interleaved, and the fastest median wins.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/check.hpp"
+#include "tuner/pool.hpp"
+#include <beamlab/tuning.hpp>
+
+namespace beamlab::tuner {
+
+/// Every limit of a search; recorded with its result.
+struct SearchSettings {
+  int beam = 4;                  ///< W: plans kept per iteration (1: greedy)
+  int max_iterations = 16;       ///< iterations after the heuristic's
+  double min_improvement = 0.01; ///< an iteration gaining less (relative) is flat
+  int patience = 2;              ///< stop after this many flat iterations in a row
+  double early_stop = 3.0;       ///< stop timing a candidate this many times the incumbent
+  int64_t max_lanes = 512;       ///< upcast amounts times the largest unroll
+  int64_t max_ops = 1 << 16;     ///< optimized AST nodes times lanes, before compiling
+  double bloat = 1000;           ///< drop code larger than this times the leanest candidate's
+  double time_budget_s = 300;    ///< per kernel; the best so far is returned when it ends
+  int candidate_budget = 5000;   ///< compiled candidates per kernel
+  int warmup = 1;                ///< untimed runs before the samples (the check run is one)
+  int runs = 3;                  ///< timed runs per candidate during the search
+  int finalists = 3;             ///< best candidates re-measured at the end (plus the heuristic)
+  int final_rounds = 5;          ///< interleaved rounds of the re-measurement
+  int final_runs = 3;            ///< timed runs per finalist per round
+  double compile_timeout_s = 60; ///< a compile taking longer is a timeout
+  double run_timeout_s = 10;     ///< at least; more for slow kernels (20 x the reference)
+  int threads = 0;               ///< cores a kernel runs on; 0: the pool's sandbox setting
+  std::vector<InputKind> checks = {InputKind::random, InputKind::small_ints, InputKind::special};
+  /// Tests only (workers started with allow_faults): a fault planted in the candidate whose
+  /// Opts print as the key.
+  std::map<std::string, std::string> faults;
+
+  nlohmann::json to_json() const;
+};
+
+enum class Status {
+  ok,            ///< checked and timed
+  slow,          ///< checked on the inputs it ran; stopped early (past early_stop x incumbent)
+  wrong_result,  ///< differs from the unoptimized kernel
+  rejected,      ///< the Opts don't apply
+  compile_error, ///< LLVM or lowering failed
+  crashed,       ///< the worker died (the signal is in error)
+  timeout,       ///< no answer in time
+  limit,         ///< a resource limit (CPU time, memory)
+  violation,     ///< a syscall the sandbox denies
+  duplicate,     ///< the same machine code as an earlier candidate (shares its time)
+  bloated,       ///< code larger than bloat x the leanest
+  skipped,       ///< not timed: a budget ended
+  error,         ///< anything else the worker reported
+};
+inline constexpr int kStatusCount = 13;
+const char* to_string(Status s);
+
+struct Candidate {
+  int id = 0;
+  std::vector<Opt> opts;
+  int parent = -1; ///< the beam plan it was derived from (-1: a seed)
+  int iteration = 0;
+  Status status = Status::ok;
+  std::string error;
+  double compile_ms = 0;
+  std::vector<double> samples_ms; ///< every timed run (search and re-measurement)
+  uint64_t code_hash = 0;
+  int64_t code_bytes = 0;
+  double max_error = 0;
+  int slot = -1;         ///< the sandbox that compiled it
+  int duplicate_of = -1; ///< for status duplicate
+  /// The search's ranking time: the fastest sample (least disturbed by noise).
+  double best_ms() const;
+  double median_ms() const;
+};
+
+/// What a search reports as it goes (all from the thread that called tune_kernel).
+struct Event {
+  enum class Kind { reference, queued, compiled, timed, iteration, best, restarted, finished };
+  Kind kind = Kind::queued;
+  const Candidate* candidate = nullptr; ///< queued, compiled, timed, best
+  int iteration = 0;
+  double best_ms = 0; ///< the incumbent's time
+  int done = 0;       ///< candidates timed or settled so far
+  int total = 0;      ///< candidates generated so far
+  std::string detail; ///< restarted: the slot and reason; iteration: its summary
+};
+using EventSink = std::function<void(const Event&)>;
+const char* to_string(Event::Kind k);
+
+struct TuneResult {
+  std::string kernel;
+  uint64_t key = 0;
+  SearchSettings settings;
+  int threads = 1;
+  std::vector<Candidate> candidates; ///< by id
+  int empty = -1, heuristic = -1, winner = -1;
+  std::vector<int> finalists; ///< re-measured, fastest median first
+  double winner_ms = 0;       ///< median of the re-measurement
+  double heuristic_ms = 0;    ///< median of the re-measurement
+  double noise = 0;           ///< relative spread of the winner's and runner-up's samples
+  bool tie = false;           ///< winner and runner-up within noise
+  bool tie_with_heuristic = false;
+  int iterations = 0;
+  std::string stop_reason;
+  double wall_s = 0, reference_s = 0, compile_s = 0, timing_s = 0;
+  int restarts = 0;
+  /// Plans dropped before compiling: invalid, seen (same optimized AST), over a cap.
+  int dropped_invalid = 0, dropped_seen = 0, dropped_caps = 0;
+
+  const Candidate& best() const { return candidates.at(static_cast<size_t>(winner)); }
+  int count(Status s) const;
+  /// "ok 120, slow 40, wrong_result 1": the statuses that occurred.
+  std::string status_counts() const;
+  double candidates_per_s() const;
+  nlohmann::json to_json() const;
+};
+
+/// Tunes one kernel. Fails (a UserError's message) only when the unoptimized kernel itself
+/// can't run in the sandbox: nothing could be checked against it.
+Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
+                                 const SearchSettings& settings, const EventSink& sink = {});
+
+/// The plans one step from `plan`: one more Opt, one Opt's amount changed, one Opt removed.
+/// Not yet checked for validity.
+std::vector<std::vector<Opt>> neighbours(const UOpPtr& ast, const std::vector<Opt>& plan,
+                                         int threads);
+
+} // namespace beamlab::tuner

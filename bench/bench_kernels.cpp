@@ -1,7 +1,9 @@
 // The engine's kernels against references measured in the same run: a STREAM-style triad
 // (memory bandwidth, through the same OpenMP launcher) and OpenBLAS sgemm (FLOP/s). Each
-// benchmark runs a Tensor program with the heuristic Opts (no search). Counters: gbps or
-// gflops, ratio (over the reference measured just before), compile_ms; the label is the Opts.
+// benchmark runs a Tensor program with the heuristic Opts (/heuristic) or with the Opts a
+// BEAM search of width 4 found first (/beam4; the search runs before timing, once per kernel
+// in the process). Counters: gbps or gflops, ratio (over the reference measured just before),
+// compile_ms; the label is the Opts. BM_Search times the search itself (BEAM 2 on matmul).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <beamlab/beamlab.hpp>
 
 #include "engine/runtime/launch.hpp"
+#include "tuner/policy.hpp"
 
 namespace beamlab {
 namespace {
@@ -66,8 +69,20 @@ struct Measured {
   std::string opts;
 };
 
-Measured run_plan(benchmark::State& state, const Tensor& out) {
-  ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs());
+// One BEAM policy for the process: each kernel is searched once, on its first realize.
+const OptPolicy* policy(bool tuned) {
+  if (!tuned) return nullptr;
+  static tuner::BeamPolicy beam([] {
+    tuner::SearchSettings s;
+    s.beam = 4;
+    return s;
+  }());
+  return &beam;
+}
+
+Measured run_plan(benchmark::State& state, const Tensor& out, bool tuned) {
+  ExecutionPlan plan =
+      ExecutionPlan::prepare(out.schedule(), out.inputs(), {.policy = policy(tuned)});
   Measured m;
   for (const PlannedKernel& k : plan.kernels()) {
     for (const auto& stage : k.stages) m.compile_ms += stage->kernel.compile_ms;
@@ -94,27 +109,30 @@ void report_bandwidth(benchmark::State& state, double bytes, const Measured& m) 
 }
 
 // out = a * b + c over 16M float32: 16 bytes an element.
-void BM_Elementwise(benchmark::State& state) {
+void BM_Elementwise(benchmark::State& state, bool tuned) {
   Tensor a = Tensor::rand({kElements}, 1), b = Tensor::rand({kElements}, 2),
          c = Tensor::rand({kElements}, 3);
   Tensor out = a * b + c;
-  report_bandwidth(state, 16.0 * kElements, run_plan(state, out));
+  report_bandwidth(state, 16.0 * kElements, run_plan(state, out, tuned));
 }
-BENCHMARK(BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Elementwise, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Elementwise, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The sum of 16M float32: 4 bytes an element.
-void BM_Sum(benchmark::State& state) {
+void BM_Sum(benchmark::State& state, bool tuned) {
   Tensor out = Tensor::rand({kElements}, 1).sum();
-  report_bandwidth(state, 4.0 * kElements, run_plan(state, out));
+  report_bandwidth(state, 4.0 * kElements, run_plan(state, out, tuned));
 }
-BENCHMARK(BM_Sum)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Sum, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Sum, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Softmax over the rows of 4096 x 1024 float32: read once, written once.
-void BM_Softmax(benchmark::State& state) {
+void BM_Softmax(benchmark::State& state, bool tuned) {
   Tensor out = Tensor::randn({4096, 1024}, 1).softmax(-1);
-  report_bandwidth(state, 8.0 * 4096 * 1024, run_plan(state, out));
+  report_bandwidth(state, 8.0 * 4096 * 1024, run_plan(state, out, tuned));
 }
-BENCHMARK(BM_Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Softmax, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Softmax, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), measured now (median call): the
 // reference.
@@ -163,23 +181,63 @@ BENCHMARK(BM_Sgemm)
     ->Iterations(1);
 
 // C = A @ B, float32 n x n x n, against OpenBLAS sgemm of the same size.
-void BM_Matmul(benchmark::State& state) {
+void BM_Matmul(benchmark::State& state, bool tuned) {
   const int64_t n = state.range(0);
   Tensor out = Tensor::rand({n, n}, 1).matmul(Tensor::rand({n, n}, 2));
   double flops = 2.0 * static_cast<double>(n * n * n);
-  report_flops(state, flops, run_plan(state, out), sgemm_gflops(n, n, n));
+  report_flops(state, flops, run_plan(state, out, tuned), sgemm_gflops(n, n, n));
 }
-BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Matmul, heuristic, false)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // conv2d 1x64x56x56, 64 filters of 3x3, padding 1, against sgemm at the same im2col shape
 // (64 x 3136 x 576).
-void BM_Conv2d(benchmark::State& state) {
+void BM_Conv2d(benchmark::State& state, bool tuned) {
   Tensor x = Tensor::rand({1, 64, 56, 56}, 1), w = Tensor::rand({64, 64, 3, 3}, 2);
   Tensor out = x.conv2d(w, std::nullopt, 1, 1);
   double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
-  report_flops(state, flops, run_plan(state, out), sgemm_gflops(64, 56 * 56, 64 * 9));
+  report_flops(state, flops, run_plan(state, out, tuned), sgemm_gflops(64, 56 * 56, 64 * 9));
 }
-BENCHMARK(BM_Conv2d)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2d, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2d, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The search itself: BEAM 2 on matmul n x n x n in a pool of one sandbox per core, from
+// nothing (a fresh pool, no cache). Counters: the search's wall time, candidates and their
+// rate, and where the time went (the reference, compiling summed over sandboxes, timing).
+void BM_Search(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor out = Tensor::rand({n, n}, 1).matmul(Tensor::rand({n, n}, 2));
+  KernelTask task = kernel_task(out.schedule().items.at(0));
+  tuner::SearchSettings s;
+  s.beam = 2;
+  for (auto _ : state) {
+    tuner::PoolOptions o;
+    o.sandbox.threads = default_threads();
+    tuner::WorkerPool pool(o);
+    auto r = tuner::tune_kernel(task, pool, s);
+    if (!r) {
+      state.SkipWithError(r.error().c_str());
+      return;
+    }
+    state.counters["wall_s"] = r->wall_s;
+    state.counters["candidates"] = static_cast<double>(r->candidates.size());
+    state.counters["cand_per_s"] = r->candidates_per_s();
+    state.counters["reference_s"] = r->reference_s;
+    state.counters["compile_cpu_s"] = r->compile_s;
+    state.counters["timing_s"] = r->timing_s;
+    state.counters["speedup"] = r->heuristic_ms / r->winner_ms;
+    state.SetLabel(to_string(r->best().opts));
+  }
+}
+BENCHMARK(BM_Search)->Arg(512)->Arg(1024)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 } // namespace
 } // namespace beamlab

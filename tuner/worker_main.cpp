@@ -341,7 +341,7 @@ private:
       auto t0 = std::chrono::steady_clock::now();
       kernel.run(ptrs, opts_.threads);
       if (fault == "endless_loop")
-        for (volatile int spin = 0;; spin = spin + 1) {
+        for (volatile unsigned spin = 0;; spin = spin + 1) {
         }
       if (fault == "write_out_of_bounds") static_cast<char*>(ptrs[0])[out_bytes + 64] = 1;
       if (fault == "miscompile") std::memset(ptrs[0], 0, std::min<size_t>(out_bytes, 4));

@@ -9,8 +9,10 @@
 namespace beamlab::tuner {
 namespace {
 
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
 uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  uint64_t z = (state += kGolden);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -82,6 +84,14 @@ double epsilon(DType dt) {
   }
 }
 
+// A random or small-integer input value from the hash `r`.
+double plain_value(InputKind kind, uint64_t r, bool is_float, bool is_signed) {
+  if (kind == InputKind::random)
+    return is_float ? static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0
+                    : static_cast<double>(r % 201) - (is_signed ? 100.0 : 0.0);
+  return static_cast<double>(r % 7) - (is_signed || is_float ? 3 : 0);
+}
+
 } // namespace
 
 std::string_view to_string(InputKind k) {
@@ -102,7 +112,7 @@ std::optional<InputKind> parse_input_kind(std::string_view s) {
 }
 
 void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t count) {
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(kind);
+  uint64_t state = seed * kGolden + static_cast<uint64_t>(kind);
   // float32 random and small-integer inputs, the bulk of what a tuner fills, in a loop the
   // compiler vectorizes: the same values as the general loop below (splitmix64 is a counter
   // hash, so element i needs no state from element i-1).
@@ -110,13 +120,8 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
       (kind == InputKind::random || kind == InputKind::small_ints)) {
     auto* out = static_cast<float*>(data);
     for (int64_t i = 0; i < count; ++i) {
-      uint64_t z = state + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      z ^= z >> 31;
-      out[i] = kind == InputKind::random
-                   ? static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0)
-                   : static_cast<float>(static_cast<double>(z % 7) - 3);
+      uint64_t at = state + static_cast<uint64_t>(i) * kGolden; // the state before element i
+      out[i] = static_cast<float>(plain_value(kind, splitmix64(at), true, true));
     }
     return;
   }
@@ -128,12 +133,7 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
     double v = 0;
     switch (kind) {
     case InputKind::random:
-      v = is_float ? static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0
-                   : static_cast<double>(r % 201) - (is_signed ? 100.0 : 0.0);
-      break;
-    case InputKind::small_ints:
-      v = static_cast<double>(r % 7) - (is_signed || is_float ? 3 : 0);
-      break;
+    case InputKind::small_ints: v = plain_value(kind, r, is_float, is_signed); break;
     case InputKind::special:
     case InputKind::special_finite:
       if (is_float) {

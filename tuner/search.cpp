@@ -102,6 +102,11 @@ struct Outcome {
   std::string status() const {
     return call.reply.header.is_object() ? call.reply.header.value("status", "") : "ok";
   }
+  /// The call went through and the worker says ok.
+  bool succeeded() const { return ok() && status() == "ok"; }
+  /// For a failed outcome: its status and the reason (the signal, or the worker's error).
+  Status failure() const { return ok() ? status_of(status()) : status_of(call.status); }
+  std::string reason() const { return ok() ? call.reply.header.value("error", "") : call.detail; }
 };
 
 std::atomic<int> g_search_serial{0};
@@ -358,10 +363,10 @@ private:
     Outcome o{{}, slot.index, generation, 0};
     if (!slot.sandbox.running() || slot.sandbox.generation() != generation) {
       o = compile_on(slot, compile);
-      if (!o.ok() || o.status() != "ok") return o;
+      if (!o.succeeded()) return o;
     }
     o.call = ensure_task(slot, task_id_, true);
-    if (o.ok() && o.status() == "ok") {
+    if (o.succeeded()) {
       Message m;
       m.header = run;
       o.call = slot.sandbox.call(m, run_timeout_s_);
@@ -391,10 +396,10 @@ private:
           Access::shared,
           [&, checks = share[s]](Slot& slot) {
             Outcome o = compile_on(slot, compile);
-            if (!o.ok() || o.status() != "ok") return o;
+            if (!o.succeeded()) return o;
             double compile_ms = o.call.reply.header.value("compile_ms", 0.0);
             o.call = ensure_task(slot, ref_key, false);
-            if (!o.ok() || o.status() != "ok") return o;
+            if (!o.succeeded()) return o;
             Message run;
             run.header = {{"op", "run"}, {"id", empty.id},         {"checks", checks},
                           {"warmup", 0}, {"return_outputs", true}, {"drop", true}};
@@ -411,7 +416,7 @@ private:
     std::vector<double> first_ms;
     for (size_t s = 0; s < share.size(); ++s) {
       Outcome& o = outcomes[s];
-      if (!o.ok() || o.status() != "ok")
+      if (!o.succeeded())
         return make_unexpected(
             "kernel " + task_.name + ": the unoptimized kernel failed in the sandbox (" +
             (o.ok() ? o.status() + ": " + o.call.reply.header.value("error", "")
@@ -488,11 +493,9 @@ private:
       Candidate& c = at(batch[i]);
       c.slot = o.slot;
       generation[i] = o.generation;
-      if (!o.ok()) {
-        settle(c, status_of(o.call.status), o.call.detail);
+      if (!o.succeeded()) {
+        settle(c, o.failure(), o.reason());
         note_restart(o);
-      } else if (o.status() != "ok") {
-        settle(c, status_of(o.status()), o.call.reply.header.value("error", ""));
       } else {
         const json& h = o.call.reply.header;
         c.compile_ms = h.value("compile_ms", 0.0);
@@ -532,7 +535,7 @@ private:
                   {"runs", settings_.runs},
                   {"cutoff_ms", incumbent_ms_ > 0 ? settings_.early_stop * incumbent_ms_ : 0.0},
                   {"drop", true}};
-      Message compile = requests[static_cast<size_t>(i)];
+      const Message& compile = requests[static_cast<size_t>(i)];
       int gen = generation[static_cast<size_t>(i)];
       Outcome o = pool_
                       .submit(
@@ -623,10 +626,11 @@ private:
     for (int id : {result_.heuristic, result_.empty})
       if (const Candidate& c = at(id); c.status == Status::ok && !c.samples_ms.empty())
         if (incumbent_ms_ <= 0 || c.best_ms() < incumbent_ms_) incumbent_ms_ = c.best_ms();
-    if (empty.best_ms() > settings_.early_stop * incumbent_ms_)
-      empty.status = Status::slow,
+    if (empty.best_ms() > settings_.early_stop * incumbent_ms_) {
+      empty.status = Status::slow;
       empty.error = fmt::format("the unoptimized kernel (the reference), over {:g} x the best",
                                 settings_.early_stop);
+    }
     std::vector<int> beam = ranked();
     beam.resize(std::min(beam.size(), size_t(std::max(1, settings_.beam))));
     double best = incumbent_ms_;
@@ -704,13 +708,12 @@ private:
                             placed[i].slot)
                         .get();
         result_.timing_s += o.seconds;
-        if (!o.ok() || o.status() != "ok") {
+        placed[i].generation = o.generation; // recompiled there if the worker had restarted
+        if (!o.succeeded()) {
           // A finalist that fails on a second look (a flaky candidate) is out.
           note_restart(o);
-          c.status = o.ok() ? status_of(o.status()) : status_of(o.call.status);
-          if (c.status == Status::ok) c.status = Status::error;
-          c.error = "on re-measurement: " +
-                    (o.ok() ? o.call.reply.header.value("error", "") : o.call.detail);
+          c.status = o.failure() == Status::ok ? Status::error : o.failure();
+          c.error = "on re-measurement: " + o.reason();
           continue;
         }
         auto s = o.call.reply.header.value("samples_ms", std::vector<double>{});

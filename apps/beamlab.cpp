@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/cache_command.hpp"
 #include "apps/ir_commands.hpp"
 #include "apps/run_command.hpp"
 #include "apps/tune_command.hpp"
@@ -19,6 +20,7 @@ int run(int argc, char** argv) {
   beamlab::cli::add_ir_commands(app);
   beamlab::cli::add_run_command(app);
   beamlab::cli::add_tune_command(app);
+  beamlab::cli::add_cache_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,9 +6,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "apps/tune_command.hpp"
 #include "tuner/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -24,6 +26,7 @@ struct RunArgs {
   int threads = 0;
   int beam = 0;
   bool list = false;
+  std::string db, cache;
 };
 
 void run(const RunArgs& args) {
@@ -38,6 +41,9 @@ void run(const RunArgs& args) {
   Tensor out = build_workload(args.workload, parse_params("run", args.params));
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
+  std::unique_ptr<tuner::CachePolicy> cached;
+  tuner::CacheMode mode = tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache");
+  std::string path = db_path(args.db);
   if (args.opts) {
     Expected<std::vector<Opt>> opts = parse_opts(*args.opts);
     user_assert(opts) << "--opts: " << opts.error();
@@ -49,7 +55,14 @@ void run(const RunArgs& args) {
   } else {
     beam = tuner::install_beam_from_env();
   }
-  const OptPolicy* policy = beam ? static_cast<const OptPolicy*>(beam.get()) : &heuristic;
+  if (beam) {
+    beam->use_cache(path, mode);
+  } else if (!args.opts && tuner::reads(mode) && ::access(path.c_str(), R_OK) == 0) {
+    cached = std::make_unique<tuner::CachePolicy>(path, tuner::CacheMode::read_only, heuristic);
+  }
+  const OptPolicy* policy = beam     ? static_cast<const OptPolicy*>(beam.get())
+                            : cached ? static_cast<const OptPolicy*>(cached.get())
+                                     : &heuristic;
   Schedule schedule = out.schedule();
   ExecutionPlan plan =
       ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = policy});
@@ -65,6 +78,8 @@ void run(const RunArgs& args) {
                k.compile_ms, k.opts.empty() ? "-" : k.opts);
   }
   fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  int hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
+  if (hits > 0) fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", hits, path);
 }
 
 } // namespace
@@ -110,6 +125,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--beam", args->beam,
                   "tune each kernel by BEAM search of this width first (the BEAM variable too)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
+  cmd->add_option("--cache", args->cache,
+                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
     args->params = cmd->remaining();

@@ -3,125 +3,409 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <set>
+#include <mutex>
+#include <signal.h>
 #include <string>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "apps/run_command.hpp"
+#include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
-#include "tuner/search.hpp"
+#include "tuner/batch.hpp"
 #include <beamlab/beamlab.hpp>
 
+#ifndef BEAMLAB_GIT_REVISION
+#define BEAMLAB_GIT_REVISION ""
+#endif
+
 namespace beamlab::cli {
+
+using json = nlohmann::json;
+
+std::string db_path(const std::string& flag) {
+  return flag.empty() ? db::Database::default_path() : flag;
+}
+
+std::string cache_mode_name(const std::string& flag) {
+  if (!flag.empty()) return tuner::to_string(tuner::parse_cache_mode(flag, "--cache"));
+  const char* env = std::getenv("BEAMLAB_CACHE");
+  if (env && *env) return tuner::to_string(tuner::parse_cache_mode(env, "BEAMLAB_CACHE"));
+  return "use";
+}
+
 namespace {
 
+// Everything a run needs to be repeated: stored as the run's settings, read back by --resume.
 struct TuneArgs {
-  std::string workload;
+  std::string target; // a workload name or a corpus file
   std::vector<std::string> params;
-  tuner::SearchSettings settings;
+  std::string dtype = "float32";
+  int beam = 4;
+  double budget_s = 0;
+  double kernel_budget_s = 300;
+  int max_candidates = 5000;
+  double early_stop = 3.0;
+  double min_improvement = 0.01;
+  int runs = 3;
   int workers = 0;
   int threads = 0;
+  std::string shard;
+  int jobs = 1;
+  std::string cache;
+  std::string label;
+  // Not stored: how this invocation reports and where.
+  std::string db;
   std::string json_out;
   bool quiet = false;
+  bool resume = false;
+  int64_t resume_run = 0;
+
+  json to_json() const {
+    return {{"target", target},
+            {"params", params},
+            {"dtype", dtype},
+            {"beam", beam},
+            {"budget_s", budget_s},
+            {"kernel_budget_s", kernel_budget_s},
+            {"max_candidates", max_candidates},
+            {"early_stop", early_stop},
+            {"min_improvement", min_improvement},
+            {"runs", runs},
+            {"workers", workers},
+            {"threads", threads},
+            {"shard", shard},
+            {"jobs", jobs},
+            {"cache", cache},
+            {"label", label}};
+  }
+  void from_json(const json& j) {
+    target = j.at("target");
+    params = j.at("params").get<std::vector<std::string>>();
+    dtype = j.at("dtype");
+    beam = j.at("beam");
+    budget_s = j.at("budget_s");
+    kernel_budget_s = j.at("kernel_budget_s");
+    max_candidates = j.at("max_candidates");
+    early_stop = j.at("early_stop");
+    min_improvement = j.at("min_improvement");
+    runs = j.at("runs");
+    workers = j.at("workers");
+    threads = j.at("threads");
+    shard = j.at("shard");
+    jobs = j.at("jobs");
+    cache = j.at("cache");
+    label = j.at("label");
+  }
 };
 
-// The live progress line on a terminal (redrawn at most every 100 ms); elsewhere (a CI log)
-// one line per iteration.
-class Progress {
-public:
-  Progress(std::string kernel, bool quiet)
-      : kernel_(std::move(kernel)), quiet_(quiet), tty_(::isatty(STDERR_FILENO) != 0),
-        start_(Clock::now()) {}
-  ~Progress() {
-    if (drawn_) std::fprintf(stderr, "\r\033[K");
-  }
+bool is_corpus_file(const std::string& target) {
+  return target.find('/') != std::string::npos || target.ends_with(".json") ||
+         ::access(target.c_str(), R_OK) == 0;
+}
 
-  void operator()(const tuner::Event& e) {
-    if (quiet_) return;
-    using K = tuner::Event::Kind;
-    if (e.candidate && e.kind == K::timed) ++timed_;
-    if (e.kind == K::best && e.candidate) best_ = to_string(e.candidate->opts);
-    double s = std::chrono::duration<double>(Clock::now() - start_).count();
-    std::string line = fmt::format("{}: iteration {}, {}/{} candidates ({} timed), best {:.4f} ms "
-                                   "[{}], {:.1f} s",
-                                   kernel_, e.iteration, e.done, e.total, timed_, e.best_ms,
-                                   best_.empty() ? "-" : best_, s);
-    if (e.kind == K::restarted)
-      std::fprintf(stderr, "%s%s: %s\n", tty_ ? "\r\033[K" : "", kernel_.c_str(), e.detail.c_str());
-    if (!tty_) {
-      if (e.kind == K::iteration) std::fprintf(stderr, "%s\n", line.c_str());
-      return;
+/// --shard, else Slurm's array task (ID - MIN of COUNT), else the whole set.
+std::pair<int, int> shard_of(const std::string& flag) {
+  if (!flag.empty()) return tuner::parse_shard(flag, "--shard");
+  const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+  const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+  if (!id || !count) return {0, 1};
+  const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+  std::string text;
+  try {
+    text = std::to_string(std::stoi(id) - (min ? std::stoi(min) : 0)) + "/" + count;
+  } catch (const std::exception&) {
+    text = std::string(id) + "/" + count;
+  }
+  return tuner::parse_shard(text, "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string fmt_duration(double s) {
+  if (s < 0) return "-";
+  int t = static_cast<int>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+// The progress bar on a terminal (redrawn at most every 100 ms), with the kernels done, the
+// current kernel's iteration and best, and an ETA; elsewhere (a CI log) one line per kernel.
+class Progress : public tuner::BatchListener {
+public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) != 0) {}
+  ~Progress() override { clear(); }
+
+  void planned(const std::vector<tuner::BatchKernel>& ks, double budget_s) override {
+    std::lock_guard lock(mutex_);
+    total_ = static_cast<int>(ks.size());
+    budget_s_ = budget_s;
+    start_ = Clock::now();
+  }
+  void started(const tuner::BatchKernel& k) override {
+    std::lock_guard lock(mutex_);
+    current_ = k.task.name;
+    ++searched_;
+    draw(true);
+  }
+  void event(const tuner::BatchKernel& k, const tuner::Event& e) override {
+    std::lock_guard lock(mutex_);
+    current_ = k.task.name;
+    iteration_ = e.iteration;
+    best_ms_ = e.best_ms;
+    candidates_ = e.total;
+    if (e.kind == tuner::Event::Kind::restarted && !quiet_) {
+      clear();
+      std::fprintf(stderr, "%s: %s\n", k.task.name.c_str(), e.detail.c_str());
     }
-    if (e.kind != K::finished && s - last_draw_ < 0.1 && e.kind != K::iteration) return;
-    last_draw_ = s;
-    drawn_ = true;
-    std::fprintf(stderr, "\r\033[K%s", line.substr(0, 160).c_str());
-    std::fflush(stderr);
+    draw(e.kind == tuner::Event::Kind::iteration);
+  }
+  void finished(const tuner::BatchKernel& k) override {
+    std::lock_guard lock(mutex_);
+    ++done_;
+    if (k.outcome == tuner::BatchKernel::Outcome::tuned) tuned_s_ += k.search_s, ++tuned_;
+    if (!quiet_ && !tty_)
+      std::fprintf(stderr, "[%d/%d] %s: %s%s%s\n", done_, total_, k.task.name.c_str(),
+                   to_string(k.outcome), k.error.empty() ? "" : ": ", k.error.c_str());
+    if (!quiet_ && k.outcome == tuner::BatchKernel::Outcome::failed && tty_) {
+      clear();
+      std::fprintf(stderr, "%s: failed: %s\n", k.task.name.c_str(), k.error.c_str());
+    }
+    draw(true);
   }
 
 private:
   using Clock = std::chrono::steady_clock;
-  std::string kernel_, best_;
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double eta() const {
+    if (done_ >= total_) return 0;
+    double left_by_rate = tuned_ > 0 ? tuned_s_ / tuned_ * (total_ - done_) : -1;
+    if (budget_s_ > 0) {
+      double left = std::max(0.0, budget_s_ - elapsed());
+      return left_by_rate < 0 ? left : std::min(left, left_by_rate);
+    }
+    return left_by_rate;
+  }
+  void clear() {
+    if (drawn_) std::fprintf(stderr, "\r\033[K");
+    drawn_ = false;
+  }
+  void draw(bool force) {
+    if (quiet_ || !tty_) return;
+    double s = elapsed();
+    if (!force && s - last_draw_ < 0.1) return;
+    last_draw_ = s;
+    constexpr int kWidth = 24;
+    int filled = total_ > 0 ? kWidth * done_ / total_ : kWidth;
+    std::string bar = std::string(static_cast<size_t>(filled), '=') +
+                      std::string(static_cast<size_t>(kWidth - filled), ' ');
+    std::string line = fmt::format(
+        "[{}] {}/{} kernels | {} iter {} best {:.4f} ms, {} cands | {} ETA {}", bar, done_, total_,
+        current_, iteration_, best_ms_, candidates_, fmt_duration(s), fmt_duration(eta()));
+    std::fprintf(stderr, "\r\033[K%s", line.substr(0, 160).c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  std::mutex mutex_;
   bool quiet_, tty_, drawn_ = false;
-  Clock::time_point start_;
-  double last_draw_ = -1;
-  int timed_ = 0;
+  Clock::time_point start_ = Clock::now();
+  double last_draw_ = -1, budget_s_ = 0, best_ms_ = 0, tuned_s_ = 0;
+  int total_ = 0, done_ = 0, searched_ = 0, tuned_ = 0, iteration_ = 0, candidates_ = 0;
+  std::string current_;
 };
 
-void tune(const TuneArgs& args) {
-  Tensor out = build_workload(args.workload, parse_params("tune", args.params));
-  Schedule schedule = out.schedule();
-  tuner::PoolOptions pool_options;
-  pool_options.workers = args.workers;
-  pool_options.sandbox.threads = args.threads > 0 ? args.threads : default_threads();
-  tuner::WorkerPool pool(pool_options);
-  fmt::print("{} {}: {} kernel(s), BEAM {} on {} sandboxes of {} cores\n", args.workload,
-             shape_str(out.shape()), schedule.items.size(), args.settings.beam, pool.size(),
-             pool_options.sandbox.threads);
-  std::vector<tuner::TuneResult> results;
-  std::set<uint64_t> seen;
-  int failed = 0;
-  for (const ScheduleItem& item : schedule.items) {
-    if (!seen.insert(item.key).second) continue;
-    Expected<tuner::TuneResult> r = [&] {
-      Progress progress(item.name, args.quiet);
-      return tuner::tune_kernel(kernel_task(item), pool, args.settings,
-                                [&](const tuner::Event& e) { progress(e); });
-    }();
-    if (!r) {
-      std::fprintf(stderr, "beamlab: error: %s\n", r.error().c_str());
+double roofline_percent(const tuner::BatchKernel& k, double ms, const tuner::BatchReport& r) {
+  if (ms <= 0) return 0;
+  double gflops = static_cast<double>(k.task.flops) / (ms * 1e6);
+  double gbps = static_cast<double>(k.task.bytes) / (ms * 1e6);
+  double f = std::max(r.peak_gflops > 0 ? gflops / r.peak_gflops : 0,
+                      r.peak_gbps > 0 ? gbps / r.peak_gbps : 0);
+  return 100 * f;
+}
+
+void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t run_id) {
+  fmt::print("{:<26} {:<8} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}  {}\n", "kernel", "source",
+             "heur. ms", "tuned ms", "speedup", "roof%", "cands", "search s", "opts");
+  int failed = 0, candidates = 0;
+  double search_s = 0;
+  for (const tuner::BatchKernel& k : r.kernels) {
+    if (k.outcome == tuner::BatchKernel::Outcome::failed) {
       ++failed;
+      fmt::print("{:<26} {:<8} {}\n", k.task.name, "failed", k.error);
       continue;
     }
-    results.push_back(std::move(*r));
+    candidates += k.candidates;
+    search_s += k.search_s;
+    double speedup = k.tuned_ms > 0 && k.heuristic_ms > 0 ? k.heuristic_ms / k.tuned_ms : 0;
+    fmt::print("{:<26} {:<8} {:>10} {:>10.4f} {:>8} {:>6.1f} {:>6} {:>8.1f}  {}{}\n", k.task.name,
+               to_string(k.outcome),
+               k.heuristic_ms > 0 ? fmt::format("{:.4f}", k.heuristic_ms) : "-", k.tuned_ms,
+               speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-",
+               roofline_percent(k, k.tuned_ms, r), k.candidates, k.search_s,
+               k.opts.empty() ? "(none)" : k.opts, k.tie ? "  (tie with the heuristic)" : "");
   }
-  fmt::print("{:<24} {:>10} {:>10} {:>8} {:>6} {:>8} {:>7}  {}\n", "kernel", "heur. ms", "tuned ms",
-             "speedup", "cands", "search s", "cand/s", "winning opts");
-  for (const tuner::TuneResult& r : results) {
-    double speedup = r.winner_ms > 0 ? r.heuristic_ms / r.winner_ms : 0;
-    std::string opts = to_string(r.best().opts);
-    fmt::print("{:<24} {:>10.4f} {:>10.4f} {:>7.2f}x {:>6} {:>8.1f} {:>7.1f}  {}{}\n", r.kernel,
-               r.heuristic_ms, r.winner_ms, speedup, r.candidates.size(), r.wall_s,
-               r.candidates_per_s(), opts.empty() ? "(none)" : opts,
-               r.tie_with_heuristic ? "  (tie with the heuristic within noise)"
-               : r.tie              ? "  (tie with the runner-up within noise)"
-                                    : "");
-    fmt::print("    candidates: {}\n", r.status_counts());
-    fmt::print("    {} iterations, stopped by {}; reference {:.2f} s, compiling {:.2f} CPU-s, "
-               "timing {:.2f} s; noise ±{:.1f}%; {} sandbox restarts\n",
-               r.iterations, r.stop_reason, r.reference_s, r.compile_s, r.timing_s, 100 * r.noise,
-               r.restarts);
+  fmt::print("{} kernel(s){}: {} tuned, {} from the cache, {} resumed, {} failed; {} candidates "
+             "in {:.1f} s of search ({:.1f}/s); {:.1f} s in all ({:.1f} s preparing)\n",
+             r.kernels.size(),
+             r.kernels.size() < size_t(r.total_kernels)
+                 ? fmt::format(" of {} in this shard", r.total_kernels)
+                 : "",
+             r.count(tuner::BatchKernel::Outcome::tuned),
+             r.count(tuner::BatchKernel::Outcome::cached),
+             r.count(tuner::BatchKernel::Outcome::resumed), failed, candidates, search_s,
+             search_s > 0 ? candidates / search_s : 0.0, r.wall_s, r.prepare_s);
+  fmt::print("device peaks {:.1f} GFLOP/s, {:.1f} GB/s; {}run {} in {}\n", r.peak_gflops,
+             r.peak_gbps, run_id > 0 ? "" : "not journaled: ", run_id, db);
+}
+
+/// The run --resume continues: RUN, or the newest unfinished tune run.
+db::Run run_to_resume(db::Database& db, int64_t id) {
+  std::optional<db::Run> run;
+  if (id > 0) {
+    run = db.run(id);
+    user_assert(run) << "--resume " << id << ": no run " << id << " in '" << db.path()
+                     << "' (see 'beamlab cache list --runs')";
+  } else {
+    for (const db::Run& r : db.runs())
+      if (r.kind == "tune" && r.status != "done") {
+        run = r;
+        break;
+      }
+    user_assert(run) << "--resume: no unfinished tuning run in '" << db.path() << "'";
   }
+  user_assert(run->kind == "tune") << "--resume " << run->id << ": run " << run->id << " is a "
+                                   << run->kind << " run, not a tuning run";
+  user_assert(run->status != "done")
+      << "--resume " << run->id << ": run " << run->id << " finished already";
+  bool alive = run->status == "running" && run->host == host_name() && run->pid > 0 &&
+               run->pid != ::getpid() && ::kill(static_cast<pid_t>(run->pid), 0) == 0;
+  user_assert(!alive) << "--resume " << run->id << ": run " << run->id
+                      << " is still running (process " << run->pid << ")";
+  return *run;
+}
+
+void tune(TuneArgs args) {
+  std::string path = db_path(args.db);
+  std::string cache = cache_mode_name(args.cache);
+  tuner::CacheMode mode = tuner::parse_cache_mode(cache, "--cache");
+  std::unique_ptr<db::Database> db;
+  if (mode != tuner::CacheMode::off)
+    db = std::make_unique<db::Database>(path, mode == tuner::CacheMode::read_only
+                                                  ? db::Database::Access::read_only
+                                                  : db::Database::Access::read_write);
+  int64_t run_id = 0;
+  if (args.resume) {
+    user_assert(db) << "--resume needs the database (not --cache off)";
+    db::Run run = run_to_resume(*db, args.resume_run);
+    std::string db_flag = args.db, json_out = args.json_out;
+    bool quiet = args.quiet;
+    args.from_json(json::parse(run.settings));
+    args.db = db_flag;
+    args.json_out = json_out;
+    args.quiet = quiet;
+    cache = args.cache;
+    mode = tuner::parse_cache_mode(cache, "the resumed run's cache mode");
+    run_id = run.id;
+    db->reopen_run(run_id);
+    std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(run_id),
+                 run.command.c_str());
+  }
+  user_assert(!args.target.empty())
+      << "tune: name a workload (see 'beamlab run --list') or a corpus file, or pass --resume";
+  tuner::Corpus corpus =
+      is_corpus_file(args.target)
+          ? tuner::load_corpus(args.target)
+          : tuner::single_workload(args.target, parse_params("tune", args.params), args.dtype);
+  user_assert(args.params.empty() || corpus.path.empty())
+      << "tune: parameters like " << args.params.front()
+      << " apply to a workload, not to the corpus file '" << args.target << "'";
+  tuner::BatchOptions o;
+  o.settings.beam = args.beam;
+  o.settings.time_budget_s = args.kernel_budget_s;
+  o.settings.candidate_budget = args.max_candidates;
+  o.settings.early_stop = args.early_stop;
+  o.settings.min_improvement = args.min_improvement;
+  o.settings.runs = args.runs;
+  o.budget_s = args.budget_s;
+  std::tie(o.shard, o.shards) = shard_of(args.shard);
+  o.jobs = args.jobs;
+  o.workers = args.workers;
+  o.threads = args.threads > 0 ? args.threads : default_threads();
+  o.cache = mode;
+  args.cache = cache;
+
+  tuner::BatchStore store; // --cache off: no file; the batch keeps its plumbing in memory
+  if (db) {
+    store.db_path = path;
+    store.device_id = db->read_only()
+                          ? db->find_device(tuner::this_device().fingerprint()).value_or(0)
+                          : db->upsert_device(tuner::this_device());
+    if (run_id == 0 && tuner::writes(mode)) {
+      db::NewRun r;
+      r.device_id = store.device_id;
+      r.kind = "tune";
+      r.label = args.label;
+      r.command = "beamlab tune " + args.target;
+      for (const std::string& p : args.params) r.command += " " + p;
+      r.command += fmt::format(" --beam {}", args.beam);
+      if (args.budget_s > 0) r.command += fmt::format(" --budget {:g}", args.budget_s);
+      if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);
+      r.settings = args.to_json().dump();
+      r.git_revision = BEAMLAB_GIT_REVISION;
+      r.host = host_name();
+      run_id = db->begin_run(r);
+    }
+    store.run_id = run_id;
+    store.source = fmt::format("run {} on {} ({})", run_id, host_name(), db::now_utc());
+  }
+  std::string where = db ? path : "nowhere (--cache off)";
+  fmt::print("{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n",
+             corpus.path.empty() ? corpus.name : corpus.path, corpus.entries.size(),
+             corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
+             o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
+             o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "", cache, where);
+  std::fflush(stdout);
+  tuner::BatchReport report;
+  {
+    Progress progress(args.quiet);
+    try {
+      report = tuner::run_batch(corpus, o, store, progress);
+    } catch (...) {
+      if (run_id > 0) db->end_run(run_id, "failed");
+      throw;
+    }
+  }
+  int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
+  if (run_id > 0) db->end_run(run_id, failed > 0 ? "failed" : "done");
+  print_summary(report, where, run_id);
   if (!args.json_out.empty()) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const tuner::TuneResult& r : results) all.push_back(r.to_json());
+    json all = json::array();
+    for (const tuner::BatchKernel& k : report.kernels)
+      all.push_back({{"kernel", k.task.name},
+                     {"key", hash_hex(k.task.key)},
+                     {"workloads", k.workloads},
+                     {"outcome", to_string(k.outcome)},
+                     {"opts", k.opts},
+                     {"heuristic_ms", k.heuristic_ms},
+                     {"tuned_ms", k.tuned_ms},
+                     {"candidates", k.candidates},
+                     {"statuses", k.status_counts},
+                     {"budget_s", k.budget_s},
+                     {"search_s", k.search_s},
+                     {"error", k.error}});
     std::ofstream f(args.json_out);
     user_assert(f) << "--json: cannot write '" << args.json_out << "'";
-    f << all.dump(1) << "\n";
+    f << json{{"run", run_id}, {"kernels", all}}.dump(1) << "\n";
   }
   if (failed > 0) throw std::runtime_error(fmt::format("{} kernel(s) could not be tuned", failed));
 }
@@ -130,40 +414,61 @@ void tune(const TuneArgs& args) {
 
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
-  tuner::SearchSettings& s = args->settings;
   CLI::App* cmd = app.add_subcommand(
-      "tune", "BEAM-search the Opts of every kernel of a built-in workload, in sandboxes");
-  cmd->add_option("workload", args->workload, "workload name (see 'beamlab run --list')")
-      ->required();
-  cmd->add_option("--beam", s.beam, "beam width (1: greedy)")
+      "tune", "BEAM-search every kernel of a workload or a corpus file, journaled in the database");
+  cmd->add_option("target", args->target,
+                  "a workload name (see 'beamlab run --list') or a corpus file (corpora/*.json)");
+  cmd->add_option("--beam", args->beam, "beam width (1: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--budget", s.time_budget_s, "seconds per kernel before the best so far wins")
+  cmd->add_option("--budget", args->budget_s,
+                  "seconds for the whole run, shared by expected gain (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kernel-budget", args->kernel_budget_s, "seconds per kernel at most")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-candidates", s.candidate_budget, "compiled candidates per kernel")
+  cmd->add_option("--max-candidates", args->max_candidates, "compiled candidates per kernel")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--early-stop", s.early_stop, "stop timing at this many times the best")
+  cmd->add_option("--early-stop", args->early_stop, "stop timing at this many times the best")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 1000.0));
-  cmd->add_option("--min-improvement", s.min_improvement,
+  cmd->add_option("--min-improvement", args->min_improvement,
                   "stop when an iteration gains less than this fraction")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--runs", s.runs, "timed runs per candidate")
+  cmd->add_option("--runs", args->runs, "timed runs per candidate")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--workers", args->workers, "sandboxes compiling in parallel (0: one per core)")
+  cmd->add_option("--workers", args->workers,
+                  "sandboxes compiling in parallel per job (0: cores / jobs)")
       ->check(CLI::Range(0, 256));
   cmd->add_option("--threads", args->threads, "cores each kernel runs on (0: all)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--json", args->json_out, "write every candidate and setting to this file");
-  cmd->add_flag("--quiet", args->quiet, "no progress line");
+  cmd->add_option("--dtype", args->dtype, "the workload's dtype (not for corpus files)")
+      ->capture_default_str();
+  cmd->add_option("--shard", args->shard,
+                  "tune shard i of N (0 <= i < N) of the kernels; default from "
+                  "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
+  cmd->add_option("--jobs", args->jobs, "kernels searched at once (timing stays exclusive)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
+  cmd->add_option("--cache", args->cache,
+                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  cmd->add_option("--label", args->label, "a name for the run, for reports");
+  cmd->add_flag("--resume", args->resume,
+                "finish the newest unfinished run (or --resume-run ID) without re-measuring");
+  cmd->add_option("--resume-run", args->resume_run, "the run --resume finishes")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--json", args->json_out, "write the per-kernel results to this file");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
-    args->params = cmd->remaining();
-    tune(*args);
+    TuneArgs a = *args;
+    a.params = cmd->remaining();
+    if (a.resume_run > 0) a.resume = true;
+    tune(a);
   });
 }
 

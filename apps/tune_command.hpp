@@ -1,13 +1,22 @@
-// `beamlab tune <workload> --beam W [--PARAM VALUE ...]`: BEAM-search every kernel of a
-// built-in workload in sandboxed workers, with a live progress line, and print per kernel the
-// heuristic and tuned times, the speedup, the winning Opts, candidates by status and the
-// search's wall time and rate.
+// `beamlab tune <workload|corpus.json> --beam W [...]`: a batch tuning run. Every kernel of a
+// built-in workload or of a corpus file is looked up in the tuning cache and, on a miss,
+// BEAM-searched in sandboxed workers; every candidate is journaled in the database as it
+// finishes, and the run ends with a summary table. `--resume [RUN]` finishes a run that was
+// killed, without re-measuring what it had measured.
 #pragma once
+
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 namespace beamlab::cli {
 
 void add_tune_command(CLI::App& app);
+
+/// --db FILE, else the default path (BEAMLAB_DB, XDG_CACHE_HOME, ~/.cache).
+std::string db_path(const std::string& flag);
+
+/// --cache MODE, else BEAMLAB_CACHE, else "use"; checked.
+std::string cache_mode_name(const std::string& flag);
 
 } // namespace beamlab::cli

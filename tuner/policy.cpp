@@ -13,9 +13,41 @@ BeamPolicy::BeamPolicy(SearchSettings settings, PoolOptions pool, EventSink sink
 
 BeamPolicy::~BeamPolicy() = default;
 
+namespace {
+
+std::unique_ptr<db::Database> open_cache(const std::string& path, CacheMode mode) {
+  if (mode == CacheMode::off) return nullptr;
+  return std::make_unique<db::Database>(path, mode == CacheMode::read_only
+                                                  ? db::Database::Access::read_only
+                                                  : db::Database::Access::read_write);
+}
+
+} // namespace
+
+void BeamPolicy::use_cache(const std::string& path, CacheMode mode) {
+  std::lock_guard lock(mutex_);
+  db_ = open_cache(path, mode);
+  cache_.db = db_.get();
+  cache_.mode = mode;
+  cache_.source =
+      "beamlab run --beam " + std::to_string(settings_.beam) + " (" + db::now_utc() + ")";
+}
+
+int BeamPolicy::cache_hits() const {
+  std::lock_guard lock(mutex_);
+  return cache_.hits;
+}
+
 std::vector<Opt> BeamPolicy::opts_for(const ScheduleItem& kernel, int threads) const {
   std::lock_guard lock(mutex_);
   if (auto it = tuned_.find(kernel.key); it != tuned_.end()) return it->second;
+  KernelTask task = kernel_task(kernel);
+  SearchSettings key_settings = settings_;
+  key_settings.threads = threads;
+  if (auto hit = cache_lookup(cache_, task, kernel.ast, threads, settings_key(key_settings))) {
+    tuned_.emplace(kernel.key, hit->opts);
+    return hit->opts;
+  }
   if (!pool_ || pool_->sandbox_options().threads != threads) {
     pool_.reset();
     PoolOptions o = pool_options_;
@@ -24,10 +56,11 @@ std::vector<Opt> BeamPolicy::opts_for(const ScheduleItem& kernel, int threads) c
   }
   SearchSettings s = settings_;
   s.threads = threads;
-  Expected<TuneResult> r = tune_kernel(kernel_task(kernel), *pool_, s, sink_);
+  Expected<TuneResult> r = tune_kernel(task, *pool_, s, sink_);
   std::vector<Opt> opts;
   if (r) {
     opts = r->best().opts;
+    cache_store(cache_, *r, kernel.ast, action_space(kernel.ast, threads));
     results_.push_back(std::move(*r));
   } else {
     std::fprintf(stderr, "beamlab: warning: %s; using the heuristic's Opts\n", r.error().c_str());
@@ -40,6 +73,28 @@ std::vector<Opt> BeamPolicy::opts_for(const ScheduleItem& kernel, int threads) c
 std::vector<TuneResult> BeamPolicy::results() const {
   std::lock_guard lock(mutex_);
   return results_;
+}
+
+CachePolicy::CachePolicy(const std::string& path, CacheMode mode, const OptPolicy& fallback)
+    : fallback_(fallback), db_(open_cache(path, mode)) {
+  cache_.db = db_.get();
+  cache_.mode = mode;
+}
+
+CachePolicy::~CachePolicy() = default;
+
+std::vector<Opt> CachePolicy::opts_for(const ScheduleItem& kernel, int threads) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto hit = cache_lookup(cache_, kernel_task(kernel), kernel.ast, threads, ""))
+      return hit->opts;
+  }
+  return fallback_.opts_for(kernel, threads);
+}
+
+int CachePolicy::hits() const {
+  std::lock_guard lock(mutex_);
+  return cache_.hits;
 }
 
 std::shared_ptr<BeamPolicy> install_beam_from_env() {

@@ -1,7 +1,10 @@
-// BEAM as the engine's optimization policy: each kernel is tuned on its first realize, the
-// winner remembered for the rest of the process (the SQLite cache will keep it across runs).
+// BEAM as the engine's optimization policy: each kernel's plan is looked up in the tuning cache
+// first (a hit costs no search: the plan is replayed and validated), otherwise tuned on its
+// first realize and stored; the winner is remembered for the rest of the process. CachePolicy
+// only reads: a hit's plan, else another policy's (the heuristic's).
 //
 //   tuner::BeamPolicy beam({.beam = 4});
+//   beam.use_cache(db::Database::default_path(), tuner::CacheMode::use);
 //   c.realize({.policy = &beam});           // or: tuner::install_beam_from_env() with BEAM=4
 #pragma once
 
@@ -10,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tuner/journal.hpp"
 #include "tuner/search.hpp"
 
 namespace beamlab::tuner {
@@ -26,14 +30,35 @@ public:
   /// Every search so far, in order.
   std::vector<TuneResult> results() const;
 
+  /// Looks plans up in (and, as `mode` allows, stores winners in) the database at `path`.
+  void use_cache(const std::string& path, CacheMode mode);
+  int cache_hits() const;
+
 private:
   SearchSettings settings_;
+  mutable std::unique_ptr<db::Database> db_;
+  mutable CacheContext cache_;
   PoolOptions pool_options_;
   EventSink sink_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<WorkerPool> pool_;
   mutable std::unordered_map<uint64_t, std::vector<Opt>> tuned_;
   mutable std::vector<TuneResult> results_;
+};
+
+/// The tuning cache's plans where it has one, `fallback`'s elsewhere.
+class CachePolicy : public OptPolicy {
+public:
+  CachePolicy(const std::string& path, CacheMode mode, const OptPolicy& fallback);
+  ~CachePolicy() override;
+  std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const override;
+  int hits() const;
+
+private:
+  const OptPolicy& fallback_;
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<db::Database> db_;
+  mutable CacheContext cache_;
 };
 
 /// BEAM=W in the environment (W >= 1): a BeamPolicy of width W, installed as the engine's

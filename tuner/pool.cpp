@@ -27,7 +27,8 @@ void Gate::unlock(Access a) {
   changed_.notify_all();
 }
 
-WorkerPool::WorkerPool(const PoolOptions& options) : options_(options) {
+WorkerPool::WorkerPool(const PoolOptions& options)
+    : options_(options), gate_(options.gate ? options.gate : std::make_shared<Gate>()) {
   int n = options.workers > 0 ? options.workers
                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   own_.resize(static_cast<size_t>(n));
@@ -73,9 +74,9 @@ void WorkerPool::serve(Slot& slot) {
       job = std::move(from.front());
       from.pop_front();
     }
-    gate_.lock(job.access);
+    gate_->lock(job.access);
     job.run(slot); // a packaged task: an exception goes to the job's future
-    gate_.unlock(job.access);
+    gate_->unlock(job.access);
   }
 }
 

@@ -54,6 +54,9 @@ struct Slot {
 struct PoolOptions {
   int workers = 0; ///< sandboxes (and threads); 0: the number of cores
   SandboxOptions sandbox;
+  /// Shared by pools that tune at once (a batch's --jobs), so timing stays exclusive across
+  /// them; null: the pool's own.
+  std::shared_ptr<Gate> gate;
 };
 
 class WorkerPool {
@@ -93,7 +96,7 @@ private:
   std::mutex mutex_;
   std::condition_variable work_;
   bool stopping_ = false;
-  Gate gate_;
+  std::shared_ptr<Gate> gate_;
   std::vector<std::thread> threads_;
 };
 

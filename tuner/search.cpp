@@ -121,8 +121,8 @@ const char* to_string(Status s) {
 }
 
 const char* to_string(Event::Kind k) {
-  static const char* const kNames[] = {"reference", "queued", "compiled",  "timed",
-                                       "iteration", "best",   "restarted", "finished"};
+  static const char* const kNames[] = {"reference", "queued",    "compiled", "timed",   "iteration",
+                                       "best",      "restarted", "settled",  "finished"};
   return kNames[static_cast<int>(k)];
 }
 
@@ -211,8 +211,15 @@ json TuneResult::to_json() const {
       {"compile_s", compile_s},
       {"timing_s", timing_s},
       {"restarts", restarts},
+      {"replayed", replayed},
       {"dropped", {{"invalid", dropped_invalid}, {"seen", dropped_seen}, {"caps", dropped_caps}}},
       {"candidates", cands}};
+}
+
+Expected<uint64_t> plan_hash(const UOpPtr& ast, const std::vector<Opt>& plan) {
+  auto optimized = apply_opts(ast, plan);
+  if (!optimized) return make_unexpected(optimized.error());
+  return shape_of(*optimized).hash;
 }
 
 std::vector<std::vector<Opt>> neighbours(const UOpPtr& ast, const std::vector<Opt>& plan,
@@ -239,8 +246,8 @@ namespace {
 class Search {
 public:
   Search(const KernelTask& task, WorkerPool& pool, const SearchSettings& settings,
-         const EventSink& sink)
-      : task_(task), pool_(pool), settings_(settings), sink_(sink),
+         const EventSink& sink, const Replay* replay)
+      : task_(task), pool_(pool), settings_(settings), sink_(sink), replay_(replay),
         task_id_("search-" + std::to_string(++g_search_serial)) {
     threads_ = settings.threads > 0 ? settings.threads : pool.sandbox_options().threads;
     result_.kernel = task.name;
@@ -293,6 +300,28 @@ private:
     c.status = s;
     if (!error.empty()) c.error = std::move(error);
     ++done_;
+    emit(Event::Kind::settled, &c);
+  }
+
+  // Takes an interrupted search's result for `c`, if it settled one: true when it did.
+  bool replayed(Candidate& c) {
+    if (!replay_) return false;
+    auto it = replay_->find(beamlab::to_string(c.opts));
+    if (it == replay_->end() || it->second.status == Status::skipped) return false;
+    const Candidate& r = it->second;
+    c.compile_ms = r.compile_ms;
+    c.code_hash = r.code_hash;
+    c.code_bytes = r.code_bytes;
+    c.samples_ms = r.samples_ms;
+    c.max_error = r.max_error;
+    c.duplicate_of = r.duplicate_of;
+    if (r.code_hash != 0) {
+      seen_code_.emplace(r.code_hash, c.id);
+      leanest_ = std::min(leanest_, std::max<int64_t>(r.code_bytes, 1));
+    }
+    settle(c, r.status, r.error);
+    ++result_.replayed;
+    return true;
   }
 
   // A failed call: the worker is gone (restarted on its next request).
@@ -434,6 +463,10 @@ private:
     // The unoptimized kernel's time: its reference runs (a candidate like any other, but
     // measured beside the other reference runs, so only indicative).
     empty.samples_ms = {*std::min_element(first_ms.begin(), first_ms.end())};
+    // A resumed search keeps the interrupted one's time for it, so it ranks the same.
+    if (replay_)
+      if (auto it = replay_->find(""); it != replay_->end() && !it->second.samples_ms.empty())
+        empty.samples_ms = it->second.samples_ms;
     double slowest_s = *std::max_element(first_ms.begin(), first_ms.end()) / 1000;
     run_timeout_s_ = std::max(settings_.run_timeout_s, 20 * slowest_s);
     result_.reference_s = seconds_since(t0);
@@ -476,7 +509,22 @@ private:
   }
 
   void evaluate() {
-    std::vector<int> batch = std::move(batch_);
+    std::vector<int> batch;
+    for (int id : batch_) {
+      Candidate& c = at(id);
+      if (!replayed(c)) {
+        batch.push_back(id);
+        continue;
+      }
+      emit(Event::Kind::compiled, &c);
+      if (c.status == Status::ok) {
+        emit(Event::Kind::timed, &c);
+        if (incumbent_ms_ <= 0 || c.best_ms() < incumbent_ms_) {
+          incumbent_ms_ = c.best_ms();
+          emit(Event::Kind::best, &c);
+        }
+      }
+    }
     batch_.clear();
     // Compile, in parallel over the sandboxes.
     std::vector<std::future<Outcome>> compiles;
@@ -758,6 +806,7 @@ private:
   WorkerPool& pool_;
   SearchSettings settings_;
   const EventSink& sink_;
+  const Replay* replay_;
   std::string task_id_;
   int threads_ = 1;
   UOpPtr ast_;
@@ -776,8 +825,9 @@ private:
 } // namespace
 
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
-                                 const SearchSettings& settings, const EventSink& sink) {
-  return Search(task, pool, settings, sink).run();
+                                 const SearchSettings& settings, const EventSink& sink,
+                                 const Replay* replay) {
+  return Search(task, pool, settings, sink, replay).run();
 }
 
 } // namespace beamlab::tuner

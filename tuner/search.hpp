@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -94,7 +95,19 @@ struct Candidate {
 
 /// What a search reports as it goes (all from the thread that called tune_kernel).
 struct Event {
-  enum class Kind { reference, queued, compiled, timed, iteration, best, restarted, finished };
+  /// settled: a candidate's result is final for the search (journal it now); the finalists'
+  /// re-measurement adds samples later, and `finished` carries the whole result.
+  enum class Kind {
+    reference,
+    queued,
+    compiled,
+    timed,
+    iteration,
+    best,
+    restarted,
+    settled,
+    finished
+  };
   Kind kind = Kind::queued;
   const Candidate* candidate = nullptr; ///< queued, compiled, timed, best
   int iteration = 0;
@@ -123,6 +136,7 @@ struct TuneResult {
   std::string stop_reason;
   double wall_s = 0, reference_s = 0, compile_s = 0, timing_s = 0;
   int restarts = 0;
+  int replayed = 0; ///< candidates taken from an interrupted search (see Replay)
   /// Plans dropped before compiling: invalid, seen (same optimized AST), over a cap.
   int dropped_invalid = 0, dropped_seen = 0, dropped_caps = 0;
 
@@ -134,10 +148,21 @@ struct TuneResult {
   nlohmann::json to_json() const;
 };
 
+/// Candidates an interrupted search of the same kernel already settled, by their Opts' text
+/// form: a resumed search takes their status and samples instead of compiling and timing them
+/// again, so it retraces the interrupted search's steps and goes on from where it stopped. The
+/// unoptimized reference ("") is run again for its outputs, but keeps its recorded time.
+using Replay = std::unordered_map<std::string, Candidate>;
+
 /// Tunes one kernel. Fails (a UserError's message) only when the unoptimized kernel itself
 /// can't run in the sandbox: nothing could be checked against it.
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
-                                 const SearchSettings& settings, const EventSink& sink = {});
+                                 const SearchSettings& settings, const EventSink& sink = {},
+                                 const Replay* replay = nullptr);
+
+/// The hash of `plan` applied to `ast` (over every optimized stage): equal hashes compile to
+/// the same code. The reason when the plan doesn't apply.
+Expected<uint64_t> plan_hash(const UOpPtr& ast, const std::vector<Opt>& plan);
 
 /// The plans one step from `plan`: one more Opt, one Opt's amount changed, one Opt removed.
 /// Not yet checked for validity.

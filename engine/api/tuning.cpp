@@ -1,6 +1,11 @@
 // The tuner's view of a kernel; see beamlab/tuning.hpp.
 #include <beamlab/tuning.hpp>
 
+#include <fstream>
+#include <thread>
+
+#include "engine/support/hash.hpp"
+
 namespace beamlab {
 
 int64_t reduce_length(const UOpPtr& ast) {
@@ -13,10 +18,34 @@ int64_t reduce_length(const UOpPtr& ast) {
 }
 
 KernelTask kernel_task(const ScheduleItem& item) {
-  KernelTask t{item.name, item.key, print_graph(item.ast), {}, reduce_length(item.ast)};
+  KernelCost cost = kernel_cost(item);
+  KernelTask t{item.name,  item.key,  print_graph(item.ast), {}, reduce_length(item.ast),
+               cost.flops, cost.bytes};
   for (const UOpPtr& b : item.buffers)
     t.buffers.push_back({b->dtype().scalar_type(), buffer_size(*b)});
   return t;
+}
+
+HostIdentity host_identity() {
+  HostIdentity h;
+  h.cpu_model = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      if (size_t colon = line.find(':'); colon != std::string::npos)
+        h.cpu_model = line.substr(line.find_first_not_of(" \t", colon + 1));
+      break;
+    }
+  h.isa = host_cpu_description();
+  h.cores = static_cast<int>(std::thread::hardware_concurrency());
+  h.llvm_version = llvm_version();
+  h.beamlab_version = BEAMLAB_VERSION;
+  return h;
+}
+
+std::string compiler_identity() {
+  return "beamlab " + std::string(BEAMLAB_VERSION) + ", LLVM " + llvm_version() + ", hash v" +
+         std::to_string(kHashVersion) + ", opts v" + std::to_string(kOptVersion);
 }
 
 } // namespace beamlab

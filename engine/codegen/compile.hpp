@@ -41,4 +41,7 @@ Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions
 /// The host's CPU name and feature string LLVM targets (e.g. "skylake-avx512", "+avx2,...").
 std::string host_cpu_description();
 
+/// The LLVM release the code generator was built with, e.g. "19.1.7".
+std::string llvm_version();
+
 } // namespace beamlab

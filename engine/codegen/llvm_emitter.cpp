@@ -16,6 +16,7 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -519,6 +520,8 @@ std::string host_cpu_description() {
   llvm::TargetMachine& tm = host_target();
   return std::string(tm.getTargetCPU()) + " " + std::string(tm.getTargetFeatureString());
 }
+
+std::string llvm_version() { return LLVM_VERSION_STRING; }
 
 Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions& opts) {
   auto start = std::chrono::steady_clock::now();

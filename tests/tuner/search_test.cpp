@@ -96,7 +96,7 @@ TEST(Search, TheResultIsNeverSlowerThanTheHeuristicBeyondNoise) {
   WorkerPool pool(test_pool());
   SearchSettings s;
   s.beam = 2;
-  int events[8] = {};
+  int events[9] = {};
   auto r = tune_kernel(task, pool, s, [&](const Event& e) { ++events[int(e.kind)]; });
   ASSERT_TRUE(r) << r.error();
   // The heuristic is re-measured beside the winner; the winner's median is the lowest.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/codegen/compile.hpp"
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
 #include <beamlab/beamlab.hpp>
@@ -27,9 +28,28 @@ struct KernelTask {
   std::string ast;                       ///< print_graph of the AST; parse_graph reads it back
   std::vector<KernelBufferSpec> buffers; ///< per DEFINE_GLOBAL slot; 0 is the output
   int64_t reduce_length = 1;             ///< elements combined into each output (tolerances)
+  int64_t flops = 0, bytes = 0;          ///< kernel_cost: for rooflines
 };
 
 KernelTask kernel_task(const ScheduleItem& item);
+
+/// Bumped whenever the meaning of an Opt list changes (what apply_opts builds from it), so
+/// stored plans are not replayed under another meaning.
+inline constexpr int kOptVersion = 1;
+
+/// The machine a plan is tuned for, as the tuning cache keys it.
+struct HostIdentity {
+  std::string cpu_model;       ///< from /proc/cpuinfo ("unknown" elsewhere)
+  std::string isa;             ///< the CPU name and features LLVM targets
+  int cores = 0;               ///< logical cores
+  std::string llvm_version;    ///< "19.1.7"
+  std::string beamlab_version; ///< "0.1.0"
+};
+HostIdentity host_identity();
+
+/// The compiler a plan is tuned with: beamlab and LLVM versions, the hash recipe and the Opt
+/// version, e.g. "beamlab 0.1.0, LLVM 19.1.7, hash v1, opts v1".
+std::string compiler_identity();
 
 /// The product of the extents of an AST's reduce ranges (1 without reductions).
 int64_t reduce_length(const UOpPtr& ast);

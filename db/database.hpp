@@ -1,0 +1,222 @@
+// The beamlab database: one SQLite file that journals every tuning run and candidate, serves
+// tuned plans back as a cache, and holds benchmark results; the GUI and reports read it.
+//
+// The file is plain tables a user can query with the sqlite3 shell (docs/architecture.md has
+// the schema): Opt lists in their text form, hashes as hex, settings as JSON text, timestamps
+// as ISO-8601 UTC. It runs in WAL mode with a busy timeout and foreign keys on, so a tuning run
+// can write while the GUI or a report reads, and two tuning processes can share one file; every
+// write is its own short IMMEDIATE transaction. The schema is versioned (PRAGMA user_version)
+// and migrated forward on open; a file of another application, of a newer beamlab, or damaged
+// is an error naming it, never overwritten or reset.
+//
+//   db::Database db(db::Database::default_path());
+//   int64_t run = db.begin_run({.device_id = dev, .kind = "tune", .command = "beamlab tune ..."});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace beamlab::db {
+
+class Connection;
+
+/// The schema this build writes; older files are migrated to it on open.
+inline constexpr int kSchemaVersion = 1;
+
+/// What identifies a machine and compiler for timing purposes.
+struct DeviceInfo {
+  std::string cpu_model;       ///< "AMD EPYC 7B13"
+  std::string isa_flags;       ///< the CPU name and features LLVM targets
+  int cores = 0;               ///< logical cores
+  std::string llvm_version;    ///< "19.1.7"
+  std::string beamlab_version; ///< "0.1.0"
+  /// A stable hex hash of every field above: equal fingerprints mean comparable timings.
+  std::string fingerprint() const;
+};
+
+struct Device {
+  int64_t id = 0;
+  std::string fingerprint;
+  DeviceInfo info;
+  std::optional<double> peak_gflops, peak_gbps; ///< measured, for rooflines
+};
+
+struct NewRun {
+  int64_t device_id = 0;
+  std::string kind = "tune"; ///< tune | bench
+  std::string label;         ///< a user's name for it (may be empty)
+  std::string command;       ///< the command line
+  std::string settings;      ///< JSON: everything needed to repeat (and resume) it
+  std::string git_revision;  ///< of the beamlab build
+  std::string host;
+};
+
+struct Run {
+  int64_t id = 0;
+  int64_t device_id = 0;
+  std::string kind, label, command, settings, git_revision, host;
+  int64_t pid = 0;
+  std::string started_at, ended_at;
+  std::string status; ///< running | done | failed | interrupted
+};
+
+struct Kernel {
+  int64_t id = 0;
+  std::string hash; ///< the AST's stable hash, hex (hash_version records the recipe)
+  int hash_version = 0;
+  std::string name;   ///< readable: "r_512_512_512"
+  std::string shapes; ///< JSON: the buffers' dtypes and element counts
+  int64_t flops = 0, bytes = 0;
+  std::string ast; ///< the AST's text form
+};
+
+/// One kernel's search within a run.
+struct Tuning {
+  int64_t id = 0;
+  int64_t run_id = 0, kernel_id = 0;
+  std::string workload; ///< the corpus entry or workload that brought the kernel in
+  int threads = 1;
+  std::string settings; ///< JSON of the search settings
+  std::string actions;  ///< the action space the search had for this kernel
+  std::string status;   ///< running | done | failed
+  std::string heuristic_opts, winner_opts;
+  std::optional<double> heuristic_ms, winner_ms;
+  double noise = 0;
+  bool tie = false;
+  std::string stop_reason, error;
+  int iterations = 0;
+  double wall_s = 0, budget_s = 0;
+  int restarts = 0;
+};
+
+struct CandidateRow {
+  int seq = 0; ///< the search's candidate id (0 is the unoptimized reference)
+  std::string opts;
+  int parent = -1, iteration = 0;
+  std::string status, error;
+  double compile_ms = 0;
+  std::string code_hash;
+  int64_t code_bytes = 0;
+  double max_error = 0;
+  int duplicate_of = -1;
+  std::vector<double> samples_ms; ///< every timed run, in order
+};
+
+/// A tuned plan: the best verified Opt list for a kernel on a device and compiler.
+struct CacheEntry {
+  int64_t id = 0;
+  std::string kernel_hash, device, compiler, settings_key;
+  int threads = 1;
+  std::string kernel_name;
+  std::string opts;           ///< the plan, in its text form
+  std::string optimized_hash; ///< of the optimized kernel: a replay must produce it again
+  std::string actions;        ///< the action space the search had (see tuner/cache.hpp)
+  double ms = 0;              ///< the plan's median time when tuned
+  std::optional<double> heuristic_ms;
+  std::string source; ///< provenance: which run, host and file it came from
+  std::optional<int64_t> run_id;
+  std::string created_at;
+  bool stale = false;
+  std::string stale_reason;
+};
+
+struct Benchmark {
+  int64_t run_id = 0;
+  std::string name;
+  std::string params;  ///< JSON
+  std::string metrics; ///< JSON: name -> value (and samples)
+};
+
+class Database {
+public:
+  enum class Access { read_write, read_only };
+  /// Opens (and, writable, creates or migrates) the database at `path`. Throws a UserError
+  /// naming the file when it is not a beamlab database, is from a newer beamlab, or is damaged.
+  explicit Database(const std::string& path, Access access = Access::read_write);
+  ~Database();
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+
+  /// BEAMLAB_DB, else $XDG_CACHE_HOME/beamlab/beamlab.db, else ~/.cache/beamlab/beamlab.db.
+  static std::string default_path();
+
+  const std::string& path() const;
+  bool read_only() const;
+  int schema_version() const;
+
+  // Devices
+  /// The device's id, inserted when its fingerprint is new.
+  int64_t upsert_device(const DeviceInfo& info);
+  std::optional<Device> device(int64_t id);
+  std::optional<int64_t> find_device(const std::string& fingerprint);
+  void set_device_peaks(int64_t id, double gflops, double gbps);
+
+  // Runs
+  int64_t begin_run(const NewRun& run);
+  /// Marks a run running again (a resume), owned by this process.
+  void reopen_run(int64_t id);
+  void end_run(int64_t id, const std::string& status);
+  std::optional<Run> run(int64_t id);
+  /// Newest first.
+  std::vector<Run> runs();
+
+  // Kernels and tunings
+  int64_t upsert_kernel(const Kernel& k);
+  std::optional<Kernel> kernel(int64_t id);
+  /// The tuning of `kernel_id` in `run_id` at `threads`: the existing row (a resume) or a new
+  /// one with status running.
+  Tuning open_tuning(int64_t run_id, int64_t kernel_id, int threads, const std::string& workload,
+                     const std::string& settings, const std::string& actions, double budget_s);
+  void finish_tuning(const Tuning& t);
+  std::vector<Tuning> tunings(int64_t run_id);
+
+  // Candidates
+  /// Inserts or replaces candidate `c.seq` of a tuning, with its samples, in one transaction.
+  void save_candidate(int64_t tuning_id, const CandidateRow& c);
+  /// Several at once, in one transaction.
+  void save_candidates(int64_t tuning_id, const std::vector<CandidateRow>& cs);
+  std::vector<CandidateRow> candidates(int64_t tuning_id);
+  int64_t candidate_count();
+
+  // The tuning cache
+  /// The entries for a kernel on a device and compiler at `threads`, best first (stale last).
+  std::vector<CacheEntry> cache_lookup(const std::string& kernel_hash, const std::string& device,
+                                       const std::string& compiler, int threads);
+  /// Stores `e` unless an entry with the same key holds a faster verified plan; true if stored.
+  /// The conflict policy of merges and imports too: the fastest non-stale plan per key wins.
+  bool cache_put(const CacheEntry& e);
+  void cache_mark_stale(int64_t id, const std::string& reason);
+  std::vector<CacheEntry> cache_entries();
+
+  // Benchmarks
+  void add_benchmark(const Benchmark& b);
+  std::vector<Benchmark> benchmarks(int64_t run_id);
+
+  /// What merge_from added.
+  struct MergeStats {
+    int runs = 0, tunings = 0, candidates = 0, benchmarks = 0;
+    int cache_added = 0, cache_kept = 0; ///< entries taken from the other file, and not
+  };
+  /// Unions another beamlab database into this one: its devices, kernels, runs (with their
+  /// tunings, candidates, samples and benchmarks; a run merged before is skipped) and cache
+  /// entries, where per key the fastest non-stale plan wins and keeps its provenance.
+  MergeStats merge_from(const std::string& other_path);
+
+  /// Problems found by SQLite's integrity and foreign-key checks and beamlab's own (empty: ok).
+  std::vector<std::string> verify();
+
+  Connection& connection();
+
+private:
+  void migrate();
+  std::unique_ptr<Connection> conn_;
+  int version_ = 0;
+};
+
+/// The current time as the database stores it (ISO-8601 UTC with milliseconds).
+std::string now_utc();
+
+} // namespace beamlab::db

@@ -1,0 +1,327 @@
+// The database layer on real SQLite files: schema and migrations, bad files, the cache's keys
+// and conflict policy, merging, and several processes on one file.
+#include "db/database.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/temp_dir.hpp"
+
+#include "db/sqlite.hpp"
+#include "engine/support/error.hpp"
+
+namespace beamlab::db {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DatabaseTest : public beamlab::test_support::TempDirTest {};
+
+DeviceInfo device(const std::string& cpu = "Test CPU") {
+  return {cpu, "znver3 +avx2,+fma", 2, "19.1.7", "0.1.0"};
+}
+
+CacheEntry entry(const std::string& kernel, const std::string& dev, double ms,
+                 const std::string& opts = "UPCAST(0,4)") {
+  CacheEntry e;
+  e.kernel_hash = kernel;
+  e.device = dev;
+  e.compiler = "beamlab 0.1.0, LLVM 19.1.7, hash v1, opts v1";
+  e.settings_key = "beam=2";
+  e.threads = 2;
+  e.kernel_name = "r_" + kernel;
+  e.opts = opts;
+  e.optimized_hash = "00000000000000aa";
+  e.actions = "UPCAST:2,4";
+  e.ms = ms;
+  e.source = "test";
+  return e;
+}
+
+/// A run with one tuning of kernel `hash`, and `n` candidates with samples.
+int64_t journal_run(Database& db, const std::string& hash, int n, int first_seq = 0) {
+  int64_t dev = db.upsert_device(device());
+  int64_t run = db.begin_run({dev, "tune", "", "beamlab tune test", "{}", "", "host"});
+  int64_t kernel = db.upsert_kernel({0, hash, 1, "r_" + hash, "[]", 100, 200, "AST " + hash});
+  Tuning t = db.open_tuning(run, kernel, 2, "test", "{}", "UPCAST:2,4", 10);
+  for (int i = 0; i < n; ++i) {
+    CandidateRow c;
+    c.seq = first_seq + i;
+    c.opts = "UPCAST(0," + std::to_string(i + 1) + ")";
+    c.status = "ok";
+    c.samples_ms = {1.0 + i, 1.5 + i, 1.25 + i};
+    db.save_candidate(t.id, c);
+  }
+  return run;
+}
+
+TEST_F(DatabaseTest, CreatesAVersionedSchemaInWalModeWithForeignKeys) {
+  Database db(file("a.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  {
+    Statement mode = db.connection().prepare("PRAGMA journal_mode");
+    ASSERT_TRUE(mode.step());
+    EXPECT_EQ(mode.text(0), "wal");
+  }
+  EXPECT_EQ(db.connection().scalar_i64("PRAGMA foreign_keys"), 1);
+  // Opening again neither migrates nor resets anything.
+  journal_run(db, "k1", 3);
+  Database again(file("a.db"));
+  EXPECT_EQ(again.candidate_count(), 3);
+}
+
+TEST_F(DatabaseTest, DefaultPathFollowsTheEnvironment) {
+  ::setenv("BEAMLAB_DB", "/x/custom.db", 1);
+  EXPECT_EQ(Database::default_path(), "/x/custom.db");
+  ::unsetenv("BEAMLAB_DB");
+  ::setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(Database::default_path(), "/x/cache/beamlab/beamlab.db");
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", "/x/home", 1);
+  EXPECT_EQ(Database::default_path(), "/x/home/.cache/beamlab/beamlab.db");
+}
+
+TEST_F(DatabaseTest, CreatesTheParentDirectories) {
+  Database db(file("deep/er/beamlab.db"));
+  EXPECT_TRUE(fs::exists(file("deep/er/beamlab.db")));
+}
+
+void expect_user_error(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << needle;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
+  }
+}
+
+TEST_F(DatabaseTest, AFileThatIsNotSQLiteIsAnErrorAndLeftUntouched) {
+  std::string path = file("notes.db");
+  std::ofstream(path) << "shopping list: milk, eggs, a faster GPU\n";
+  auto size = fs::file_size(path);
+  expect_user_error([&] { Database db(path); }, "'" + path + "' is not a beamlab database");
+  EXPECT_EQ(fs::file_size(path), size);
+}
+
+TEST_F(DatabaseTest, AnotherApplicationsDatabaseIsAnError) {
+  std::string path = file("other.db");
+  {
+    Connection c(path, false);
+    c.exec("CREATE TABLE contacts (name TEXT)");
+  }
+  expect_user_error([&] { Database db(path); }, "another application");
+  Connection c(path, true);
+  EXPECT_EQ(c.scalar_i64("SELECT count(*) FROM sqlite_master"), 1); // not migrated into
+}
+
+TEST_F(DatabaseTest, ANewerSchemaIsAnError) {
+  std::string path = file("new.db");
+  {
+    Database db(path);
+  }
+  {
+    Connection c(path, false);
+    c.exec("PRAGMA user_version = 99");
+  }
+  expect_user_error([&] { Database db(path); }, "schema version 99, newer than this beamlab's");
+}
+
+TEST_F(DatabaseTest, ATruncatedFileIsAnErrorNamingItAndVerifyFindsIt) {
+  std::string path = file("cut.db");
+  {
+    Database db(path);
+    for (int i = 0; i < 40; ++i) journal_run(db, "k" + std::to_string(i), 20);
+  } // the last connection checkpoints the WAL into the file
+  ASSERT_GT(fs::file_size(path), 100000u);
+  fs::resize_file(path, fs::file_size(path) / 3);
+  expect_user_error(
+      [&] {
+        Database db(path, Database::Access::read_only);
+        for (const db::Run& r : db.runs())
+          for (const Tuning& t : db.tunings(r.id)) (void)db.candidates(t.id);
+        (void)db.verify();
+      },
+      "the database '" + path + "' is damaged");
+}
+
+TEST_F(DatabaseTest, AMissingFileOpenedReadOnlyIsAnError) {
+  expect_user_error([&] { Database db(file("none.db"), Database::Access::read_only); },
+                    "does not exist");
+  EXPECT_FALSE(fs::exists(file("none.db")));
+}
+
+TEST_F(DatabaseTest, CandidatesKeepEverySampleInOrder) {
+  Database db(file("a.db"));
+  int64_t run = journal_run(db, "k1", 4);
+  std::vector<Tuning> ts = db.tunings(run);
+  ASSERT_EQ(ts.size(), 1u);
+  std::vector<CandidateRow> cs = db.candidates(ts[0].id);
+  ASSERT_EQ(cs.size(), 4u);
+  EXPECT_EQ(cs[2].samples_ms, (std::vector<double>{3.0, 3.5, 3.25}));
+  // Saving a candidate again replaces it (the finalists' extra samples).
+  cs[2].samples_ms.push_back(3.125);
+  db.save_candidate(ts[0].id, cs[2]);
+  EXPECT_EQ(db.candidates(ts[0].id)[2].samples_ms.size(), 4u);
+  Statement median =
+      db.connection().prepare("SELECT best_ms, median_ms FROM candidates WHERE seq = 2");
+  ASSERT_TRUE(median.step());
+  EXPECT_DOUBLE_EQ(median.f64(0), 3.0);
+  EXPECT_DOUBLE_EQ(median.f64(1), 3.1875);
+}
+
+TEST_F(DatabaseTest, FingerprintsDifferWhenAnyFieldDiffers) {
+  DeviceInfo base = device();
+  std::vector<DeviceInfo> variants(5, base);
+  variants[0].cpu_model = "Other CPU";
+  variants[1].isa_flags += ",+avx512f";
+  variants[2].cores = 4;
+  variants[3].llvm_version = "20.1.0";
+  variants[4].beamlab_version = "0.2.0";
+  for (const DeviceInfo& v : variants) EXPECT_NE(v.fingerprint(), base.fingerprint());
+  EXPECT_EQ(device().fingerprint(), base.fingerprint());
+}
+
+TEST_F(DatabaseTest, CacheKeysNeverMatchAnotherDevice) {
+  Database db(file("a.db"));
+  std::string a = device("CPU A").fingerprint(), b = device("CPU B").fingerprint();
+  ASSERT_TRUE(db.cache_put(entry("k1", a, 1.0)));
+  EXPECT_EQ(db.cache_lookup("k1", a, entry("k1", a, 0).compiler, 2).size(), 1u);
+  EXPECT_TRUE(db.cache_lookup("k1", b, entry("k1", a, 0).compiler, 2).empty());
+  EXPECT_TRUE(db.cache_lookup("k1", a, "beamlab 0.2.0, LLVM 20", 2).empty());
+  EXPECT_TRUE(db.cache_lookup("k1", a, entry("k1", a, 0).compiler, 4).empty());
+}
+
+TEST_F(DatabaseTest, TheFastestPlanPerKeyWinsAndStaleEntriesAreReplaced) {
+  Database db(file("a.db"));
+  std::string d = device().fingerprint();
+  EXPECT_TRUE(db.cache_put(entry("k1", d, 2.0, "UPCAST(0,2)")));
+  EXPECT_FALSE(db.cache_put(entry("k1", d, 3.0, "UPCAST(0,8)"))); // slower: kept out
+  EXPECT_TRUE(db.cache_put(entry("k1", d, 1.0, "UPCAST(0,4)")));  // faster: replaces
+  std::vector<CacheEntry> es = db.cache_entries();
+  ASSERT_EQ(es.size(), 1u);
+  EXPECT_EQ(es[0].opts, "UPCAST(0,4)");
+  db.cache_mark_stale(es[0].id, "its Opts no longer apply");
+  EXPECT_TRUE(db.cache_put(entry("k1", d, 5.0, "UPCAST(0,16)"))); // a stale entry yields
+  EXPECT_EQ(db.cache_entries()[0].opts, "UPCAST(0,16)");
+}
+
+TEST_F(DatabaseTest, MergeUnionsRunsAndKeepsTheFastestPlanOnce) {
+  std::string d = device().fingerprint();
+  {
+    Database a(file("a.db"));
+    journal_run(a, "k1", 5);
+    a.cache_put(entry("k1", d, 2.0, "UPCAST(0,2)"));
+    a.cache_put(entry("k2", d, 1.0));
+  }
+  {
+    Database b(file("b.db"));
+    journal_run(b, "k1", 3);
+    journal_run(b, "k3", 2);
+    b.cache_put(entry("k1", d, 1.5, "UPCAST(0,8)"));
+    b.cache_put(entry("k3", d, 4.0));
+  }
+  Database m(file("m.db"));
+  Database::MergeStats s1 = m.merge_from(file("a.db"));
+  Database::MergeStats s2 = m.merge_from(file("b.db"));
+  EXPECT_EQ(s1.runs + s2.runs, 3);
+  EXPECT_EQ(s1.candidates + s2.candidates, 10);
+  EXPECT_EQ(m.candidate_count(), 10);
+  EXPECT_EQ(m.connection().scalar_i64("SELECT count(*) FROM samples"), 30);
+  std::vector<CacheEntry> es = m.cache_entries();
+  ASSERT_EQ(es.size(), 3u);
+  for (const CacheEntry& e : es)
+    if (e.kernel_hash == "k1") EXPECT_EQ(e.opts, "UPCAST(0,8)"); // b's 1.5 ms beat a's 2.0
+  // Merging a file again adds nothing.
+  Database::MergeStats again = m.merge_from(file("b.db"));
+  EXPECT_EQ(again.runs, 0);
+  EXPECT_EQ(m.candidate_count(), 10);
+  EXPECT_TRUE(m.verify().empty());
+}
+
+/// Runs `body` in a child process; true when it exited 0.
+pid_t spawn(const std::function<void()>& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      body();
+      ::_exit(0);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: %s\n", e.what());
+      ::_exit(1);
+    }
+  }
+  return pid;
+}
+
+bool exited_ok(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_F(DatabaseTest, TwoWritersOnOneFileLoseNothing) {
+  std::string path = file("shared.db");
+  {
+    Database db(path);
+  } // created before the writers race
+  constexpr int kEach = 150;
+  std::vector<pid_t> writers;
+  for (int w = 0; w < 2; ++w)
+    writers.push_back(spawn([&, w] {
+      Database db(path);
+      journal_run(db, "writer" + std::to_string(w), kEach);
+      for (int i = 0; i < 20; ++i)
+        db.cache_put(entry("k" + std::to_string(i), device().fingerprint(), 1.0 + w + i));
+    }));
+  for (pid_t p : writers) EXPECT_TRUE(exited_ok(p));
+  Database db(path);
+  EXPECT_EQ(db.candidate_count(), 2 * kEach);
+  EXPECT_EQ(db.connection().scalar_i64("SELECT count(*) FROM samples"), 2 * kEach * 3);
+  EXPECT_EQ(db.runs().size(), 2u);
+  std::vector<CacheEntry> es = db.cache_entries();
+  EXPECT_EQ(es.size(), 20u);
+  for (const CacheEntry& e : es) EXPECT_LT(e.ms, 1.0 + 1 + std::stoi(e.kernel_hash.substr(1)));
+  EXPECT_TRUE(db.verify().empty());
+}
+
+TEST_F(DatabaseTest, AReaderSeesAConsistentJournalWhileAWriterWrites) {
+  std::string path = file("live.db");
+  {
+    Database db(path);
+  }
+  constexpr int kRows = 300;
+  pid_t writer = spawn([&] {
+    Database db(path);
+    journal_run(db, "live", kRows);
+  });
+  Database reader(path, Database::Access::read_only);
+  int64_t last = 0;
+  int reads = 0;
+  for (;;) {
+    int status = 0;
+    bool done = ::waitpid(writer, &status, WNOHANG) == writer;
+    // Every candidate the reader sees is complete: its three samples are committed with it.
+    Statement counts = reader.connection().prepare(
+        "SELECT (SELECT count(*) FROM candidates), (SELECT count(*) FROM samples)");
+    ASSERT_TRUE(counts.step()); // one statement: one snapshot
+    int64_t n = counts.i64(0), samples = counts.i64(1);
+    EXPECT_GE(n, last);
+    EXPECT_EQ(samples, 3 * n);
+    last = n;
+    ++reads;
+    if (done) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      break;
+    }
+  }
+  EXPECT_EQ(reader.candidate_count(), kRows);
+  EXPECT_GT(reads, 1);
+}
+
+} // namespace
+} // namespace beamlab::db

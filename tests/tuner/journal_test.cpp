@@ -1,0 +1,299 @@
+// The journal and the tuning cache end to end: a realize that hits the cache searches nothing,
+// a stale entry is re-searched, a replayed search retraces its steps, and the CLI's batch runs
+// survive kill -9 (resumed without re-measuring) and shard and merge to the unsharded cache.
+#include <gtest/gtest.h>
+
+#include "tests/temp_dir.hpp"
+
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
+
+#include "db/database.hpp"
+#include "db/sqlite.hpp"
+#include "tuner/journal.hpp"
+#include "tuner/policy.hpp"
+
+extern char** environ;
+
+namespace beamlab::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JournalTest : public beamlab::test_support::TempDirTest {};
+
+SearchSettings quick_settings() {
+  SearchSettings s;
+  s.beam = 1;
+  s.max_iterations = 2;
+  s.final_rounds = 2;
+  return s;
+}
+
+PoolOptions small_pool() {
+  PoolOptions o;
+  o.workers = 2;
+  o.sandbox.threads = 2;
+  return o;
+}
+
+Tensor small_matmul() { return Tensor::rand({32, 48}, 1).matmul(Tensor::rand({48, 64}, 2)); }
+
+TEST_F(JournalTest, ARealizeThatHitsTheCacheSearchesNothing) {
+  std::vector<float> want = small_matmul().to_vector<float>();
+  {
+    BeamPolicy first(quick_settings(), small_pool());
+    first.use_cache(file("c.db"), CacheMode::use);
+    EXPECT_EQ(small_matmul().realize({.threads = 2, .policy = &first}).to_vector<float>(), want);
+    ASSERT_EQ(first.results().size(), 1u);
+    EXPECT_EQ(first.cache_hits(), 0);
+  }
+  BeamPolicy second(quick_settings(), small_pool());
+  second.use_cache(file("c.db"), CacheMode::use);
+  EXPECT_EQ(small_matmul().realize({.threads = 2, .policy = &second}).to_vector<float>(), want);
+  EXPECT_EQ(second.cache_hits(), 1);
+  EXPECT_TRUE(second.results().empty()); // no search, so no candidate compiled
+  // Ignoring the cache searches again (and still writes).
+  BeamPolicy third(quick_settings(), small_pool());
+  third.use_cache(file("c.db"), CacheMode::ignore);
+  (void)small_matmul().realize({.threads = 2, .policy = &third});
+  EXPECT_EQ(third.results().size(), 1u);
+  EXPECT_EQ(third.cache_hits(), 0);
+}
+
+TEST_F(JournalTest, AnEntryThatNoLongerBuildsItsKernelIsMarkedStaleAndReSearched) {
+  {
+    BeamPolicy first(quick_settings(), small_pool());
+    first.use_cache(file("c.db"), CacheMode::use);
+    (void)small_matmul().realize({.threads = 2, .policy = &first});
+  }
+  {
+    db::Database db(file("c.db"));
+    db.connection().exec("UPDATE cache SET optimized_hash = '0123456789abcdef'");
+  }
+  BeamPolicy second(quick_settings(), small_pool());
+  second.use_cache(file("c.db"), CacheMode::use);
+  (void)small_matmul().realize({.threads = 2, .policy = &second});
+  EXPECT_EQ(second.cache_hits(), 0);
+  EXPECT_EQ(second.results().size(), 1u);
+  db::Database db(file("c.db"), db::Database::Access::read_only);
+  std::vector<db::CacheEntry> es = db.cache_entries();
+  ASSERT_EQ(es.size(), 1u); // the fresh search's winner replaced the stale entry
+  EXPECT_FALSE(es[0].stale);
+}
+
+TEST_F(JournalTest, ActionSpacesCoverOnlyWhatTheyRecorded) {
+  EXPECT_TRUE(action_space_covers("UPCAST:2,4 SWAP", "UPCAST:2 SWAP"));
+  EXPECT_FALSE(action_space_covers("UPCAST:2,4", "UPCAST:2,8"));
+  EXPECT_FALSE(action_space_covers("UPCAST:2,4", "UPCAST:2 PADTO:32"));
+  KernelTask task = kernel_task(small_matmul().schedule().items.at(0));
+  UOpPtr ast = *parse_graph(task.ast);
+  std::string space = action_space(ast, 2);
+  EXPECT_NE(space.find("UPCAST:"), std::string::npos) << space;
+  EXPECT_TRUE(action_space_covers(space, space));
+  // An elementwise kernel has no reduce axis: UNROLL and GROUP don't apply, so adding amounts
+  // to them could not invalidate its plans.
+  KernelTask add = kernel_task((Tensor::rand({1024}, 1) + 1.0).schedule().items.at(0));
+  std::string add_space = action_space(*parse_graph(add.ast), 2);
+  EXPECT_EQ(add_space.find("UNROLL"), std::string::npos) << add_space;
+  EXPECT_EQ(add_space.find("GROUP"), std::string::npos) << add_space;
+}
+
+TEST_F(JournalTest, AReplayedSearchRetracesItsStepsWithoutMeasuring) {
+  KernelTask task = kernel_task(small_matmul().schedule().items.at(0));
+  WorkerPool pool(small_pool());
+  SearchSettings s = quick_settings();
+  s.threads = 2;
+  // What a journal holds: each candidate as the search settled it (before the finalists'
+  // re-measurement adds samples).
+  Replay replay;
+  Expected<TuneResult> first = tune_kernel(task, pool, s, [&](const Event& e) {
+    if (e.kind == Event::Kind::settled || e.kind == Event::Kind::reference)
+      replay.emplace(to_string(e.candidate->opts), *e.candidate);
+  });
+  ASSERT_TRUE(first);
+  Expected<TuneResult> again = tune_kernel(task, pool, s, {}, &replay);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->replayed, static_cast<int>(first->candidates.size()) - 1); // all but ""
+  ASSERT_EQ(again->candidates.size(), first->candidates.size());
+  for (size_t i = 1; i < first->candidates.size(); ++i)
+    EXPECT_EQ(to_string(again->candidates[i].opts), to_string(first->candidates[i].opts));
+  EXPECT_EQ(again->compile_s, 0); // only the finalists' re-measurement compiled anything
+}
+
+// --- the CLI ---------------------------------------------------------------------------------
+
+/// Starts the beamlab CLI with `args`; its output goes to `log`.
+pid_t start_cli(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {BEAMLAB_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargs;
+  for (std::string& a : argv) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = 0;
+  // Its own process group, so kill -9 takes its sandboxes with it.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  EXPECT_EQ(posix_spawn(&pid, cargs[0], &fa, &attr, cargs.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  return pid;
+}
+
+int wait_cli(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void write_corpus(const std::string& path) {
+  std::ofstream(path) << R"({"name": "test", "workloads": [
+    {"workload": "matmul", "params": {"M": 96, "N": 128, "K": 64}},
+    {"workload": "softmax", "params": {"ROWS": 128, "COLS": 256}},
+    {"workload": "reduce_sum", "params": {"N": 262144}}]})";
+}
+
+/// Candidates by (tuning, seq): their samples.
+std::map<std::pair<int64_t, int>, std::vector<double>> journal(const std::string& path) {
+  db::Database db(path, db::Database::Access::read_only);
+  std::map<std::pair<int64_t, int>, std::vector<double>> out;
+  for (const db::Run& r : db.runs())
+    for (const db::Tuning& t : db.tunings(r.id))
+      for (const db::CandidateRow& c : db.candidates(t.id)) out[{t.id, c.seq}] = c.samples_ms;
+  return out;
+}
+
+TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
+  write_corpus(file("corpus.json"));
+  std::string db_path = file("run.db"), log = file("log.txt");
+  pid_t pid =
+      start_cli({"tune", file("corpus.json"), "--beam", "2", "--db", db_path, "--quiet"}, log);
+  // Kill it once some candidates are committed and a search is under way.
+  std::map<std::pair<int64_t, int>, std::vector<double>> before;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    try {
+      if (!fs::exists(db_path)) continue;
+      before = journal(db_path);
+      if (before.size() >= 12) break;
+    } catch (const UserError&) {
+      // created but not yet migrated: try again
+    }
+  }
+  ASSERT_GE(before.size(), 12u) << read_file(log);
+  ::kill(-pid, SIGKILL);
+  EXPECT_EQ(wait_cli(pid), 128 + SIGKILL);
+  before = journal(db_path); // what the kill left: committed rows only
+  {
+    db::Database db(db_path, db::Database::Access::read_only);
+    EXPECT_TRUE(db.verify().empty());
+    ASSERT_EQ(db.runs().size(), 1u);
+    EXPECT_EQ(db.runs()[0].status, "running");
+  }
+  EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
+      << read_file(log);
+  db::Database db(db_path, db::Database::Access::read_only);
+  std::vector<db::Run> runs = db.runs();
+  ASSERT_EQ(runs.size(), 1u) << "the resume continued the same run";
+  EXPECT_EQ(runs[0].status, "done");
+  std::vector<db::Tuning> tunings = db.tunings(runs[0].id);
+  EXPECT_EQ(tunings.size(), 3u);
+  for (const db::Tuning& t : tunings) {
+    EXPECT_EQ(t.status, "done");
+    EXPECT_FALSE(t.winner_opts.empty() && t.heuristic_opts.empty() && !t.winner_ms);
+  }
+  // Every candidate measured before the kill kept its samples: not one was measured again
+  // (the finalists' re-measurement may only add samples after them).
+  std::map<std::pair<int64_t, int>, std::vector<double>> after = journal(db_path);
+  for (const auto& [key, samples] : before) {
+    ASSERT_TRUE(after.count(key));
+    const std::vector<double>& now = after[key];
+    ASSERT_GE(now.size(), samples.size());
+    EXPECT_TRUE(std::equal(samples.begin(), samples.end(), now.begin()))
+        << "candidate " << key.second << " of tuning " << key.first << " was re-measured";
+  }
+  EXPECT_GT(after.size(), before.size());
+  // The cache holds each kernel's winner.
+  EXPECT_EQ(db.cache_entries().size(), 3u);
+}
+
+std::set<std::tuple<std::string, std::string, std::string, int, std::string>>
+cache_keys_and_plans(const std::string& path) {
+  db::Database db(path, db::Database::Access::read_only);
+  std::set<std::tuple<std::string, std::string, std::string, int, std::string>> out;
+  for (const db::CacheEntry& e : db.cache_entries())
+    out.emplace(e.kernel_hash, e.device, e.settings_key, e.threads, e.opts);
+  return out;
+}
+
+TEST_F(JournalTest, MergedShardsEqualOneUnshardedRun) {
+  write_corpus(file("corpus.json"));
+  // One candidate per kernel (the heuristic's plan) and an early stop at 1x, so the unoptimized
+  // reference can't win: the plan each kernel gets is deterministic, and so is the comparison.
+  std::vector<std::string> common = {
+      "tune", file("corpus.json"), "--beam", "1",      "--max-candidates",
+      "1",    "--early-stop",      "1",      "--quiet"};
+  auto run = [&](const std::string& db, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--db", db});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return wait_cli(start_cli(args, file("log.txt")));
+  };
+  ASSERT_EQ(run(file("all.db"), {}), 0) << read_file(file("log.txt"));
+  ASSERT_EQ(run(file("s0.db"), {"--shard", "0/2"}), 0) << read_file(file("log.txt"));
+  ASSERT_EQ(run(file("s1.db"), {"--shard", "1/2"}), 0) << read_file(file("log.txt"));
+  auto s0 = cache_keys_and_plans(file("s0.db")), s1 = cache_keys_and_plans(file("s1.db"));
+  EXPECT_FALSE(s0.empty());
+  EXPECT_FALSE(s1.empty());
+  for (const auto& k : s0) EXPECT_FALSE(s1.count(k)) << "a kernel tuned in both shards";
+  ASSERT_EQ(wait_cli(start_cli(
+                {"cache", "merge", file("s0.db"), file("s1.db"), "--db", file("merged.db")},
+                file("log.txt"))),
+            0)
+      << read_file(file("log.txt"));
+  EXPECT_EQ(cache_keys_and_plans(file("merged.db")), cache_keys_and_plans(file("all.db")));
+  db::Database merged(file("merged.db"), db::Database::Access::read_only);
+  EXPECT_EQ(merged.runs().size(), 2u);
+  EXPECT_TRUE(merged.verify().empty());
+}
+
+TEST_F(JournalTest, SlurmArrayVariablesPickTheShard) {
+  write_corpus(file("corpus.json"));
+  ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+  ::setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
+  int rc = wait_cli(start_cli({"tune", file("corpus.json"), "--beam", "1", "--max-candidates", "1",
+                               "--db", file("s.db"), "--quiet"},
+                              file("log.txt")));
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  ::unsetenv("SLURM_ARRAY_TASK_COUNT");
+  ::unsetenv("SLURM_ARRAY_TASK_MIN");
+  ASSERT_EQ(rc, 0) << read_file(file("log.txt"));
+  EXPECT_NE(read_file(file("log.txt")).find("shard 1/3"), std::string::npos)
+      << read_file(file("log.txt"));
+  EXPECT_EQ(cache_keys_and_plans(file("s.db")).size(), 1u);
+}
+
+} // namespace
+} // namespace beamlab::tuner

@@ -1,0 +1,309 @@
+// Batch tuning; see batch.hpp.
+#include "tuner/batch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace beamlab::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// The fraction of the roofline a kernel reaches at `gflops` and `gbps`.
+double roofline_fraction(const KernelProfile& p, double peak_gflops, double peak_gbps) {
+  double compute = peak_gflops > 0 ? p.gflops / peak_gflops : 0;
+  double memory = peak_gbps > 0 ? p.gbps / peak_gbps : 0;
+  return std::clamp(std::max(compute, memory), 0.0, 1.0);
+}
+
+/// The corpus's distinct kernels, timed with the heuristic's plans, in key order.
+std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, double peak_gflops,
+                                         double peak_gbps) {
+  std::map<std::string, BatchKernel> by_key; // hex key: a deterministic order
+  HeuristicPolicy heuristic;
+  for (const CorpusEntry& entry : corpus.entries) {
+    Tensor out = build_entry(entry);
+    Schedule schedule = out.schedule();
+    ExecutionPlan plan =
+        ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});
+    std::vector<KernelProfile> profile = plan.profile(3);
+    for (size_t i = 0; i < schedule.items.size(); ++i) {
+      const ScheduleItem& item = schedule.items[i];
+      BatchKernel& k = by_key[hash_hex(item.key)];
+      if (k.occurrences == 0) {
+        k.task = kernel_task(item);
+        k.roofline = roofline_fraction(profile[i], peak_gflops, peak_gbps);
+      }
+      if (k.workloads.find(entry.label) == std::string::npos)
+        k.workloads += (k.workloads.empty() ? "" : ",") + entry.label;
+      ++k.occurrences;
+      k.profile_ms += profile[i].ms;
+    }
+  }
+  std::vector<BatchKernel> out;
+  for (auto& [key, k] : by_key) out.push_back(std::move(k));
+  return out;
+}
+
+void from_cache(BatchKernel& k, const CacheHit& hit) {
+  k.outcome = BatchKernel::Outcome::cached;
+  k.opts = hit.entry.opts;
+  k.tuned_ms = hit.entry.ms;
+  k.heuristic_ms = hit.entry.heuristic_ms.value_or(0);
+}
+
+void from_result(BatchKernel& k, const TuneResult& r) {
+  k.outcome = BatchKernel::Outcome::tuned;
+  k.opts = beamlab::to_string(r.best().opts);
+  k.tuned_ms = r.winner_ms;
+  k.heuristic_ms = r.heuristic_ms;
+  k.tie = r.tie_with_heuristic;
+  k.candidates = static_cast<int>(r.candidates.size());
+  k.status_counts = r.status_counts();
+  k.search_s = r.wall_s;
+}
+
+/// A search finished before the run was interrupted: its journaled result.
+void from_journal(BatchKernel& k, db::Database& db, const db::Tuning& t) {
+  k.outcome = BatchKernel::Outcome::resumed;
+  k.opts = t.winner_opts;
+  k.tuned_ms = t.winner_ms.value_or(0);
+  k.heuristic_ms = t.heuristic_ms.value_or(0);
+  k.tie = t.tie;
+  k.search_s = t.wall_s;
+  std::map<std::string, int> counts;
+  for (const db::CandidateRow& c : db.candidates(t.id)) {
+    ++k.candidates;
+    ++counts[c.status];
+  }
+  for (const auto& [status, n] : counts)
+    k.status_counts += (k.status_counts.empty() ? "" : ", ") + status + " " + std::to_string(n);
+}
+
+/// Hands out the kernels to search, most promising first, each with its share of the time left.
+class Scheduler {
+public:
+  Scheduler(std::vector<BatchKernel*> todo, const BatchOptions& o)
+      : todo_(std::move(todo)), options_(o), start_(Clock::now()) {
+    std::sort(todo_.begin(), todo_.end(), [](const BatchKernel* a, const BatchKernel* b) {
+      return a->weight > b->weight || (a->weight == b->weight && a->index < b->index);
+    });
+    for (const BatchKernel* k : todo_) weight_left_ += k->weight;
+  }
+
+  /// The next kernel and its budget (null when none is left).
+  BatchKernel* next() {
+    std::lock_guard lock(mutex_);
+    if (next_ >= todo_.size()) return nullptr;
+    BatchKernel* k = todo_[next_++];
+    double budget = options_.settings.time_budget_s;
+    if (options_.budget_s > 0) {
+      // The time left, shared by weight over the kernels not started (J at a time).
+      double left = std::max(0.0, options_.budget_s - seconds_since(start_));
+      double share = weight_left_ > 0 ? k->weight / weight_left_ : 1.0;
+      budget = std::min(budget, left * share * std::max(1, options_.jobs));
+    }
+    weight_left_ -= k->weight;
+    k->budget_s = budget;
+    return k;
+  }
+
+private:
+  std::vector<BatchKernel*> todo_;
+  const BatchOptions& options_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  size_t next_ = 0;
+  double weight_left_ = 0;
+};
+
+} // namespace
+
+const char* to_string(BatchKernel::Outcome o) {
+  switch (o) {
+  case BatchKernel::Outcome::pending: return "pending";
+  case BatchKernel::Outcome::cached: return "cache";
+  case BatchKernel::Outcome::tuned: return "tuned";
+  case BatchKernel::Outcome::resumed: return "resumed";
+  case BatchKernel::Outcome::failed: return "failed";
+  }
+  return "?";
+}
+
+int BatchReport::count(BatchKernel::Outcome o) const {
+  return static_cast<int>(std::count_if(kernels.begin(), kernels.end(),
+                                        [&](const BatchKernel& k) { return k.outcome == o; }));
+}
+
+std::pair<int, int> parse_shard(const std::string& text, const std::string& what) {
+  int i = -1, n = 0;
+  size_t slash = text.find('/');
+  bool ok = slash != std::string::npos;
+  if (ok) {
+    auto [p1, e1] = std::from_chars(text.data(), text.data() + slash, i);
+    auto [p2, e2] = std::from_chars(text.data() + slash + 1, text.data() + text.size(), n);
+    ok = e1 == std::errc{} && p1 == text.data() + slash && e2 == std::errc{} &&
+         p2 == text.data() + text.size();
+  }
+  user_assert(ok && n >= 1 && i >= 0 && i < n)
+      << what << " '" << text << "': expected i/N with 0 <= i < N, e.g. 0/4";
+  return {i, n};
+}
+
+std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads) {
+  std::optional<db::Device> d = db.device(device_id);
+  if (d && d->peak_gflops && d->peak_gbps) return {*d->peak_gflops, *d->peak_gbps};
+  HeuristicPolicy heuristic;
+  auto best = [&](const std::string& workload, const std::map<std::string, int64_t>& params,
+                  bool compute) {
+    Tensor out = build_workload(workload, params);
+    ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
+                                                {.threads = threads, .policy = &heuristic});
+    double peak = 0;
+    for (int i = 0; i < 3; ++i)
+      for (const KernelProfile& p : plan.profile(3))
+        peak = std::max(peak, compute ? p.gflops : p.gbps);
+    return peak;
+  };
+  double gflops = best("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, true);
+  double gbps = best("elementwise", {{"N", 1 << 24}, {"DEPTH", 1}}, false);
+  if (!db.read_only()) db.set_device_peaks(device_id, gflops, gbps);
+  return {gflops, gbps};
+}
+
+BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
+                      BatchListener& listener) {
+  auto t0 = Clock::now();
+  BatchReport report;
+  // No database file (--cache off): a private one in memory, for the device's peaks.
+  std::string path = store.db_path.empty() ? ":memory:" : store.db_path;
+  db::Database main_db(path, options.cache == CacheMode::read_only
+                                 ? db::Database::Access::read_only
+                                 : db::Database::Access::read_write);
+  int64_t device_id =
+      store.db_path.empty() ? main_db.upsert_device(this_device()) : store.device_id;
+  std::tie(report.peak_gflops, report.peak_gbps) =
+      device_peaks(main_db, device_id, options.threads);
+  std::vector<BatchKernel> all =
+      collect_kernels(corpus, options.threads, report.peak_gflops, report.peak_gbps);
+  report.total_kernels = static_cast<int>(all.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    if (static_cast<int>(i) % options.shards == options.shard)
+      report.kernels.push_back(std::move(all[i]));
+  double total_ms = 0;
+  for (BatchKernel& k : report.kernels) total_ms += k.profile_ms;
+  CacheContext cache;
+  cache.db = &main_db;
+  cache.mode = options.cache;
+  std::string key = settings_key(options.settings);
+  std::vector<BatchKernel*> todo;
+  std::map<std::string, db::Tuning> journaled; // this run's finished tunings, by kernel hash
+  if (store.run_id > 0)
+    for (const db::Tuning& t : main_db.tunings(store.run_id))
+      if (auto kr = main_db.kernel(t.kernel_id); kr && t.status == "done")
+        journaled.emplace(kr->hash, t);
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    BatchKernel& k = report.kernels[i];
+    k.index = static_cast<int>(i);
+    double share = total_ms > 0 ? k.profile_ms / total_ms : 1.0;
+    k.weight = share * std::max(0.05, 1 - k.roofline);
+    if (auto t = journaled.find(hash_hex(k.task.key)); t != journaled.end()) {
+      from_journal(k, main_db, t->second);
+    } else if (auto ast = parse_graph(k.task.ast); ast) {
+      if (auto hit = cache_lookup(cache, k.task, *ast, options.threads, key))
+        from_cache(k, *hit);
+      else
+        todo.push_back(&k);
+    } else {
+      k.outcome = BatchKernel::Outcome::failed;
+      k.error = ast.error().str("ast");
+    }
+  }
+  report.prepare_s = seconds_since(t0);
+  listener.planned(report.kernels, options.budget_s);
+  for (BatchKernel& k : report.kernels)
+    if (k.outcome != BatchKernel::Outcome::pending) listener.finished(k);
+
+  Scheduler scheduler(todo, options);
+  auto gate = std::make_shared<Gate>();
+  int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  std::mutex db_mutex; // only for the shared connection when jobs == 1
+  auto job = [&](db::Database& db) {
+    PoolOptions pool_options;
+    int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    pool_options.workers = options.workers > 0 ? options.workers : std::max(1, cores / jobs);
+    pool_options.sandbox.threads = options.threads;
+    pool_options.gate = gate;
+    WorkerPool pool(pool_options);
+    CacheContext ctx;
+    ctx.db = &db;
+    ctx.mode = options.cache;
+    ctx.device = cache.device;
+    ctx.compiler = cache.compiler;
+    ctx.run_id = store.run_id;
+    ctx.source = store.source;
+    while (BatchKernel* k = scheduler.next()) {
+      listener.started(*k);
+      SearchSettings s = options.settings;
+      s.threads = options.threads;
+      s.time_budget_s = k->budget_s;
+      UOpPtr ast = *parse_graph(k->task.ast);
+      std::string actions = action_space(ast, options.threads);
+      std::unique_ptr<TuningJournal> journal;
+      if (store.run_id > 0 && writes(options.cache))
+        journal = std::make_unique<TuningJournal>(db, store.run_id, k->task, k->workloads,
+                                                  options.threads, s, actions, k->budget_s);
+      EventSink sink = [&](const Event& e) {
+        if (journal) journal->record(e);
+        listener.event(*k, e);
+      };
+      Expected<TuneResult> r =
+          tune_kernel(k->task, pool, s, sink, journal ? &journal->replay() : nullptr);
+      if (!r) {
+        k->outcome = BatchKernel::Outcome::failed;
+        k->error = r.error();
+        if (journal) journal->fail(r.error());
+      } else {
+        from_result(*k, *r);
+        if (journal) journal->finish(*r);
+        cache_store(ctx, *r, ast, actions);
+      }
+      listener.finished(*k);
+    }
+  };
+  if (jobs == 1) {
+    std::lock_guard lock(db_mutex);
+    job(main_db);
+  } else {
+    std::vector<std::thread> threads;
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(jobs));
+    for (int j = 0; j < jobs; ++j)
+      threads.emplace_back([&, j] {
+        try {
+          db::Database db(path, main_db.read_only() ? db::Database::Access::read_only
+                                                    : db::Database::Access::read_write);
+          job(db);
+        } catch (...) {
+          errors[static_cast<size_t>(j)] = std::current_exception();
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  report.wall_s = seconds_since(t0);
+  return report;
+}
+
+} // namespace beamlab::tuner

@@ -1,0 +1,91 @@
+// Batch tuning: every kernel of a corpus, searched once, journaled, and stored in the cache.
+//
+// A batch first builds each corpus entry and times its kernels with the heuristic's plans in
+// this process (their share of the corpus's runtime and their distance from the device's
+// roofline). The distinct kernels (by stable key) are sorted by key; shard i of N takes every
+// N-th, so N machines split the work deterministically. Kernels with a valid cache entry (for
+// these search settings) are done; the rest are searched, most promising first. With a time
+// budget, each kernel gets the remaining time in proportion to its expected gain (runtime share
+// x distance from the roofline), so time a kernel doesn't use flows to the next and the run ends
+// on time. --jobs J searches J kernels at once, each in its own pool of sandboxes, with one gate
+// keeping timing exclusive across them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tuner/corpus.hpp"
+#include "tuner/journal.hpp"
+
+namespace beamlab::tuner {
+
+struct BatchOptions {
+  SearchSettings settings; ///< time_budget_s: per kernel when budget_s is 0
+  double budget_s = 0;     ///< the whole run's (0: none)
+  int shard = 0, shards = 1;
+  int jobs = 1;    ///< kernels searched at once
+  int workers = 0; ///< sandboxes per job (0: cores / jobs)
+  int threads = 1; ///< cores each kernel runs on
+  CacheMode cache = CacheMode::use;
+};
+
+/// One distinct kernel of the batch and what became of it.
+struct BatchKernel {
+  enum class Outcome { pending, cached, tuned, resumed, failed };
+  int index = 0;
+  KernelTask task;
+  std::string workloads; ///< the corpus entries it occurs in
+  int occurrences = 0;   ///< in the corpus's programs
+  double profile_ms = 0; ///< the heuristic's time in this process, summed over occurrences
+  double roofline = 0;   ///< the heuristic's fraction of the device's roofline
+  double weight = 0;     ///< expected gain: runtime share x distance from the roofline
+  double budget_s = 0;   ///< what its search was given
+  Outcome outcome = Outcome::pending;
+  std::string opts; ///< the plan used (tuned, or from the cache)
+  double tuned_ms = 0, heuristic_ms = 0;
+  bool tie = false;
+  int candidates = 0;
+  std::string status_counts;
+  double search_s = 0;
+  std::string error;
+};
+const char* to_string(BatchKernel::Outcome o);
+
+/// What a batch reports as it goes; calls may come from several job threads at once.
+class BatchListener {
+public:
+  virtual ~BatchListener() = default;
+  virtual void planned(const std::vector<BatchKernel>& /*kernels*/, double /*budget_s*/) {}
+  virtual void started(const BatchKernel& /*k*/) {}
+  virtual void event(const BatchKernel& /*k*/, const Event& /*e*/) {}
+  virtual void finished(const BatchKernel& /*k*/) {}
+};
+
+struct BatchReport {
+  std::vector<BatchKernel> kernels; ///< this shard's, in key order
+  int total_kernels = 0;            ///< over every shard
+  double prepare_s = 0, wall_s = 0;
+  double peak_gflops = 0, peak_gbps = 0;
+  int count(BatchKernel::Outcome o) const;
+};
+
+/// Where a batch journals: the database file (each job opens its own connection), the run.
+struct BatchStore {
+  std::string db_path;
+  int64_t run_id = 0;
+  int64_t device_id = 0;
+  std::string source; ///< cache provenance
+};
+
+/// Runs the batch. Kernels whose search fails are reported, not thrown.
+BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
+                      BatchListener& listener);
+
+/// The device's measured peaks (GFLOP/s of a 512 matmul, GB/s of a 16M-element triad with the
+/// heuristic's plans), measured and stored on the device's first use.
+std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads);
+
+/// Shard i of N from "i/N", 0 <= i < N; a UserError naming `what` when malformed.
+std::pair<int, int> parse_shard(const std::string& text, const std::string& what);
+
+} // namespace beamlab::tuner

@@ -154,7 +154,6 @@ public:
   void started(const tuner::BatchKernel& k) override {
     std::lock_guard lock(mutex_);
     current_ = k.task.name;
-    ++searched_;
     draw(true);
   }
   void event(const tuner::BatchKernel& k, const tuner::Event& e) override {
@@ -220,18 +219,9 @@ private:
   bool quiet_, tty_, drawn_ = false;
   Clock::time_point start_ = Clock::now();
   double last_draw_ = -1, budget_s_ = 0, best_ms_ = 0, tuned_s_ = 0;
-  int total_ = 0, done_ = 0, searched_ = 0, tuned_ = 0, iteration_ = 0, candidates_ = 0;
+  int total_ = 0, done_ = 0, tuned_ = 0, iteration_ = 0, candidates_ = 0;
   std::string current_;
 };
-
-double roofline_percent(const tuner::BatchKernel& k, double ms, const tuner::BatchReport& r) {
-  if (ms <= 0) return 0;
-  double gflops = static_cast<double>(k.task.flops) / (ms * 1e6);
-  double gbps = static_cast<double>(k.task.bytes) / (ms * 1e6);
-  double f = std::max(r.peak_gflops > 0 ? gflops / r.peak_gflops : 0,
-                      r.peak_gbps > 0 ? gbps / r.peak_gbps : 0);
-  return 100 * f;
-}
 
 void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t run_id) {
   fmt::print("{:<26} {:<8} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}  {}\n", "kernel", "source",
@@ -251,8 +241,10 @@ void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t r
                to_string(k.outcome),
                k.heuristic_ms > 0 ? fmt::format("{:.4f}", k.heuristic_ms) : "-", k.tuned_ms,
                speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-",
-               roofline_percent(k, k.tuned_ms, r), k.candidates, k.search_s,
-               k.opts.empty() ? "(none)" : k.opts, k.tie ? "  (tie with the heuristic)" : "");
+               100 * tuner::roofline_fraction(k.task.flops, k.task.bytes, k.tuned_ms, r.peak_gflops,
+                                              r.peak_gbps),
+               k.candidates, k.search_s, k.opts.empty() ? "(none)" : k.opts,
+               k.tie ? "  (tie with the heuristic)" : "");
   }
   fmt::print("{} kernel(s){}: {} tuned, {} from the cache, {} resumed, {} failed; {} candidates "
              "in {:.1f} s of search ({:.1f}/s); {:.1f} s in all ({:.1f} s preparing)\n",

@@ -2,10 +2,8 @@
 #include "tuner/batch.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,13 +16,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-/// The fraction of the roofline a kernel reaches at `gflops` and `gbps`.
-double roofline_fraction(const KernelProfile& p, double peak_gflops, double peak_gbps) {
-  double compute = peak_gflops > 0 ? p.gflops / peak_gflops : 0;
-  double memory = peak_gbps > 0 ? p.gbps / peak_gbps : 0;
-  return std::clamp(std::max(compute, memory), 0.0, 1.0);
 }
 
 /// The corpus's distinct kernels, timed with the heuristic's plans, in key order.
@@ -43,7 +34,9 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, doub
       BatchKernel& k = by_key[hash_hex(item.key)];
       if (k.occurrences == 0) {
         k.task = kernel_task(item);
-        k.roofline = roofline_fraction(profile[i], peak_gflops, peak_gbps);
+        const KernelProfile& p = profile[i];
+        k.roofline = std::min(
+            1.0, roofline_fraction(p.cost.flops, p.cost.bytes, p.ms, peak_gflops, peak_gbps));
       }
       if (k.workloads.find(entry.label) == std::string::npos)
         k.workloads += (k.workloads.empty() ? "" : ",") + entry.label;
@@ -129,6 +122,14 @@ private:
 };
 
 } // namespace
+
+double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
+                         double peak_gbps) {
+  if (ms <= 0) return 0;
+  double compute = peak_gflops > 0 ? static_cast<double>(flops) / (ms * 1e6) / peak_gflops : 0;
+  double memory = peak_gbps > 0 ? static_cast<double>(bytes) / (ms * 1e6) / peak_gbps : 0;
+  return std::max(compute, memory);
+}
 
 const char* to_string(BatchKernel::Outcome o) {
   switch (o) {
@@ -238,7 +239,6 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
   Scheduler scheduler(todo, options);
   auto gate = std::make_shared<Gate>();
   int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
-  std::mutex db_mutex; // only for the shared connection when jobs == 1
   auto job = [&](db::Database& db) {
     PoolOptions pool_options;
     int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -246,11 +246,8 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
     pool_options.sandbox.threads = options.threads;
     pool_options.gate = gate;
     WorkerPool pool(pool_options);
-    CacheContext ctx;
+    CacheContext ctx = cache; // the same device and compiler, this job's connection
     ctx.db = &db;
-    ctx.mode = options.cache;
-    ctx.device = cache.device;
-    ctx.compiler = cache.compiler;
     ctx.run_id = store.run_id;
     ctx.source = store.source;
     while (BatchKernel* k = scheduler.next()) {
@@ -283,7 +280,6 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
     }
   };
   if (jobs == 1) {
-    std::lock_guard lock(db_mutex);
     job(main_db);
   } else {
     std::vector<std::thread> threads;

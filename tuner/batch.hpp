@@ -81,6 +81,11 @@ struct BatchStore {
 BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
                       BatchListener& listener);
 
+/// The fraction of the device's roofline a kernel of `flops` and `bytes` reaches in `ms`: the
+/// larger of its compute and its DRAM-bandwidth fraction (above 1 when its data stays in cache).
+double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
+                         double peak_gbps);
+
 /// The device's measured peaks (GFLOP/s of a 512 matmul, GB/s of a 16M-element triad with the
 /// heuristic's plans), measured and stored on the device's first use.
 std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads);

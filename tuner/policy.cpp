@@ -42,9 +42,7 @@ std::vector<Opt> BeamPolicy::opts_for(const ScheduleItem& kernel, int threads) c
   std::lock_guard lock(mutex_);
   if (auto it = tuned_.find(kernel.key); it != tuned_.end()) return it->second;
   KernelTask task = kernel_task(kernel);
-  SearchSettings key_settings = settings_;
-  key_settings.threads = threads;
-  if (auto hit = cache_lookup(cache_, task, kernel.ast, threads, settings_key(key_settings))) {
+  if (auto hit = cache_lookup(cache_, task, kernel.ast, threads, settings_key(settings_))) {
     tuned_.emplace(kernel.key, hit->opts);
     return hit->opts;
   }

@@ -517,13 +517,7 @@ private:
         continue;
       }
       emit(Event::Kind::compiled, &c);
-      if (c.status == Status::ok) {
-        emit(Event::Kind::timed, &c);
-        if (incumbent_ms_ <= 0 || c.best_ms() < incumbent_ms_) {
-          incumbent_ms_ = c.best_ms();
-          emit(Event::Kind::best, &c);
-        }
-      }
+      if (!c.samples_ms.empty()) timed(c);
     }
     batch_.clear();
     // Compile, in parallel over the sandboxes.
@@ -592,11 +586,7 @@ private:
                       .get();
       result_.timing_s += o.seconds;
       record_run(c, o);
-      emit(Event::Kind::timed, &c);
-      if (c.status == Status::ok && (incumbent_ms_ <= 0 || c.best_ms() < incumbent_ms_)) {
-        incumbent_ms_ = c.best_ms();
-        emit(Event::Kind::best, &c);
-      }
+      timed(c);
     }
     // Duplicates share the time of the code they duplicate.
     for (int id : batch)
@@ -617,6 +607,15 @@ private:
               if (slot.sandbox.running()) slot.sandbox.call(m, 10);
             },
             static_cast<int>(s));
+  }
+
+  // A candidate's timing is in: it may be the new incumbent.
+  void timed(const Candidate& c) {
+    emit(Event::Kind::timed, &c);
+    if (c.status == Status::ok && (incumbent_ms_ <= 0 || c.best_ms() < incumbent_ms_)) {
+      incumbent_ms_ = c.best_ms();
+      emit(Event::Kind::best, &c);
+    }
   }
 
   json all_checks() const {

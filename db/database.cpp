@@ -228,6 +228,8 @@ int Database::schema_version() const { return version_; }
 bool Database::read_only() const { return conn_->read_only(); }
 Connection& Database::connection() { return *conn_; }
 
+int64_t Database::data_version() { return conn_->scalar_i64("PRAGMA data_version").value_or(0); }
+
 void Database::migrate() {
   auto read_ids = [&] {
     int64_t app = conn_->scalar_i64("PRAGMA application_id").value_or(0);

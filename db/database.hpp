@@ -208,6 +208,10 @@ public:
   /// Problems found by SQLite's integrity and foreign-key checks and beamlab's own (empty: ok).
   std::vector<std::string> verify();
 
+  /// Changes when another connection commits to the file (PRAGMA data_version): what a
+  /// reader polls to see a writer's progress.
+  int64_t data_version();
+
   Connection& connection();
 
 private:

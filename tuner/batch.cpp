@@ -183,6 +183,32 @@ std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int 
   return {gflops, gbps};
 }
 
+Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
+                                    WorkerPool& pool, const SearchSettings& settings,
+                                    CacheContext& ctx, const EventSink& sink) {
+  auto ast = parse_graph(task.ast);
+  if (!ast) return make_unexpected("kernel " + task.name + ": " + ast.error().str("ast"));
+  int threads = settings.threads > 0 ? settings.threads : pool.sandbox_options().threads;
+  std::string actions = action_space(*ast, threads);
+  std::unique_ptr<TuningJournal> journal;
+  if (ctx.db && ctx.run_id > 0 && writes(ctx.mode))
+    journal = std::make_unique<TuningJournal>(*ctx.db, ctx.run_id, task, workload, threads,
+                                              settings, actions, settings.time_budget_s);
+  EventSink record = [&](const Event& e) {
+    if (journal) journal->record(e);
+    if (sink) sink(e);
+  };
+  Expected<TuneResult> r =
+      tune_kernel(task, pool, settings, record, journal ? &journal->replay() : nullptr);
+  if (!r) {
+    if (journal) journal->fail(r.error());
+    return r;
+  }
+  if (journal) journal->finish(*r);
+  if (ctx.db) cache_store(ctx, *r, *ast, actions);
+  return r;
+}
+
 BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
                       BatchListener& listener) {
   auto t0 = Clock::now();
@@ -250,34 +276,24 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
     ctx.db = &db;
     ctx.run_id = store.run_id;
     ctx.source = store.source;
+    listener.pool_started(pool);
     while (BatchKernel* k = scheduler.next()) {
+      if (options.settings.control && options.settings.control->cancelled()) break;
       listener.started(*k);
       SearchSettings s = options.settings;
       s.threads = options.threads;
       s.time_budget_s = k->budget_s;
-      UOpPtr ast = *parse_graph(k->task.ast);
-      std::string actions = action_space(ast, options.threads);
-      std::unique_ptr<TuningJournal> journal;
-      if (store.run_id > 0 && writes(options.cache))
-        journal = std::make_unique<TuningJournal>(db, store.run_id, k->task, k->workloads,
-                                                  options.threads, s, actions, k->budget_s);
-      EventSink sink = [&](const Event& e) {
-        if (journal) journal->record(e);
-        listener.event(*k, e);
-      };
-      Expected<TuneResult> r =
-          tune_kernel(k->task, pool, s, sink, journal ? &journal->replay() : nullptr);
+      Expected<TuneResult> r = tune_journaled(k->task, k->workloads, pool, s, ctx,
+                                              [&](const Event& e) { listener.event(*k, e); });
       if (!r) {
         k->outcome = BatchKernel::Outcome::failed;
         k->error = r.error();
-        if (journal) journal->fail(r.error());
       } else {
         from_result(*k, *r);
-        if (journal) journal->finish(*r);
-        cache_store(ctx, *r, ast, actions);
       }
       listener.finished(*k);
     }
+    listener.pool_stopping(pool);
   };
   if (jobs == 1) {
     job(main_db);

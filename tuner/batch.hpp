@@ -59,6 +59,10 @@ public:
   virtual void started(const BatchKernel& /*k*/) {}
   virtual void event(const BatchKernel& /*k*/, const Event& /*e*/) {}
   virtual void finished(const BatchKernel& /*k*/) {}
+  /// A job's pool of sandboxes, before its first kernel and after its last (a live view
+  /// polls WorkerPool::activity in between).
+  virtual void pool_started(WorkerPool& /*pool*/) {}
+  virtual void pool_stopping(WorkerPool& /*pool*/) {}
 };
 
 struct BatchReport {
@@ -77,7 +81,15 @@ struct BatchStore {
   std::string source; ///< cache provenance
 };
 
-/// Runs the batch. Kernels whose search fails are reported, not thrown.
+/// One kernel's search as a batch runs it: journaled in `ctx.run_id` (when the mode writes and
+/// the run is set), its winner stored in the cache, the events passed on to `sink`. A cancel
+/// through `settings.control` stops it like a budget's end. Also the GUI's single-kernel run.
+Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
+                                    WorkerPool& pool, const SearchSettings& settings,
+                                    CacheContext& ctx, const EventSink& sink = {});
+
+/// Runs the batch. Kernels whose search fails are reported, not thrown. A cancel through
+/// `options.settings.control` ends the current searches and starts no more.
 BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
                       BatchListener& listener);
 

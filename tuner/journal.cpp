@@ -93,6 +93,33 @@ db::Kernel kernel_record(const KernelTask& task) {
   return k;
 }
 
+Expected<KernelTask> task_from_record(const db::Kernel& k) {
+  auto fail = [&](const std::string& why) {
+    return make_unexpected("kernel " + k.name + " (" + k.hash + ") in the database: " + why);
+  };
+  auto ast = parse_graph(k.ast);
+  if (!ast) return fail(ast.error().str("ast"));
+  KernelTask t;
+  t.name = k.name;
+  t.key = (*ast)->hash();
+  if (hash_hex(t.key) != k.hash)
+    return fail("its AST hashes to " + hash_hex(t.key) + " in this build (another hash version)");
+  t.ast = k.ast;
+  auto shapes = nlohmann::json::parse(k.shapes, nullptr, false);
+  if (!shapes.is_array()) return fail("its shapes are not a JSON array");
+  for (const auto& b : shapes) {
+    bool well_formed = b.is_object() && b.contains("dtype") && b["dtype"].is_string() &&
+                       b.contains("count") && b["count"].is_number_integer();
+    auto dt = well_formed ? parse_dtype(b["dtype"].get<std::string>()) : std::nullopt;
+    if (!dt) return fail("bad buffer shape " + b.dump());
+    t.buffers.push_back({*dt, b["count"].get<int64_t>()});
+  }
+  t.reduce_length = reduce_length(*ast);
+  t.flops = k.flops;
+  t.bytes = k.bytes;
+  return t;
+}
+
 // --- the cache -------------------------------------------------------------------------------
 
 std::optional<CacheHit> cache_lookup(CacheContext& ctx, const KernelTask& task, const UOpPtr& ast,

@@ -46,6 +46,9 @@ db::DeviceInfo this_device();
 
 /// A kernel as the database records it.
 db::Kernel kernel_record(const KernelTask& task);
+/// And back: the task a search of a stored kernel needs. The reason when the record doesn't
+/// read back in this build (a bad AST or shapes, another hash recipe).
+Expected<KernelTask> task_from_record(const db::Kernel& k);
 
 /// Where cache lookups and stores go.
 struct CacheContext {

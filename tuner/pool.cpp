@@ -51,6 +51,12 @@ int WorkerPool::restarts() const {
   return n;
 }
 
+std::vector<SlotActivity> WorkerPool::activity() const {
+  std::vector<SlotActivity> out;
+  for (const auto& s : slots_) out.push_back({s->state.load(), s->restarts.load()});
+  return out;
+}
+
 void WorkerPool::enqueue(Job job, int slot) {
   {
     std::lock_guard lock(mutex_);
@@ -75,7 +81,10 @@ void WorkerPool::serve(Slot& slot) {
       from.pop_front();
     }
     gate_->lock(job.access);
+    slot.state = job.access == Access::shared ? SlotState::shared : SlotState::exclusive;
     job.run(slot); // a packaged task: an exception goes to the job's future
+    slot.restarts = slot.sandbox.restarts();
+    slot.state = SlotState::idle;
     gate_->unlock(job.access);
   }
 }

@@ -8,6 +8,7 @@
 // is never starved by a stream of compiles).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -38,12 +39,24 @@ private:
   bool exclusive_ = false;
 };
 
+/// What a slot's thread is doing: waiting, running shared work (compiling, sending a task) or
+/// holding the machine alone (timing).
+enum class SlotState { idle, shared, exclusive };
+
+/// A slot as another thread may read it while the pool works (a live view).
+struct SlotActivity {
+  SlotState state = SlotState::idle;
+  int restarts = 0; ///< of its sandbox, as of its last finished job
+};
+
 /// A sandbox and what its thread knows of the worker inside it.
 struct Slot {
   int index = 0;
   Sandbox sandbox;
   std::string task;         ///< the task the current worker holds ("" none)
   int task_generation = -1; ///< the worker generation that received it
+  std::atomic<SlotState> state{SlotState::idle};
+  std::atomic<int> restarts{0};
   explicit Slot(int i, const SandboxOptions& o) : index(i), sandbox(o) {}
   /// True when the running worker already holds `key` (a restart loses it).
   bool holds(const std::string& key) const {
@@ -70,6 +83,8 @@ public:
   const SandboxOptions& sandbox_options() const { return options_.sandbox; }
   /// Worker restarts over all sandboxes.
   int restarts() const;
+  /// Each slot's state now; safe from any thread.
+  std::vector<SlotActivity> activity() const;
 
   /// Runs `job(slot)` on slot `slot`'s thread (-1: the first free thread) under the gate.
   template <class F>

@@ -126,6 +126,42 @@ const char* to_string(Event::Kind k) {
   return kNames[static_cast<int>(k)];
 }
 
+void SearchControl::pause() {
+  std::lock_guard lock(mutex_);
+  paused_ = true;
+}
+
+void SearchControl::resume() {
+  {
+    std::lock_guard lock(mutex_);
+    paused_ = false;
+  }
+  changed_.notify_all();
+}
+
+void SearchControl::cancel() {
+  {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool SearchControl::paused() const {
+  std::lock_guard lock(mutex_);
+  return paused_;
+}
+
+bool SearchControl::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancelled_;
+}
+
+void SearchControl::wait_while_paused() const {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !paused_ || cancelled_; });
+}
+
 double Candidate::best_ms() const {
   return samples_ms.empty() ? 0 : *std::min_element(samples_ms.begin(), samples_ms.end());
 }
@@ -332,7 +368,18 @@ private:
              o.call.detail + ")");
   }
 
-  bool out_of_time() const { return seconds_since(start_) > settings_.time_budget_s; }
+  bool cancelled() const { return settings_.control && settings_.control->cancelled(); }
+  bool out_of_time() const {
+    return cancelled() || seconds_since(start_) > settings_.time_budget_s;
+  }
+  // The user's pause button: waits here, between compiles and timings. Paused time doesn't
+  // count against the budget.
+  void wait_while_paused() {
+    if (!settings_.control) return;
+    auto t0 = Clock::now();
+    settings_.control->wait_while_paused();
+    start_ += Clock::now() - t0;
+  }
 
   // --- worker requests -------------------------------------------------------------------
 
@@ -520,6 +567,7 @@ private:
       if (!c.samples_ms.empty()) timed(c);
     }
     batch_.clear();
+    wait_while_paused();
     // Compile, in parallel over the sandboxes.
     std::vector<std::future<Outcome>> compiles;
     std::vector<Message> requests;
@@ -565,8 +613,9 @@ private:
     std::vector<std::vector<int>> untimed(static_cast<size_t>(pool_.size()));
     for (int i : to_time) {
       Candidate& c = at(batch[static_cast<size_t>(i)]);
+      wait_while_paused();
       if (out_of_time()) {
-        settle(c, Status::skipped, "the time budget ended");
+        settle(c, Status::skipped, cancelled() ? "cancelled" : "the time budget ended");
         untimed[static_cast<size_t>(c.slot)].push_back(c.id);
         continue;
       }
@@ -661,13 +710,11 @@ private:
     // The heuristic's plan first: the incumbent every other candidate races.
     std::vector<Opt> heuristic = heuristic_opts(ast_, threads_);
     iteration_ = 0;
-    if (heuristic.empty()) {
-      result_.heuristic = result_.empty;
-    } else {
-      admit(heuristic, -1, true);
-      result_.heuristic = batch_.empty() ? result_.empty : batch_.front();
-      evaluate();
-    }
+    result_.heuristic = result_.empty;
+    if (!heuristic.empty() && admit(heuristic, -1, true)) result_.heuristic = batch_.front();
+    for (const std::vector<Opt>& seed : settings_.seeds)
+      if (!seed.empty()) admit(seed, -1, true); // the empty plan is the reference
+    if (!batch_.empty()) evaluate();
     Candidate& empty = at(result_.empty);
     incumbent_ms_ = 0;
     for (int id : {result_.heuristic, result_.empty})
@@ -685,7 +732,7 @@ private:
     result_.stop_reason = "the iteration limit";
     for (iteration_ = 1; iteration_ <= settings_.max_iterations; ++iteration_) {
       if (out_of_time()) {
-        result_.stop_reason = "the time budget";
+        result_.stop_reason = cancelled() ? "cancelled" : "the time budget";
         break;
       }
       for (int parent : beam)

@@ -13,9 +13,11 @@
 // few and the heuristic are re-measured interleaved, and the fastest median wins.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +29,26 @@
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
+
+/// Lets another thread pause, resume or cancel a running search (the GUI's buttons). A paused
+/// search waits before its next compile batch or timing; a cancelled one stops like one whose
+/// budget ended: what it measured is kept, untimed candidates are skipped, and the best so far
+/// is re-measured as usual.
+class SearchControl {
+public:
+  void pause();
+  void resume();
+  void cancel();
+  bool paused() const;
+  bool cancelled() const;
+  /// Blocks while paused and not cancelled.
+  void wait_while_paused() const;
+
+private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool paused_ = false, cancelled_ = false;
+};
 
 /// Every limit of a search; recorded with its result.
 struct SearchSettings {
@@ -52,6 +74,12 @@ struct SearchSettings {
   /// Tests only (workers started with allow_faults): a fault planted in the candidate whose
   /// Opts print as the key.
   std::map<std::string, std::string> faults;
+  /// Plans measured with the heuristic's before the search's first iteration, exempt from the
+  /// caps (a plan tried by hand: with max_iterations 0, only these, the heuristic and the
+  /// reference are measured).
+  std::vector<std::vector<Opt>> seeds;
+  /// Pauses or cancels the search from another thread (null: none).
+  const SearchControl* control = nullptr;
 
   nlohmann::json to_json() const;
 };

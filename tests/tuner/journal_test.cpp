@@ -91,6 +91,29 @@ TEST_F(JournalTest, AnEntryThatNoLongerBuildsItsKernelIsMarkedStaleAndReSearched
   EXPECT_FALSE(es[0].stale);
 }
 
+TEST_F(JournalTest, AStoredKernelReadsBackAsTheSameTask) {
+  KernelTask task = kernel_task(
+      Tensor::rand({16, 24}, 1).matmul(Tensor::rand({24, 8}, 2)).schedule().items.at(0));
+  auto back = task_from_record(kernel_record(task));
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->key, task.key);
+  EXPECT_EQ(back->ast, task.ast);
+  EXPECT_EQ(back->reduce_length, 24);
+  ASSERT_EQ(back->buffers.size(), task.buffers.size());
+  for (size_t i = 0; i < task.buffers.size(); ++i) {
+    EXPECT_EQ(back->buffers[i].dtype, task.buffers[i].dtype);
+    EXPECT_EQ(back->buffers[i].count, task.buffers[i].count);
+  }
+  db::Kernel bad = kernel_record(task);
+  bad.shapes = R"([{"dtype": "float33", "count": 4}])";
+  auto e = task_from_record(bad);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("bad buffer shape"), std::string::npos) << e.error();
+  bad = kernel_record(task);
+  bad.hash = "0000000000000001";
+  ASSERT_FALSE(task_from_record(bad));
+}
+
 TEST_F(JournalTest, ActionSpacesCoverOnlyWhatTheyRecorded) {
   EXPECT_TRUE(action_space_covers("UPCAST:2,4 SWAP", "UPCAST:2 SWAP"));
   EXPECT_FALSE(action_space_covers("UPCAST:2,4", "UPCAST:2,8"));

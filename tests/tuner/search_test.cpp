@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "engine/ir/kernel_ops.hpp"
@@ -163,6 +164,83 @@ TEST(Search, AnUnoptimizedKernelThatCannotRunIsAClearError) {
                            "SIGSEGV)"),
             std::string::npos)
       << r.error();
+}
+
+TEST(Search, ASeedIsMeasuredWithTheHeuristicAndNothingElseWithoutIterations) {
+  // A plan tried by hand: the reference, the heuristic and the seed, nothing searched.
+  KernelTask task = matmul_task(32, 32, 32);
+  std::vector<Opt> seed = *parse_opts("UPCAST(1,4)");
+  SearchSettings s;
+  s.max_iterations = 0;
+  s.seeds = {seed, {}};
+  WorkerPool pool(test_pool());
+  auto r = tune_kernel(task, pool, s);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->candidates.size(), 3u);
+  const Candidate* c = find(*r, "UPCAST(1,4)");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, Status::ok) << c->error;
+  EXPECT_FALSE(c->samples_ms.empty());
+  EXPECT_EQ(r->iterations, 0);
+}
+
+TEST(Search, ACancelledSearchKeepsWhatItMeasuredAndAPausedOneWaits) {
+  KernelTask task = matmul_task(64, 64, 64);
+  SearchControl control;
+  SearchSettings s;
+  s.beam = 4;
+  s.control = &control;
+  WorkerPool pool(test_pool());
+  std::atomic<int> settled = 0;
+  std::atomic<bool> moved_while_paused = false;
+  std::thread driver([&] {
+    while (settled < 6) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    control.pause();
+    // Work already submitted finishes; after that nothing new settles while paused.
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    int before = settled;
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    moved_while_paused = settled != before;
+    control.cancel();
+  });
+  auto r = tune_kernel(task, pool, s, [&](const Event& e) {
+    if (e.kind == Event::Kind::settled) ++settled;
+  });
+  driver.join();
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_FALSE(moved_while_paused);
+  EXPECT_EQ(r->stop_reason, "cancelled");
+  EXPECT_GE(r->count(Status::ok), 2);
+  EXPECT_EQ(r->best().status, Status::ok); // the best so far, re-measured
+  EXPECT_GT(r->winner_ms, 0);
+}
+
+TEST(Pool, ActivityShowsTimingAndCompilingSlots) {
+  WorkerPool pool(test_pool());
+  std::promise<void> go;
+  std::shared_future<void> started = go.get_future().share();
+  std::atomic<bool> release = false;
+  auto job = pool.submit(Access::exclusive, [&](Slot&) {
+    go.set_value();
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  started.wait();
+  std::vector<SlotActivity> a = pool.activity();
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(std::count_if(a.begin(), a.end(),
+                          [](const SlotActivity& s) { return s.state == SlotState::exclusive; }),
+            1);
+  release = true;
+  job.get();
+  // The slot goes idle right after its job's future is ready.
+  auto busy = [&] {
+    std::vector<SlotActivity> now = pool.activity();
+    return std::any_of(now.begin(), now.end(),
+                       [](const SlotActivity& s) { return s.state != SlotState::idle; });
+  };
+  for (int i = 0; i < 1000 && busy(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (const SlotActivity& s : pool.activity()) EXPECT_EQ(s.state, SlotState::idle);
 }
 
 TEST(Search, NeighboursAddChangeAndRemoveOpts) {

@@ -379,6 +379,13 @@ int64_t Database::upsert_kernel(const Kernel& k) {
   return st.i64(0);
 }
 
+std::optional<int64_t> Database::find_kernel(const std::string& hash) {
+  Statement st = conn_->prepare("SELECT id FROM kernels WHERE hash = ?");
+  st.bind(1, hash);
+  if (!st.step()) return std::nullopt;
+  return st.i64(0);
+}
+
 std::optional<Kernel> Database::kernel(int64_t id) {
   Statement st = conn_->prepare(
       "SELECT id, hash, hash_version, name, shapes, flops, bytes, ast FROM kernels WHERE id = ?");
@@ -452,6 +459,39 @@ std::vector<Tuning> Database::tunings(int64_t run_id) {
   st.bind(1, run_id);
   std::vector<Tuning> out;
   while (st.step()) out.push_back(read_tuning(st));
+  return out;
+}
+
+std::optional<Tuning> Database::tuning(int64_t id) {
+  Statement st = conn_->prepare(std::string(kTuningColumns) + " WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_tuning(st);
+}
+
+std::vector<Tuning> Database::tunings_of_kernel(int64_t kernel_id) {
+  Statement st =
+      conn_->prepare(std::string(kTuningColumns) + " WHERE kernel_id = ? ORDER BY run_id, id");
+  st.bind(1, kernel_id);
+  std::vector<Tuning> out;
+  while (st.step()) out.push_back(read_tuning(st));
+  return out;
+}
+
+std::map<int64_t, Database::RunStats> Database::run_stats() {
+  Statement st = conn_->prepare("SELECT t.run_id, count(DISTINCT t.id), count(c.id) FROM tunings t "
+                                "LEFT JOIN candidates c ON c.tuning_id = t.id GROUP BY t.run_id");
+  std::map<int64_t, RunStats> out;
+  while (st.step()) out[st.i64(0)] = {static_cast<int>(st.i64(1)), st.i64(2)};
+  return out;
+}
+
+std::map<int64_t, int64_t> Database::candidate_counts(int64_t run_id) {
+  Statement st = conn_->prepare("SELECT t.id, count(c.id) FROM tunings t LEFT JOIN candidates c "
+                                "ON c.tuning_id = t.id WHERE t.run_id = ? GROUP BY t.id");
+  st.bind(1, run_id);
+  std::map<int64_t, int64_t> out;
+  while (st.step()) out[st.i64(0)] = st.i64(1);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,12 +167,25 @@ public:
   // Kernels and tunings
   int64_t upsert_kernel(const Kernel& k);
   std::optional<Kernel> kernel(int64_t id);
+  /// The id of the kernel with AST hash `hash` (hex), if stored.
+  std::optional<int64_t> find_kernel(const std::string& hash);
   /// The tuning of `kernel_id` in `run_id` at `threads`: the existing row (a resume) or a new
   /// one with status running.
   Tuning open_tuning(int64_t run_id, int64_t kernel_id, int threads, const std::string& workload,
                      const std::string& settings, const std::string& actions, double budget_s);
   void finish_tuning(const Tuning& t);
   std::vector<Tuning> tunings(int64_t run_id);
+  std::optional<Tuning> tuning(int64_t id);
+  /// Every search of a kernel, over all runs, oldest first: its timing history.
+  std::vector<Tuning> tunings_of_kernel(int64_t kernel_id);
+  struct RunStats {
+    int tunings = 0;
+    int64_t candidates = 0;
+  };
+  /// Per run id (runs without tunings are absent).
+  std::map<int64_t, RunStats> run_stats();
+  /// Candidates per tuning id of a run.
+  std::map<int64_t, int64_t> candidate_counts(int64_t run_id);
 
   // Candidates
   /// Inserts or replaces candidate `c.seq` of a tuning, with its samples, in one transaction.

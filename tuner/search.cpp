@@ -23,21 +23,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * static_cast<double>(v.size() - 1);
-  auto lo = static_cast<size_t>(pos);
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-/// The interquartile range relative to the median: the noise of one candidate's samples.
-double relative_spread(const std::vector<double>& v) {
-  double m = quantile(v, 0.5);
-  return m > 0 ? (quantile(v, 0.75) - quantile(v, 0.25)) / m : 0;
-}
-
 std::string hex(uint64_t v) {
   char b[17];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
@@ -112,6 +97,20 @@ struct Outcome {
 std::atomic<int> g_search_serial{0};
 
 } // namespace
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  auto lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double relative_spread(const std::vector<double>& v) {
+  double m = quantile(v, 0.5);
+  return m > 0 ? (quantile(v, 0.75) - quantile(v, 0.25)) / m : 0;
+}
 
 const char* to_string(Status s) {
   static const char* const kNames[kStatusCount] = {

@@ -247,12 +247,13 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
   return plan;
 }
 
-void ExecutionPlan::run_kernel(const PlannedKernel& k) {
+void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {
   std::vector<void*> ptrs;
   ptrs.reserve(k.slots.size());
   for (int s : k.slots) ptrs.push_back(buffers_[static_cast<size_t>(s)]->data());
   for (const auto& stage : k.stages)
-    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads_);
+    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads_,
+           trace);
 }
 
 void ExecutionPlan::run() {
@@ -285,6 +286,32 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
     }
     for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
     out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<KernelTrace> ExecutionPlan::trace() {
+  run();
+  auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  std::vector<KernelTrace> out(kernels_.size());
+  int64_t start = now_ns();
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    out[i].begin_ns = now_ns();
+    run_kernel(kernels_[i], &out[i].spans);
+    out[i].end_ns = now_ns();
+  }
+  // Launch records steady_clock's absolute times; rebase everything on the execution's start.
+  for (KernelTrace& k : out) {
+    k.begin_ns -= start;
+    k.end_ns -= start;
+    for (ThreadSpan& s : k.spans) {
+      s.begin_ns -= start;
+      s.end_ns -= start;
+    }
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "engine/opt/opt.hpp"
 #include "engine/runtime/buffer.hpp"
 #include "engine/runtime/jit_loader.hpp"
+#include "engine/runtime/launch.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace beamlab {
@@ -122,6 +123,15 @@ struct KernelProfile {
   KernelCost cost;
 };
 
+/// One kernel of a traced execution: when it started and ended and what each thread did,
+/// in ns from the start of the execution. The spans of a kernel with several stages (GROUP)
+/// follow in stage order.
+struct KernelTrace {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  std::vector<ThreadSpan> spans;
+};
+
 struct PlannedKernel {
   ScheduleItem item;
   std::vector<Opt> opts;
@@ -141,10 +151,15 @@ public:
   void run();
   /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median.
   std::vector<KernelProfile> profile(int repeats);
+  /// Runs the plan once (after one warm-up) recording every thread's span of every launch:
+  /// per kernel, in order, where the time went across cores.
+  std::vector<KernelTrace> trace();
 
   /// The buffer holding a BUFFER node of the schedule.
   std::shared_ptr<Buffer> buffer(const UOp& buffer_node) const;
   const std::vector<PlannedKernel>& kernels() const { return kernels_; }
+  /// The threads each launch uses (RealizeOptions::threads, or every core).
+  int threads() const { return threads_; }
   /// Bytes allocated for intermediates and scratch (after sharing by liveness).
   size_t intermediate_bytes() const { return intermediate_bytes_; }
   /// Intermediate BUFFERs and the number of storages they share.
@@ -152,7 +167,7 @@ public:
   size_t storage_count() const { return storage_count_; }
 
 private:
-  void run_kernel(const PlannedKernel& k);
+  void run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace = nullptr);
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::unordered_map<int64_t, int> slot_of_id_;
   std::vector<PlannedKernel> kernels_;

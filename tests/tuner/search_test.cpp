@@ -210,7 +210,9 @@ TEST(Search, ACancelledSearchKeepsWhatItMeasuredAndAPausedOneWaits) {
   ASSERT_TRUE(r) << r.error();
   EXPECT_FALSE(moved_while_paused);
   EXPECT_EQ(r->stop_reason, "cancelled");
-  EXPECT_GE(r->count(Status::ok), 2);
+  // At least the six settled before the pause are kept with their results.
+  EXPECT_GE(static_cast<int>(r->candidates.size()) - r->count(Status::skipped), 6);
+  EXPECT_GE(r->count(Status::ok), 1);
   EXPECT_EQ(r->best().status, Status::ok); // the best so far, re-measured
   EXPECT_GT(r->winner_ms, 0);
 }

@@ -1,0 +1,303 @@
+// The kernel view; see kernel_view.hpp.
+#include "gui/kernel_view.hpp"
+
+#include <QChart>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QScatterSeries>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include "gui/async.hpp"
+#include "gui/style.hpp"
+
+namespace beamlab::gui {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+} // namespace
+
+KernelView::KernelView(QWidget* parent) : QWidget(parent) {
+  title_ = new QLabel("Open a kernel from the Runs view (Enter or double-click).");
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  axes_ = new QLabel;
+  axes_->setTextFormat(Qt::RichText);
+  axes_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  result_ = new QLabel;
+  result_->setWordWrap(true);
+  result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  list_ = new QListWidget;
+  list_->setToolTip("The Opts applied, in order (Delete removes the selected one)");
+  op_ = new QComboBox;
+  for (OptOp o :
+       {OptOp::Upcast, OptOp::Unroll, OptOp::Thread, OptOp::Group, OptOp::Tile, OptOp::Swap})
+    op_->addItem(q(std::string(opt_op_name(o))), static_cast<int>(o));
+  axis_ = new QSpinBox;
+  axis_->setRange(0, 16);
+  axis_->setPrefix("axis ");
+  amount_ = new QSpinBox;
+  amount_->setRange(1, 1024);
+  amount_->setValue(4);
+  auto* add = new QPushButton("Add");
+  auto* remove = new QPushButton("Remove");
+  auto* winner = new QPushButton("Winner");
+  auto* heuristic = new QPushButton("Heuristic");
+  auto* none = new QPushButton("None");
+  text_ = new QLineEdit;
+  text_->setPlaceholderText("Opts as text, e.g. UPCAST(1,8) THREAD(0,2); Enter measures");
+  connect(add, &QPushButton::clicked, this, &KernelView::add_opt);
+  connect(remove, &QPushButton::clicked, this, &KernelView::remove_opt);
+  auto reset_to = [this](auto which) {
+    return [this, which] {
+      if (!task_) return;
+      auto o = parse_opts(which(detail_.row.tuning));
+      if (o) try_opts(*o);
+    };
+  };
+  connect(winner, &QPushButton::clicked, this,
+          reset_to([](const db::Tuning& t) { return t.winner_opts; }));
+  connect(heuristic, &QPushButton::clicked, this,
+          reset_to([](const db::Tuning& t) { return t.heuristic_opts; }));
+  connect(none, &QPushButton::clicked, this, [this] { try_opts({}); });
+  connect(text_, &QLineEdit::returnPressed, this, [this] {
+    auto o = parse_opts(text_->text().toStdString());
+    if (!o) {
+      result_->setText("<span style='color:#d62728'>" + q(o.error()).toHtmlEscaped() + "</span>");
+      return;
+    }
+    try_opts(*o);
+  });
+  auto* del = new QAction(list_);
+  del->setShortcut(QKeySequence::Delete);
+  del->setShortcutContext(Qt::WidgetShortcut);
+  list_->addAction(del);
+  connect(del, &QAction::triggered, this, &KernelView::remove_opt);
+
+  auto* editor = new QWidget;
+  auto* ev = new QVBoxLayout(editor);
+  ev->setContentsMargins(0, 0, 0, 0);
+  ev->addWidget(new QLabel("Opts"));
+  ev->addWidget(list_, 1);
+  auto* adder = new QHBoxLayout;
+  adder->addWidget(op_);
+  adder->addWidget(axis_);
+  adder->addWidget(amount_);
+  adder->addWidget(add);
+  ev->addLayout(adder);
+  auto* resets = new QHBoxLayout;
+  resets->addWidget(remove);
+  resets->addWidget(winner);
+  resets->addWidget(heuristic);
+  resets->addWidget(none);
+  ev->addLayout(resets);
+  ev->addWidget(text_);
+  ev->addWidget(result_);
+
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  ir_ = new QPlainTextEdit;
+  asm_ = new QPlainTextEdit;
+  for (QPlainTextEdit* e : {ir_, asm_}) {
+    e->setReadOnly(true);
+    e->setFont(mono);
+    e->setLineWrapMode(QPlainTextEdit::NoWrap);
+  }
+  new CodeHighlighter(ir_->document(), CodeHighlighter::Language::llvm_ir);
+  new CodeHighlighter(asm_->document(), CodeHighlighter::Language::assembly);
+  candidates_ = make_candidates_model(this);
+  table_ = new QTableView;
+  auto* proxy = make_proxy(candidates_, candidates_col::opts, this);
+  table_->setModel(proxy);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(candidates_col::seq, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->hide();
+  connect(table_, &QTableView::activated, this, [this, proxy](const QModelIndex& i) {
+    const db::CandidateRow& c = candidates_->row(proxy->mapToSource(i).row());
+    if (auto o = parse_opts(c.opts)) try_opts(*o);
+    Q_EMIT candidate_activated(c.seq);
+  });
+  history_ = new QChartView(new QChart);
+  history_->setRenderHint(QPainter::Antialiasing);
+  tabs_ = new QTabWidget;
+  tabs_->addTab(ir_, "LLVM IR");
+  tabs_->addTab(asm_, "Assembly");
+  tabs_->addTab(table_, "Candidates");
+  tabs_->addTab(history_, "Timing history");
+
+  auto* split = new QSplitter;
+  split->addWidget(editor);
+  split->addWidget(tabs_);
+  split->setStretchFactor(1, 3);
+  auto* v = new QVBoxLayout(this);
+  v->addWidget(title_);
+  v->addWidget(axes_);
+  v->addWidget(split, 1);
+}
+
+void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_path) {
+  bool same_kernel = task_ && detail.row.kernel.hash == detail_.row.kernel.hash;
+  detail_ = detail;
+  candidates_->set_rows(detail.candidates);
+  if (bench_path_ != db_path) {
+    bench_ = std::make_shared<HandBench>(db_path);
+    bench_path_ = db_path;
+  }
+  const db::Kernel& k = detail.row.kernel;
+  const db::Tuning& t = detail.row.tuning;
+  title_->setText(QString("<b>%1</b> &nbsp; %2 &nbsp; run %3 (%4) &nbsp; %5 FLOP, %6 bytes "
+                          "&nbsp; heuristic %7, tuned %8")
+                      .arg(q(k.name), q(k.hash))
+                      .arg(detail.run.id)
+                      .arg(q(detail.run.started_at))
+                      .arg(k.flops)
+                      .arg(k.bytes)
+                      .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
+  update_history();
+  if (same_kernel) return; // a live reload: keep the plan being edited
+  hand_.clear();
+  auto task = tuner::task_from_record(k);
+  if (!task) {
+    task_.reset();
+    result_->setText("<span style='color:#d62728'>" + q(task.error()).toHtmlEscaped() + "</span>");
+    return;
+  }
+  task_ = *task;
+  auto o = parse_opts(t.winner_opts.empty() ? t.heuristic_opts : t.winner_opts);
+  opts_ = o ? *o : std::vector<Opt>{};
+  result_->clear();
+  show_opts();
+  refresh_code();
+}
+
+void KernelView::try_opts(const std::vector<Opt>& opts) {
+  if (!task_) return;
+  opts_ = opts;
+  show_opts();
+  refresh_code();
+  measure();
+}
+
+void KernelView::show_opts() {
+  list_->clear();
+  for (const Opt& o : opts_) list_->addItem(q(to_string(o)));
+  text_->setText(q(to_string(opts_)));
+}
+
+void KernelView::add_opt() {
+  Opt o{static_cast<OptOp>(op_->currentData().toInt()), axis_->value(), amount_->value()};
+  std::vector<Opt> next = opts_;
+  next.push_back(o);
+  try_opts(next);
+}
+
+void KernelView::remove_opt() {
+  int row = list_->currentRow();
+  if (row < 0 || row >= static_cast<int>(opts_.size())) return;
+  std::vector<Opt> next = opts_;
+  next.erase(next.begin() + row);
+  try_opts(next);
+}
+
+void KernelView::refresh_code() {
+  int serial = ++code_serial_;
+  std::string ast = task_->ast, name = task_->name;
+  std::vector<Opt> opts = opts_;
+  run_async(
+      this, [ast, opts, name] { return kernel_code(ast, opts, name); },
+      [this, serial](const Expected<KernelCode>& code) {
+        if (serial != code_serial_) return; // an older edit's code
+        if (!code) {
+          axes_->setText("<span style='color:#d62728'>" + q(code.error()).toHtmlEscaped() +
+                         "</span>");
+          ir_->setPlainText(q(code.error()));
+          asm_->clear();
+        } else {
+          axes_->setText("axes: " + axes_html(code->axes));
+          ir_->setPlainText(q(code->llvm_ir));
+          asm_->setPlainText(q(code->assembly));
+        }
+        Q_EMIT code_ready();
+      });
+}
+
+void KernelView::measure() {
+  result_->setText("measuring " + q(to_string(opts_)) + " in a sandbox...");
+  auto bench = bench_;
+  KernelTask task = *task_;
+  std::vector<Opt> opts = opts_;
+  run_async(
+      this, [bench, task, opts] { return bench->measure(task, opts); },
+      [this, opts](const Expected<HandResult>& r) {
+        QString plan = q(opts.empty() ? "(no Opts)" : to_string(opts));
+        if (!r) {
+          result_->setText(plan + ": <span style='color:#d62728'>" + q(r.error()).toHtmlEscaped() +
+                           "</span>");
+          Q_EMIT measured("error");
+          return;
+        }
+        const tuner::Candidate& c = r->candidate;
+        std::string status = tuner::to_string(c.status);
+        if (c.status == tuner::Status::ok) {
+          double ms = c.median_ms();
+          hand_.emplace_back(to_string(opts), ms);
+          QString vs = r->heuristic_ms > 0 ? QString(" (heuristic %1, %2x)")
+                                                 .arg(ms_text(r->heuristic_ms))
+                                                 .arg(r->heuristic_ms / ms, 0, 'f', 2)
+                                           : QString();
+          result_->setText(plan + ": <b>" + ms_text(ms) + "</b> median of " +
+                           QString::number(c.samples_ms.size()) + " runs" + vs);
+          update_history();
+        } else {
+          QColor color = status_color(status_class(status));
+          result_->setText(QString("%1: <span style='color:%2'>%3</span>: %4")
+                               .arg(plan, color.name(), q(status), q(c.error).toHtmlEscaped()));
+        }
+        Q_EMIT measured(q(status));
+      });
+}
+
+void KernelView::update_history() {
+  QChart* chart = history_->chart();
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  chart->setTitle("Timing history of " + q(detail_.row.kernel.name));
+  auto* tuned = new QLineSeries;
+  tuned->setName("tuned (winner, per search)");
+  auto* heuristic = new QLineSeries;
+  heuristic->setName("heuristic");
+  auto* hand = new QScatterSeries;
+  hand->setName("tried by hand");
+  hand->setColor(QColor(0xc9, 0xa2, 0x00));
+  double top = 0;
+  int x = 0;
+  for (const db::Tuning& t : detail_.history) {
+    ++x;
+    if (t.winner_ms) tuned->append(x, *t.winner_ms), top = std::max(top, *t.winner_ms);
+    if (t.heuristic_ms) heuristic->append(x, *t.heuristic_ms), top = std::max(top, *t.heuristic_ms);
+  }
+  for (const auto& [plan, ms] : hand_) hand->append(x + 1, ms), top = std::max(top, ms);
+  auto* ax = new QValueAxis;
+  ax->setTitleText("search (oldest first); by hand: after the last");
+  ax->setRange(0, x + 2);
+  ax->setLabelFormat("%d");
+  auto* ay = new QValueAxis;
+  ay->setTitleText("ms");
+  ay->setRange(0, top > 0 ? top * 1.15 : 1);
+  chart->addAxis(ax, Qt::AlignBottom);
+  chart->addAxis(ay, Qt::AlignLeft);
+  for (QXYSeries* s : std::initializer_list<QXYSeries*>{tuned, heuristic, hand}) {
+    chart->addSeries(s);
+    s->attachAxis(ax);
+    s->attachAxis(ay);
+  }
+  tuned->setPointsVisible(true);
+  heuristic->setPointsVisible(true);
+}
+
+} // namespace beamlab::gui

@@ -1,0 +1,81 @@
+// The kernel view: one kernel's search in a run. Its axes coloured by kind for the Opt list
+// being edited, the list itself (add, remove, type, or reset to the winner or the heuristic),
+// the LLVM IR and assembly that list compiles to, the search's candidates, and the kernel's
+// timing history over every run. Each edit compiles the code for reading in this process and
+// measures the plan in a sandbox (HandBench), showing its time or why it failed.
+#pragma once
+
+#include <memory>
+
+#include <QChartView>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
+#include <QWidget>
+
+#include "gui/models.hpp"
+#include "gui/workbench.hpp"
+
+namespace beamlab::gui {
+
+class KernelView : public QWidget {
+  Q_OBJECT
+public:
+  explicit KernelView(QWidget* parent = nullptr);
+
+  /// Shows `detail`; plans tried by hand are journaled in `db_path`.
+  void set_tuning(const TuningDetail& detail, const std::string& db_path);
+  bool has_kernel() const { return task_.has_value(); }
+  const TuningDetail& detail() const { return detail_; }
+  /// The Opt list as the editor holds it.
+  std::vector<Opt> opts() const { return opts_; }
+  /// Replaces the Opt list (as typing it does): updates the code and measures it.
+  void try_opts(const std::vector<Opt>& opts);
+  /// The last hand measurement's text ("0.123 ms (heuristic 0.2 ms)" or the reason).
+  QString result_text() const { return result_->text(); }
+  QString llvm_ir() const { return ir_->toPlainText(); }
+  QString assembly() const { return asm_->toPlainText(); }
+  QString axes_text() const { return axes_->text(); }
+  CandidatesModel* candidates() const { return candidates_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QChart* history_chart() const { return history_->chart(); }
+
+Q_SIGNALS:
+  void code_ready();
+  void measured(const QString& status);
+  void candidate_activated(int seq);
+
+private:
+  void show_opts();
+  void refresh_code();
+  void measure();
+  void update_history();
+  void add_opt();
+  void remove_opt();
+
+  TuningDetail detail_;
+  std::optional<KernelTask> task_;
+  std::vector<Opt> opts_;
+  std::shared_ptr<HandBench> bench_;
+  std::string bench_path_;
+  std::vector<std::pair<std::string, double>> hand_; ///< plans tried by hand and their ms
+  int code_serial_ = 0;
+
+  QLabel *title_, *axes_, *result_;
+  QListWidget* list_;
+  QComboBox* op_;
+  QSpinBox *axis_, *amount_;
+  QLineEdit* text_;
+  QTabWidget* tabs_;
+  QPlainTextEdit *ir_, *asm_;
+  CandidatesModel* candidates_;
+  QTableView* table_;
+  QChartView* history_;
+};
+
+} // namespace beamlab::gui

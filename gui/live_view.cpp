@@ -1,0 +1,338 @@
+// The live tuning view; see live_view.hpp.
+#include "gui/live_view.hpp"
+
+#include <algorithm>
+
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QPainter>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace beamlab::gui {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+constexpr qint64 kRestartShownMs = 1000;
+} // namespace
+
+SandboxStrip::SandboxStrip(QWidget* parent) : QWidget(parent) {
+  setMinimumHeight(28);
+  setToolTip("Each sandbox: compiling (blue), timing (green), idle (grey), restarting (red)");
+}
+
+void SandboxStrip::set_activity(const std::vector<tuner::SlotActivity>& a) {
+  qint64 now = QDateTime::currentMSecsSinceEpoch();
+  restarts_.resize(a.size(), 0);
+  restarted_at_.resize(a.size(), -kRestartShownMs);
+  states_.clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].restarts > restarts_[i]) restarted_at_[i] = now;
+    restarts_[i] = a[i].restarts;
+    if (now - restarted_at_[i] < kRestartShownMs)
+      states_ << "restarting";
+    else if (a[i].state == tuner::SlotState::shared)
+      states_ << "compiling";
+    else if (a[i].state == tuner::SlotState::exclusive)
+      states_ << "timing";
+    else
+      states_ << "idle";
+  }
+  update();
+}
+
+void SandboxStrip::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  int n = static_cast<int>(states_.size());
+  if (n == 0) {
+    p.drawText(rect(), Qt::AlignVCenter, "no sandboxes running");
+    return;
+  }
+  int w = width() / n;
+  for (int i = 0; i < n; ++i) {
+    const QString& s = states_[i];
+    QColor c = s == "compiling"    ? QColor(0x1f, 0x6f, 0xd0)
+               : s == "timing"     ? QColor(0x2e, 0x9d, 0x4a)
+               : s == "restarting" ? QColor(0xd6, 0x27, 0x28)
+                                   : QColor(0xc8, 0xc8, 0xc8);
+    QRect r(i * w + 2, 2, w - 4, height() - 4);
+    p.fillRect(r, c);
+    p.setPen(s == "idle" ? Qt::black : Qt::white);
+    p.drawText(r, Qt::AlignCenter,
+               QString("sandbox %1: %2 (%3 restarts)").arg(i).arg(s).arg(restarts_[size_t(i)]));
+  }
+}
+
+LiveView::LiveView(QWidget* parent) : QWidget(parent) {
+  beam_ = new QSpinBox;
+  beam_->setRange(1, 64);
+  beam_->setValue(4);
+  budget_ = new QDoubleSpinBox;
+  budget_->setRange(1, 86400);
+  budget_->setValue(60);
+  budget_->setSuffix(" s");
+  corpus_ = new QLineEdit;
+  corpus_->setPlaceholderText("corpus file (JSON), e.g. corpora/quick.json");
+  auto* browse = new QPushButton("...");
+  connect(browse, &QPushButton::clicked, this, [this] {
+    QString f = QFileDialog::getOpenFileName(this, "Corpus", {}, "Corpus (*.json)");
+    if (!f.isEmpty()) corpus_->setText(f);
+  });
+  start_kernel_ = new QPushButton("Tune selected kernel");
+  start_kernel_->setEnabled(false);
+  start_corpus_ = new QPushButton("Tune corpus");
+  pause_ = new QPushButton("Pause");
+  cancel_ = new QPushButton("Cancel");
+  pause_->setEnabled(false);
+  cancel_->setEnabled(false);
+  connect(start_kernel_, &QPushButton::clicked, this, [this] { start(false); });
+  connect(start_corpus_, &QPushButton::clicked, this, [this] { start(true); });
+  connect(pause_, &QPushButton::clicked, this, &LiveView::pause_or_resume);
+  connect(cancel_, &QPushButton::clicked, this, &LiveView::cancel);
+  status_ = new QLabel("Pick a kernel in the Runs view, or a corpus, and start.");
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel("Beam"));
+  controls->addWidget(beam_);
+  controls->addWidget(new QLabel("Budget"));
+  controls->addWidget(budget_);
+  controls->addWidget(start_kernel_);
+  controls->addWidget(corpus_, 1);
+  controls->addWidget(browse);
+  controls->addWidget(start_corpus_);
+  controls->addWidget(pause_);
+  controls->addWidget(cancel_);
+
+  auto* chart = new QChart;
+  chart->setTitle("Candidates as they settle");
+  ax_ = new QValueAxis;
+  ax_->setTitleText("wall time (s)");
+  ay_ = new QValueAxis;
+  ay_->setTitleText("best sample (ms)");
+  chart->addAxis(ax_, Qt::AlignBottom);
+  chart->addAxis(ay_, Qt::AlignLeft);
+  for (int i = 0; i < kStatusClassCount; ++i) {
+    auto c = static_cast<StatusClass>(i);
+    auto* s = new QScatterSeries;
+    s->setName(status_class_name(c));
+    s->setColor(status_color(c));
+    s->setBorderColor(status_color(c));
+    s->setMarkerSize(7);
+    chart->addSeries(s);
+    s->attachAxis(ax_);
+    s->attachAxis(ay_);
+    series_[c] = s;
+  }
+  best_ = new QLineSeries;
+  best_->setName("best so far");
+  best_->setColor(Qt::black);
+  chart->addSeries(best_);
+  best_->attachAxis(ax_);
+  best_->attachAxis(ay_);
+  chart_view_ = new QChartView(chart);
+  chart_view_->setRenderHint(QPainter::Antialiasing);
+
+  tree_ = new QTreeWidget;
+  tree_->setHeaderLabels({"Beam (iteration x rank)", "ms", "Opts"});
+  tree_->header()->setStretchLastSection(true);
+  details_ = new QLabel("Click a beam candidate for its details; Enter opens it.");
+  details_->setWordWrap(true);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+    if (!item || item->data(0, Qt::UserRole).isNull()) return;
+    auto& cands = candidates_[item->data(0, Qt::UserRole + 1).toString().toStdString()];
+    int id = item->data(0, Qt::UserRole).toInt();
+    QString text;
+    // The candidate and its ancestry: how the beam reached it.
+    for (int at = id; at >= 0 && cands.count(at);) {
+      const LiveEvent& e = cands[at];
+      text += QString("#%1 [%2] %3 %4<br>")
+                  .arg(e.id)
+                  .arg(q(e.status))
+                  .arg(ms_text(e.ms), q(e.opts.empty() ? "(no Opts)" : e.opts).toHtmlEscaped());
+      at = e.parent;
+    }
+    details_->setText("<b>candidate and its parents</b><br>" + text);
+  });
+  connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    if (!item || item->data(0, Qt::UserRole).isNull()) return;
+    Q_EMIT candidate_picked(item->data(0, Qt::UserRole + 1).toString(), item->text(2));
+  });
+  auto* side = new QSplitter(Qt::Vertical);
+  side->addWidget(tree_);
+  side->addWidget(details_);
+  auto* split = new QSplitter;
+  split->addWidget(chart_view_);
+  split->addWidget(side);
+  split->setStretchFactor(0, 3);
+  strip_ = new SandboxStrip;
+
+  auto* v = new QVBoxLayout(this);
+  v->addLayout(controls);
+  v->addWidget(status_);
+  v->addWidget(split, 1);
+  v->addWidget(strip_);
+  timer_.setInterval(100);
+  connect(&timer_, &QTimer::timeout, this, &LiveView::poll);
+}
+
+LiveView::~LiveView() = default;
+
+void LiveView::set_kernel(std::optional<KernelTask> task) {
+  task_ = std::move(task);
+  start_kernel_->setEnabled(task_.has_value() && !running());
+  start_kernel_->setText(task_ ? "Tune " + q(task_->name) : "Tune selected kernel");
+}
+
+void LiveView::set_corpus(const QString& path) { corpus_->setText(path); }
+
+void LiveView::reset_chart() {
+  for (auto& [c, s] : series_) s->clear();
+  best_->clear();
+  tree_->clear();
+  candidates_.clear();
+  max_t_ = 1;
+  max_ms_ = 0;
+  settled_ = 0;
+}
+
+bool LiveView::start(bool corpus) {
+  if (running()) return false;
+  if (db_path_.empty()) {
+    status_->setText("No database is open.");
+    return false;
+  }
+  SessionOptions o;
+  o.db_path = db_path_;
+  o.beam = beam_->value();
+  o.budget_s = budget_->value();
+  beam_width_ = o.beam;
+  if (corpus) {
+    if (corpus_->text().isEmpty()) {
+      status_->setText("Choose a corpus file first.");
+      return false;
+    }
+    session_ = std::make_unique<TuningSession>(o, corpus_->text().toStdString());
+  } else {
+    if (!task_) {
+      status_->setText("Select a kernel in the Runs view first.");
+      return false;
+    }
+    session_ = std::make_unique<TuningSession>(o, *task_);
+  }
+  reset_chart();
+  session_->start();
+  status_->setText("running...");
+  start_kernel_->setEnabled(false);
+  start_corpus_->setEnabled(false);
+  pause_->setEnabled(true);
+  pause_->setText("Pause");
+  cancel_->setEnabled(true);
+  timer_.start();
+  return true;
+}
+
+void LiveView::pause_or_resume() {
+  if (!running()) return;
+  if (session_->paused()) {
+    session_->resume();
+    pause_->setText("Pause");
+    status_->setText("running...");
+  } else {
+    session_->pause();
+    pause_->setText("Resume");
+    status_->setText("paused (what is in flight finishes; nothing new starts)");
+  }
+}
+
+void LiveView::cancel() {
+  if (!running()) return;
+  session_->cancel();
+  status_->setText("cancelling: re-measuring the best so far...");
+}
+
+int LiveView::points(StatusClass c) const { return series_.at(c)->count(); }
+
+void LiveView::poll() {
+  if (!session_) return;
+  apply(session_->take());
+  strip_->set_activity(session_->activity());
+  if (!session_->finished()) return;
+  apply(session_->take());
+  timer_.stop();
+  std::string error = session_->error();
+  status_->setText(
+      error.empty() ? QString("done: %1 candidates, run %2").arg(settled_).arg(session_->run_id())
+                    : "<span style='color:#d62728'>" + q(error).toHtmlEscaped() + "</span>");
+  start_kernel_->setEnabled(task_.has_value());
+  start_corpus_->setEnabled(true);
+  pause_->setEnabled(false);
+  cancel_->setEnabled(false);
+  strip_->set_activity({});
+  Q_EMIT session_finished();
+}
+
+void LiveView::apply(const std::vector<LiveEvent>& events) {
+  if (events.empty()) return;
+  std::map<StatusClass, QList<QPointF>> points;
+  QList<QPointF> best;
+  std::vector<std::string> iterated;
+  for (const LiveEvent& e : events) {
+    max_t_ = std::max(max_t_, e.t);
+    switch (e.kind) {
+    case LiveEvent::Kind::settled:
+      ++settled_;
+      candidates_[e.kernel][e.id] = e;
+      if (e.ms > 0) {
+        points[status_class(e.status)].append({e.t, e.ms});
+        max_ms_ = std::max(max_ms_, e.ms);
+      }
+      break;
+    case LiveEvent::Kind::best: best.append({e.t, e.best > 0 ? e.best : e.ms}); break;
+    case LiveEvent::Kind::iteration: iterated.push_back(e.kernel); break;
+    case LiveEvent::Kind::kernel_started:
+      current_kernel_ = e.kernel;
+      status_->setText("tuning " + q(e.kernel) + "...");
+      break;
+    case LiveEvent::Kind::kernel_finished:
+      status_->setText(QString("%1: %2 %3 %4")
+                           .arg(q(e.kernel), q(e.status), ms_text(e.ms), q(e.opts + e.detail)));
+      break;
+    case LiveEvent::Kind::restarted: status_->setText("sandbox restarted: " + q(e.detail)); break;
+    case LiveEvent::Kind::message: break;
+    }
+  }
+  for (auto& [c, list] : points) series_[c]->append(list);
+  best_->append(best);
+  ax_->setRange(0, max_t_ * 1.05);
+  ay_->setRange(0, max_ms_ > 0 ? max_ms_ * 1.1 : 1);
+  for (const std::string& k : iterated) update_tree(k);
+}
+
+// The beam after an iteration: the W fastest correct candidates so far (as the search ranks).
+void LiveView::update_tree(const std::string& kernel) {
+  std::vector<const LiveEvent*> ok;
+  for (const auto& [id, e] : candidates_[kernel])
+    if (e.status == "ok" && e.ms > 0) ok.push_back(&e);
+  std::sort(ok.begin(), ok.end(), [](const LiveEvent* a, const LiveEvent* b) {
+    return a->ms < b->ms || (a->ms == b->ms && a->id < b->id);
+  });
+  ok.resize(std::min(ok.size(), size_t(std::max(1, beam_width_))));
+  int iteration = 0;
+  for (const auto& [id, e] : candidates_[kernel]) iteration = std::max(iteration, e.iteration);
+  auto* top = new QTreeWidgetItem(tree_, {QString("%1 iteration %2").arg(q(kernel)).arg(iteration),
+                                          ok.empty() ? "" : QString::number(ok[0]->ms, 'f', 4)});
+  for (size_t r = 0; r < ok.size(); ++r) {
+    auto* child = new QTreeWidgetItem(top, {QString("rank %1: #%2").arg(r + 1).arg(ok[r]->id),
+                                            QString::number(ok[r]->ms, 'f', 4), q(ok[r]->opts)});
+    child->setData(0, Qt::UserRole, ok[r]->id);
+    child->setData(0, Qt::UserRole + 1, q(kernel));
+  }
+  top->setExpanded(true);
+  tree_->scrollToItem(top);
+}
+
+} // namespace beamlab::gui

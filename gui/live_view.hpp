@@ -1,0 +1,114 @@
+// The live tuning view: start BEAM on the selected kernel or a corpus (width and budget), and
+// watch it. A chart of every candidate's time as it settles, coloured by status, with the
+// best-so-far curve against wall time; the beam as a tree (iteration x rank) whose candidates
+// open in the details pane; a strip with each sandbox's state (compiling, timing, idle,
+// restarting). Pause and Cancel keep everything measured: candidates are journaled as they
+// settle. The session runs on its own thread; a 10 Hz timer drains its events in batches, so
+// thousands of candidates never block the UI thread.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include <QChartView>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QScatterSeries>
+#include <QSpinBox>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QValueAxis>
+#include <QWidget>
+
+#include "gui/style.hpp"
+#include "gui/tuning_session.hpp"
+
+namespace beamlab::gui {
+
+/// One box per sandbox, coloured by what its thread does.
+class SandboxStrip : public QWidget {
+public:
+  explicit SandboxStrip(QWidget* parent = nullptr);
+  void set_activity(const std::vector<tuner::SlotActivity>& a);
+  /// "compiling", "timing", "idle" or "restarting" per sandbox.
+  QStringList states() const { return states_; }
+  QSize sizeHint() const override { return {400, 28}; }
+
+protected:
+  void paintEvent(QPaintEvent*) override;
+
+private:
+  QStringList states_;
+  std::vector<int> restarts_;
+  std::vector<qint64> restarted_at_; ///< ms timestamps: "restarting" shows for a second
+};
+
+class LiveView : public QWidget {
+  Q_OBJECT
+public:
+  explicit LiveView(QWidget* parent = nullptr);
+  ~LiveView() override;
+
+  void set_database(const std::string& path) { db_path_ = path; }
+  /// The kernel "Tune selected kernel" searches (from the Runs or Kernel view).
+  void set_kernel(std::optional<KernelTask> task);
+  void set_corpus(const QString& path);
+
+  /// Starts a session on the kernel (or the corpus when `corpus` is set); false with the reason
+  /// in the status line when it can't.
+  bool start(bool corpus);
+  void pause_or_resume();
+  void cancel();
+  bool running() const { return session_ && !session_->finished(); }
+  void set_beam(int w) { beam_->setValue(w); }
+  void set_budget(double s) { budget_->setValue(s); }
+
+  /// For tests and the benchmark: points per status class, the best-so-far curve, the tree.
+  int points(StatusClass c) const;
+  int best_points() const { return best_->count(); }
+  QTreeWidget* beam_tree() const { return tree_; }
+  SandboxStrip* strip() const { return strip_; }
+  QString status_text() const { return status_->text(); }
+  int64_t run_id() const { return session_ ? session_->run_id() : 0; }
+  /// Applies events as the timer would (the benchmark feeds synthetic ones).
+  void apply(const std::vector<LiveEvent>& events);
+
+Q_SIGNALS:
+  /// The session ended (finished, cancelled or failed): the database has changed.
+  void session_finished();
+  /// A candidate picked in the tree: open its kernel's plan.
+  void candidate_picked(const QString& kernel, const QString& opts);
+
+private:
+  void poll();
+  void reset_chart();
+  void update_tree(const std::string& kernel);
+
+  std::string db_path_;
+  std::optional<KernelTask> task_;
+  std::unique_ptr<TuningSession> session_;
+  QTimer timer_;
+  QSpinBox* beam_;
+  QDoubleSpinBox* budget_;
+  QLineEdit* corpus_;
+  QPushButton *start_kernel_, *start_corpus_, *pause_, *cancel_;
+  QLabel *status_, *details_;
+  QChartView* chart_view_;
+  QValueAxis *ax_, *ay_;
+  std::map<StatusClass, QScatterSeries*> series_;
+  QLineSeries* best_;
+  QTreeWidget* tree_;
+  SandboxStrip* strip_;
+  double max_t_ = 1, max_ms_ = 0;
+  int settled_ = 0;
+  /// Per kernel: the settled candidates (id -> event) for the beam tree.
+  std::map<std::string, std::map<int, LiveEvent>> candidates_;
+  std::string current_kernel_;
+  int beam_width_ = 4;
+};
+
+} // namespace beamlab::gui

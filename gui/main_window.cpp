@@ -1,0 +1,353 @@
+// The workbench window; see main_window.hpp.
+#include "gui/main_window.hpp"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QShortcut>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QVBoxLayout>
+
+#include "gui/async.hpp"
+#include "gui/program.hpp"
+#include "tuner/policy.hpp"
+#include <beamlab/workloads.hpp>
+
+namespace beamlab::gui {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QTableView* table(QAbstractItemModel* model) {
+  auto* t = new QTableView;
+  t->setModel(model);
+  t->setSortingEnabled(true);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->horizontalHeader()->setStretchLastSection(true);
+  t->verticalHeader()->hide();
+  return t;
+}
+
+// "matmul M=64 N=64 K=64 dtype=float16" -> the workload, its parameters and dtype.
+Expected<std::tuple<std::string, std::map<std::string, int64_t>, std::string>>
+parse_program(const QString& spec) {
+  QStringList words = spec.split(' ', Qt::SkipEmptyParts);
+  if (words.isEmpty()) return make_unexpected(std::string("name a workload, e.g. 'matmul M=64'"));
+  std::map<std::string, int64_t> params;
+  std::string dtype;
+  for (int i = 1; i < words.size(); ++i) {
+    QStringList kv = words[i].split('=');
+    bool ok = kv.size() == 2;
+    if (ok && kv[0] == "dtype") {
+      dtype = kv[1].toStdString();
+      continue;
+    }
+    int64_t v = ok ? kv[1].toLongLong(&ok) : 0;
+    if (!ok)
+      return make_unexpected("'" + words[i].toStdString() +
+                             "': expected NAME=INTEGER (or dtype=float16)");
+    params[kv[0].toStdString()] = v;
+  }
+  return std::make_tuple(words[0].toStdString(), params, dtype);
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("beamlab workbench");
+  message_ = new QLabel;
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  // Runs and kernels.
+  runs_ = make_runs_model(this);
+  runs_proxy_ = make_proxy(runs_, runs_col::command, this);
+  runs_view_ = table(runs_proxy_);
+  runs_view_->sortByColumn(runs_col::id, Qt::DescendingOrder);
+  kernels_ = make_kernels_model(this);
+  kernels_proxy_ = make_proxy(kernels_, kernels_col::name, this);
+  kernels_view_ = table(kernels_proxy_);
+  kernels_view_->sortByColumn(kernels_col::speedup, Qt::DescendingOrder);
+  filter_ = new QLineEdit;
+  filter_->setPlaceholderText("filter kernels by name (Ctrl+F)");
+  filter_->setClearButtonEnabled(true);
+  connect(filter_, &QLineEdit::textChanged, kernels_proxy_,
+          &QSortFilterProxyModel::setFilterFixedString);
+  connect(runs_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& i) {
+            if (i.isValid()) select_run(i.data(kIdRole).toLongLong());
+          });
+  auto open_current_kernel = [this](const QModelIndex& i) {
+    if (i.isValid()) open_tuning(i.data(kIdRole).toLongLong());
+  };
+  connect(kernels_view_, &QTableView::activated, this, open_current_kernel);
+  connect(kernels_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& i) {
+            if (!i.isValid()) return;
+            const KernelRow& r = kernels_->row(kernels_proxy_->mapToSource(i).row());
+            auto task = tuner::task_from_record(r.kernel);
+            live_view_->set_kernel(task ? std::optional<KernelTask>(*task) : std::nullopt);
+          });
+  auto* runs_page = new QSplitter(Qt::Vertical);
+  runs_page->setObjectName("runs_split");
+  runs_page->addWidget(runs_view_);
+  auto* lower = new QWidget;
+  auto* lv = new QVBoxLayout(lower);
+  lv->setContentsMargins(0, 0, 0, 0);
+  lv->addWidget(filter_);
+  lv->addWidget(kernels_view_);
+  runs_page->addWidget(lower);
+
+  kernel_view_ = new KernelView;
+  live_view_ = new LiveView;
+  schedule_view_ = new ScheduleView;
+  timing_view_ = new TimingView;
+  roofline_view_ = new RoofLineView;
+  compare_view_ = new CompareView;
+  connect(live_view_, &LiveView::session_finished, this, &MainWindow::reload);
+  connect(schedule_view_, &ScheduleView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
+  connect(timing_view_, &TimingView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
+
+  // A program for the Schedule and Timing views.
+  program_ = new QComboBox;
+  program_->setEditable(true);
+  for (const WorkloadInfo& w : workloads()) {
+    QString spec = q(w.name);
+    for (const auto& [k, v] : w.defaults) spec += QString(" %1=%2").arg(q(k)).arg(v);
+    program_->addItem(spec);
+  }
+  program_->setToolTip("A workload and its parameters; Enter profiles it with the cache's plans");
+  auto* profile_button = new QPushButton("Profile");
+  connect(profile_button, &QPushButton::clicked, this,
+          [this] { profile(program_->currentText()); });
+  connect(program_->lineEdit(), &QLineEdit::returnPressed, this,
+          [this] { profile(program_->currentText()); });
+  auto program_page = [&](QWidget* view) {
+    auto* page = new QWidget;
+    auto* v = new QVBoxLayout(page);
+    v->addWidget(view, 1);
+    return page;
+  };
+  auto* program_bar = new QHBoxLayout;
+  program_bar->addWidget(new QLabel("Program"));
+  program_bar->addWidget(program_, 1);
+  program_bar->addWidget(profile_button);
+
+  tabs_ = new QTabWidget;
+  tabs_->addTab(runs_page, "&Runs");
+  tabs_->addTab(kernel_view_, "&Kernel");
+  tabs_->addTab(live_view_, "&Live tuning");
+  tabs_->addTab(program_page(schedule_view_), "&Schedule graph");
+  tabs_->addTab(program_page(timing_view_), "&Timing");
+  tabs_->addTab(roofline_view_, "R&oofline");
+  tabs_->addTab(compare_view_, "&Compare");
+  auto* central = new QWidget;
+  auto* v = new QVBoxLayout(central);
+  v->addWidget(message_);
+  v->addLayout(program_bar);
+  v->addWidget(tabs_, 1);
+  setCentralWidget(central);
+
+  // Keyboard: Ctrl+1..7 the tabs, Ctrl+O open, F5 reload, Ctrl+F filter, Ctrl+Q quit.
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open database...", QKeySequence::Open, this, [this] {
+    QString f = QFileDialog::getOpenFileName(this, "Open a beamlab database", q(db_path_),
+                                             "beamlab database (*.db);;All files (*)");
+    if (!f.isEmpty()) open_database(f);
+  });
+  file->addAction("&Reload", QKeySequence::Refresh, this, &MainWindow::reload);
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  QMenu* view = menuBar()->addMenu("&View");
+  for (int i = 0; i < tabs_->count(); ++i)
+    view->addAction(tabs_->tabText(i).remove('&'), QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)),
+                    this, [this, i] { tabs_->setCurrentIndex(i); });
+  view->addAction("&Filter kernels", QKeySequence::Find, this, [this] {
+    tabs_->setCurrentIndex(runs_tab);
+    filter_->setFocus();
+  });
+
+  poll_timer_.setInterval(1000);
+  connect(&poll_timer_, &QTimer::timeout, this, &MainWindow::poll_changes);
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  runs_page->restoreState(settings.value("window/runs_split").toByteArray());
+  tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
+  statusBar()->showMessage("Ctrl+1..7 switch views; Enter opens; F5 reloads");
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  if (auto* split = findChild<QSplitter*>("runs_split"))
+    settings.setValue("window/runs_split", split->saveState());
+  settings.setValue("window/tab", tabs_->currentIndex());
+  if (live_view_->running()) live_view_->cancel();
+  QMainWindow::closeEvent(e);
+}
+
+void MainWindow::show_error(const QString& text) {
+  message_->setText("<span style='color:#d62728'>" + text.toHtmlEscaped() + "</span>");
+}
+
+void MainWindow::open_database(const QString& path) {
+  db_path_ = path.toStdString();
+  setWindowTitle("beamlab workbench - " + path);
+  live_view_->set_database(db_path_);
+  compare_view_->set_database(db_path_);
+  watch_ = std::make_shared<ChangeWatch>(db_path_);
+  run_id_ = tuning_id_ = 0;
+  QSettings().setValue("database", path);
+  message_->setText("opening " + path + "...");
+  std::string p = db_path_;
+  // Created (or migrated) the way the CLI would: then every later read is read-only.
+  run_async(
+      this,
+      [p]() -> Expected<void> {
+        try {
+          db::Database db(p);
+          return {};
+        } catch (const std::exception& e) {
+          return make_unexpected(std::string(e.what()));
+        }
+      },
+      [this, p](const Expected<void>& r) {
+        if (p != db_path_) return;
+        if (!r) {
+          runs_->set_rows({});
+          kernels_->set_rows({});
+          poll_timer_.stop();
+          show_error(q(r.error()));
+          return;
+        }
+        message_->setText(q(p));
+        reload();
+        poll_timer_.start();
+      });
+}
+
+void MainWindow::reload() {
+  if (db_path_.empty()) return;
+  std::string p = db_path_;
+  run_async(
+      this, [p] { return load_runs(p); },
+      [this, p](const Expected<std::vector<RunRow>>& r) {
+        if (p != db_path_) return;
+        if (!r) return show_error(q(r.error()));
+        runs_->set_rows(*r);
+        compare_view_->set_runs(*r);
+        if (run_id_ == 0 && !r->empty()) {
+          QModelIndex first = runs_proxy_->index(0, 0);
+          runs_view_->setCurrentIndex(first);
+        } else if (run_id_ != 0) {
+          select_run(run_id_);
+        }
+        Q_EMIT runs_loaded();
+      });
+  if (tuning_id_ != 0) open_tuning(tuning_id_);
+}
+
+void MainWindow::poll_changes() {
+  if (polling_ || !watch_) return;
+  polling_ = true;
+  auto watch = watch_;
+  run_async(
+      this, [watch] { return watch->changed(); },
+      [this, watch](const Expected<bool>& changed) {
+        polling_ = false;
+        if (watch != watch_) return;
+        if (!changed) return show_error(q(changed.error()));
+        if (*changed) reload();
+      });
+}
+
+void MainWindow::select_run(int64_t run_id) {
+  run_id_ = run_id;
+  std::string p = db_path_;
+  run_async(
+      this, [p, run_id] { return load_run(p, run_id); },
+      [this, run_id](const Expected<RunDetail>& r) {
+        if (run_id != run_id_) return;
+        if (!r) return show_error(q(r.error()));
+        run_kernels_ = r->kernels;
+        kernels_->set_rows(r->kernels);
+        Q_EMIT run_loaded();
+      });
+}
+
+void MainWindow::open_tuning(int64_t tuning_id) {
+  bool fresh = tuning_id != tuning_id_;
+  tuning_id_ = tuning_id;
+  std::string p = db_path_;
+  run_async(
+      this, [p, tuning_id] { return load_tuning(p, tuning_id); },
+      [this, tuning_id, fresh](const Expected<TuningDetail>& d) {
+        if (tuning_id != tuning_id_) return;
+        if (!d) return show_error(q(d.error()));
+        kernel_view_->set_tuning(*d, db_path_);
+        roofline_view_->set_data(*d, run_kernels_);
+        compare_view_->set_tuning(*d);
+        auto task = tuner::task_from_record(d->row.kernel);
+        live_view_->set_kernel(task ? std::optional<KernelTask>(*task) : std::nullopt);
+        if (fresh) tabs_->setCurrentIndex(kernel_tab);
+        Q_EMIT tuning_loaded();
+      });
+}
+
+void MainWindow::open_kernel_by_hash(const QString& hash) {
+  std::string p = db_path_, h = hash.toStdString();
+  run_async(
+      this, [p, h] { return latest_tuning(p, h); },
+      [this, hash](const Expected<std::optional<int64_t>>& t) {
+        if (!t) return show_error(q(t.error()));
+        if (!*t)
+          return show_error("kernel " + hash +
+                            " has not been tuned in this database yet: tune the program's "
+                            "workload (beamlab tune, or a corpus in Live tuning) first");
+        open_tuning(**t);
+      });
+}
+
+void MainWindow::profile(const QString& spec) {
+  auto parsed = parse_program(spec);
+  if (!parsed) return show_error("program: " + q(parsed.error()));
+  auto [name, params, dtype] = *parsed;
+  program_->setEditText(spec);
+  std::string p = db_path_;
+  schedule_view_->show_message("profiling " + spec + "...");
+  timing_view_->show_message("profiling " + spec + "...");
+  run_async(
+      this,
+      [=]() -> Expected<ProgramProfile> {
+        // The plans a user's run would get: the cache's where it has them.
+        std::unique_ptr<tuner::CachePolicy> policy;
+        if (!p.empty())
+          policy = std::make_unique<tuner::CachePolicy>(p, tuner::CacheMode::read_only,
+                                                        default_policy());
+        return profile_program(name, params, dtype, 0, 5, policy.get());
+      },
+      [this, spec](const Expected<ProgramProfile>& r) {
+        if (!r) {
+          schedule_view_->show_message(q(r.error()));
+          timing_view_->show_message(q(r.error()));
+          show_error("program '" + spec + "': " + q(r.error()));
+          return;
+        }
+        schedule_view_->set_program(*r);
+        timing_view_->set_program(*r);
+        Q_EMIT program_loaded();
+      });
+}
+
+} // namespace beamlab::gui

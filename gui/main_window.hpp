@@ -1,0 +1,104 @@
+// The workbench window: the views as tabs over one database.
+//
+//   Runs        the runs (newest first) and the selected run's kernels, sortable and filtered
+//   Kernel      one kernel's search: axes, Opts editor, IR, assembly, candidates, history
+//   Live        BEAM on the selected kernel or a corpus, as it runs
+//   Schedule    a program's kernels as a dependency graph (Graphviz)
+//   Timing      a program execution per kernel, and across cores
+//   Roofline    a kernel's candidates on the device's roofline
+//   Compare     two candidates, or two runs
+//
+// Every query runs off the UI thread. A timer polls the file's data_version, so a run another
+// process is writing appears and updates live. A missing or damaged database is a message in
+// the window, never a crash. The window's layout and the last database are remembered.
+#pragma once
+
+#include <memory>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+
+#include "gui/compare_view.hpp"
+#include "gui/kernel_view.hpp"
+#include "gui/live_view.hpp"
+#include "gui/models.hpp"
+#include "gui/roofline_view.hpp"
+#include "gui/schedule_view.hpp"
+#include "gui/timing_view.hpp"
+
+namespace beamlab::gui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+public:
+  enum Tab { runs_tab, kernel_tab, live_tab, schedule_tab, timing_tab, roofline_tab, compare_tab };
+
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens `path` (created when missing, as the CLI does); errors show in the window.
+  void open_database(const QString& path);
+  const std::string& database() const { return db_path_; }
+  /// Reloads the runs (and the open run and kernel) now.
+  void reload();
+  void select_run(int64_t run_id);
+  /// Opens the kernel of tuning `id` in the Kernel view.
+  void open_tuning(int64_t tuning_id);
+  /// Profiles a workload ("matmul M=64 N=64 K=64") for the Schedule and Timing views.
+  void profile(const QString& spec);
+
+  RunsModel* runs_model() const { return runs_; }
+  KernelsModel* kernels_model() const { return kernels_; }
+  QSortFilterProxyModel* kernels_proxy() const { return kernels_proxy_; }
+  KernelView* kernel_view() const { return kernel_view_; }
+  LiveView* live_view() const { return live_view_; }
+  ScheduleView* schedule_view() const { return schedule_view_; }
+  TimingView* timing_view() const { return timing_view_; }
+  RoofLineView* roofline_view() const { return roofline_view_; }
+  CompareView* compare_view() const { return compare_view_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QString message() const { return message_->text(); }
+
+Q_SIGNALS:
+  void runs_loaded();
+  void run_loaded();
+  void tuning_loaded();
+  void program_loaded();
+
+protected:
+  void closeEvent(QCloseEvent* e) override;
+
+private:
+  void show_error(const QString& text);
+  void poll_changes();
+  void open_kernel_by_hash(const QString& hash);
+
+  std::string db_path_;
+  std::shared_ptr<ChangeWatch> watch_;
+  bool polling_ = false;
+  int64_t run_id_ = 0, tuning_id_ = 0;
+  std::vector<KernelRow> run_kernels_;
+  QTimer poll_timer_;
+  QTabWidget* tabs_;
+  QLabel* message_;
+  RunsModel* runs_;
+  KernelsModel* kernels_;
+  QSortFilterProxyModel *runs_proxy_, *kernels_proxy_;
+  QTableView *runs_view_, *kernels_view_;
+  QLineEdit* filter_;
+  QComboBox* program_;
+  KernelView* kernel_view_;
+  LiveView* live_view_;
+  ScheduleView* schedule_view_;
+  TimingView* timing_view_;
+  RoofLineView* roofline_view_;
+  CompareView* compare_view_;
+};
+
+} // namespace beamlab::gui

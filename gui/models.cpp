@@ -1,0 +1,103 @@
+// The models' columns; see models.hpp.
+#include "gui/models.hpp"
+
+#include "gui/style.hpp"
+
+namespace beamlab::gui {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QVariant ms_or_blank(std::optional<double> ms) {
+  return ms && *ms > 0 ? QVariant(QString::number(*ms, 'f', 4)) : QVariant(QString());
+}
+
+QVariant number_or_zero(std::optional<double> v) { return v ? *v : 0.0; }
+
+} // namespace
+
+RunsModel* make_runs_model(QObject* parent) {
+  std::vector<RunsModel::Column> cols = {
+      {"Run", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.run.id); }},
+      {"Started (UTC)", [](const RunRow& r) { return q(r.run.started_at); }},
+      {"Kind", [](const RunRow& r) { return q(r.run.kind); }},
+      {"Label", [](const RunRow& r) { return q(r.run.label); }},
+      {"Command", [](const RunRow& r) { return q(r.run.command); }},
+      {"Device", [](const RunRow& r) { return q(r.device); }},
+      {"Status",
+       [](const RunRow& r) { return q(r.run.status); },
+       {},
+       [](const RunRow& r) -> QVariant {
+         if (r.run.status == "running") return QColor(0x1f, 0x6f, 0xd0);
+         if (r.run.status == "failed") return QColor(0xd6, 0x27, 0x28);
+         return {};
+       }},
+      {"Kernels", [](const RunRow& r) { return r.kernels; }},
+      {"Candidates", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
+  };
+  return new RunsModel(std::move(cols), [](const RunRow& r) { return r.run.id; }, parent);
+}
+
+KernelsModel* make_kernels_model(QObject* parent) {
+  std::vector<KernelsModel::Column> cols = {
+      {"Kernel", [](const KernelRow& r) { return q(r.kernel.name); }},
+      {"Workload", [](const KernelRow& r) { return q(r.tuning.workload); }},
+      {"Status", [](const KernelRow& r) { return q(r.tuning.status); }},
+      {"Heuristic ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
+       [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); }},
+      {"Tuned ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.winner_ms); },
+       [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); }},
+      {"Speedup",
+       [](const KernelRow& r) -> QVariant {
+         return r.speedup > 0 ? QVariant(QString::number(r.speedup, 'f', 2) + "x") : QString();
+       },
+       [](const KernelRow& r) { return r.speedup; },
+       [](const KernelRow& r) -> QVariant {
+         return r.speedup >= 1.05 ? QVariant(QColor(0x2e, 0x9d, 0x4a)) : QVariant();
+       }},
+      {"% roofline",
+       [](const KernelRow& r) -> QVariant {
+         return r.roofline > 0 ? QVariant(QString::number(100 * r.roofline, 'f', 1)) : QString();
+       },
+       [](const KernelRow& r) { return r.roofline; }},
+      {"Candidates",
+       [](const KernelRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
+      {"Winner Opts", [](const KernelRow& r) { return q(r.tuning.winner_opts); }},
+  };
+  return new KernelsModel(std::move(cols), [](const KernelRow& r) { return r.tuning.id; }, parent);
+}
+
+CandidatesModel* make_candidates_model(QObject* parent) {
+  using C = db::CandidateRow;
+  std::vector<CandidatesModel::Column> cols = {
+      {"#", [](const C& c) { return c.seq; }},
+      {"Iteration", [](const C& c) { return c.iteration; }},
+      {"Parent", [](const C& c) { return c.parent; }},
+      {"Status",
+       [](const C& c) { return q(c.status); },
+       {},
+       [](const C& c) { return QVariant(status_color(status_class(c.status))); }},
+      {"Best ms", [](const C& c) { return ms_or_blank(best_ms(c)); },
+       [](const C& c) { return best_ms(c) > 0 ? best_ms(c) : 1e300; }},
+      {"Median ms", [](const C& c) { return ms_or_blank(median_ms(c)); },
+       [](const C& c) { return median_ms(c) > 0 ? median_ms(c) : 1e300; }},
+      {"Compile ms", [](const C& c) { return QString::number(c.compile_ms, 'f', 1); },
+       [](const C& c) { return c.compile_ms; }},
+      {"Opts", [](const C& c) { return q(c.opts.empty() ? "(none)" : c.opts); }},
+      {"Error", [](const C& c) { return q(c.error); }},
+  };
+  return new CandidatesModel(std::move(cols), [](const C& c) { return int64_t{c.seq}; }, parent);
+}
+
+QSortFilterProxyModel* make_proxy(QAbstractItemModel* source, int filter_column, QObject* parent) {
+  auto* p = new QSortFilterProxyModel(parent);
+  p->setSourceModel(source);
+  p->setSortRole(kSortRole);
+  p->setFilterKeyColumn(filter_column);
+  p->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  p->setDynamicSortFilter(true);
+  return p;
+}
+
+} // namespace beamlab::gui

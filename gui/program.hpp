@@ -1,0 +1,63 @@
+// A program execution as plain data: a built-in workload scheduled, compiled and run by the
+// engine, with each kernel's median time, cost, the kernels it reads from and, from one traced
+// execution, what every core did while it ran. The schedule graph and the timing views draw
+// this; it holds no Qt types, so a worker thread computes it off the UI thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/realize/realize.hpp"
+
+namespace beamlab::gui {
+
+/// One kernel of a program, in execution order.
+struct ProgramKernel {
+  std::string name; ///< e.g. "r_512_512_512"
+  std::string key;  ///< the kernel's hash as 16 hex digits, as the database stores it
+  std::string opts; ///< the Opts it ran with, in their text form
+  double ms = 0;    ///< median time
+  double gflops = 0;
+  double gbps = 0;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  /// Per input slot (DEFINE_GLOBAL 1, 2, ...): the index of the kernel that produced that
+  /// buffer, or -1 for a program input.
+  std::vector<int> inputs;
+  std::vector<int64_t> input_bytes;   ///< per input slot, the buffer's size
+  std::vector<int64_t> input_buffers; ///< per input slot, the BUFFER's id (shared inputs)
+  int64_t output_bytes = 0;           ///< the buffer of slot 0
+  int64_t begin_ns = 0, end_ns = 0;   ///< in the traced execution, the whole kernel
+  std::vector<ThreadSpan> spans;      ///< in the traced execution, each thread's part
+};
+
+struct ProgramProfile {
+  std::string workload;
+  std::map<std::string, int64_t> params; ///< as given (missing ones took their defaults)
+  std::string dtype;                     ///< e.g. "float32"
+  int threads = 0;                       ///< threads each launch used
+  int runs = 0;                          ///< timed runs behind each median
+  std::vector<ProgramKernel> kernels;
+  double total_ms = 0;   ///< the sum of the kernels' medians
+  int64_t traced_ns = 0; ///< the traced execution's length
+};
+
+/// Builds `workload` with `params` in `dtype` ("" for the default), prepares it with `policy`
+/// (null: the engine's default policy) on `threads` threads (0: every core), times every
+/// kernel over `runs` runs (median) and traces one more execution. Any failure (an unknown
+/// workload or parameter, a kernel that fails to compile) is the error string; nothing throws.
+Expected<ProgramProfile> profile_program(const std::string& workload,
+                                         const std::map<std::string, int64_t>& params,
+                                         const std::string& dtype, int threads, int runs,
+                                         const OptPolicy* policy = nullptr);
+
+/// A time in ms for people, keeping three significant digits of short ones: "12.35 ms",
+/// "0.0213 ms".
+std::string format_ms(double ms);
+
+/// A byte count for people: "512 B", "4.0 KiB", "4.0 MiB", "1.5 GiB".
+std::string format_bytes(int64_t bytes);
+
+} // namespace beamlab::gui

@@ -1,0 +1,58 @@
+// The schedule graph: a program's kernels as a dependency graph. Graphviz's dot lays it out;
+// it is drawn in a QGraphicsScene with each kernel a box coloured (a cool-to-hot ramp) and
+// sized by its time and labelled with its name and time, each edge labelled with the size of
+// the buffer it carries, and program inputs as small grey ellipses. Clicking a kernel (or
+// pressing Enter on the selected one) activates it; ctrl+wheel zooms.
+#pragma once
+
+#include <QPointF>
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+#include "gui/program.hpp"
+
+class QGraphicsScene;
+class QGraphicsView;
+class QLabel;
+class QStackedWidget;
+
+namespace beamlab::gui {
+
+class ScheduleView : public QWidget {
+  Q_OBJECT
+public:
+  explicit ScheduleView(QWidget* parent = nullptr);
+
+  /// Lays out and draws `program`'s kernels, replacing what was shown.
+  void set_program(const ProgramProfile& program);
+  /// Shows `message` (e.g. "profiling..." or an error) instead of a graph.
+  void show_message(const QString& message);
+  /// Selects and centres the kernel with this key (hex), if the graph has it.
+  void select_kernel(const QString& key_hex);
+
+  QGraphicsScene* scene() const { return scene_; }
+  QGraphicsView* view() const { return view_; }
+  /// Kernel nodes in the graph (program inputs not counted).
+  int node_count() const { return static_cast<int>(keys_.size()); }
+  /// The scene position of kernel `kernel`'s node centre, from the Graphviz layout.
+  QPointF node_center(int kernel) const;
+
+Q_SIGNALS:
+  /// A kernel was clicked, or Enter was pressed with it selected.
+  void kernel_activated(const QString& key_hex);
+
+private:
+  void activate(int kernel);
+  void activate_selected();
+
+  QStackedWidget* stack_ = nullptr;
+  QLabel* message_ = nullptr;
+  QGraphicsView* view_ = nullptr;
+  QGraphicsScene* scene_ = nullptr;
+  std::vector<QString> keys_;    ///< per kernel node
+  std::vector<QPointF> centers_; ///< per kernel node
+};
+
+} // namespace beamlab::gui

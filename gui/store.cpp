@@ -1,0 +1,132 @@
+// Database snapshots for the GUI; see store.hpp.
+#include "gui/store.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "tuner/batch.hpp"
+#include "tuner/search.hpp"
+
+namespace beamlab::gui {
+
+namespace {
+
+// Runs `read` on a fresh read-only connection, turning every error into its message.
+template <class F>
+auto reading(const std::string& path, F read)
+    -> Expected<decltype(read(std::declval<db::Database&>()))> {
+  try {
+    db::Database db(path, db::Database::Access::read_only);
+    return read(db);
+  } catch (const std::exception& e) {
+    return make_unexpected(std::string(e.what()));
+  }
+}
+
+std::string describe(const db::Device& d) {
+  return fmt::format("{}, {} cores", d.info.cpu_model, d.info.cores);
+}
+
+KernelRow kernel_row(db::Database& db, const db::Tuning& t, const std::optional<db::Device>& dev,
+                     int64_t candidates) {
+  KernelRow row;
+  row.tuning = t;
+  if (auto k = db.kernel(t.kernel_id)) row.kernel = std::move(*k);
+  row.candidates = candidates;
+  if (t.winner_ms && t.heuristic_ms && *t.winner_ms > 0)
+    row.speedup = *t.heuristic_ms / *t.winner_ms;
+  if (t.winner_ms && dev && dev->peak_gflops && dev->peak_gbps)
+    row.roofline = tuner::roofline_fraction(row.kernel.flops, row.kernel.bytes, *t.winner_ms,
+                                            *dev->peak_gflops, *dev->peak_gbps);
+  return row;
+}
+
+} // namespace
+
+Expected<std::vector<RunRow>> load_runs(const std::string& path) {
+  return reading(path, [](db::Database& db) {
+    std::map<int64_t, db::Database::RunStats> stats = db.run_stats();
+    std::map<int64_t, std::string> devices;
+    std::vector<RunRow> out;
+    for (db::Run& r : db.runs()) {
+      RunRow row;
+      if (!devices.count(r.device_id)) {
+        auto d = db.device(r.device_id);
+        devices[r.device_id] = d ? describe(*d) : "unknown device";
+      }
+      row.device = devices[r.device_id];
+      if (auto s = stats.find(r.id); s != stats.end()) {
+        row.kernels = s->second.tunings;
+        row.candidates = s->second.candidates;
+      }
+      row.run = std::move(r);
+      out.push_back(std::move(row));
+    }
+    return out;
+  });
+}
+
+Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
+  auto r = reading(path, [&](db::Database& db) -> Expected<RunDetail> {
+    auto run = db.run(run_id);
+    if (!run) return make_unexpected(fmt::format("no run {} in '{}'", run_id, path));
+    RunDetail d;
+    d.run = *run;
+    d.device = db.device(run->device_id);
+    std::map<int64_t, int64_t> counts = db.candidate_counts(run_id);
+    for (const db::Tuning& t : db.tunings(run_id))
+      d.kernels.push_back(kernel_row(db, t, d.device, counts[t.id]));
+    return d;
+  });
+  if (!r) return make_unexpected(r.error());
+  return std::move(*r);
+}
+
+Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
+  auto r = reading(path, [&](db::Database& db) -> Expected<TuningDetail> {
+    auto t = db.tuning(tuning_id);
+    if (!t) return make_unexpected(fmt::format("no tuning {} in '{}'", tuning_id, path));
+    TuningDetail d;
+    if (auto run = db.run(t->run_id)) d.run = *run;
+    d.device = db.device(d.run.device_id);
+    d.candidates = db.candidates(tuning_id);
+    d.row = kernel_row(db, *t, d.device, static_cast<int64_t>(d.candidates.size()));
+    d.history = db.tunings_of_kernel(t->kernel_id);
+    return d;
+  });
+  if (!r) return make_unexpected(r.error());
+  return std::move(*r);
+}
+
+Expected<std::optional<int64_t>> latest_tuning(const std::string& path, const std::string& hash) {
+  return reading(path, [&](db::Database& db) -> std::optional<int64_t> {
+    auto kernel = db.find_kernel(hash);
+    if (!kernel) return std::nullopt;
+    std::vector<db::Tuning> ts = db.tunings_of_kernel(*kernel);
+    if (ts.empty()) return std::nullopt;
+    return ts.back().id;
+  });
+}
+
+double best_ms(const db::CandidateRow& c) {
+  if (c.samples_ms.empty()) return 0;
+  return *std::min_element(c.samples_ms.begin(), c.samples_ms.end());
+}
+
+double median_ms(const db::CandidateRow& c) { return tuner::quantile(c.samples_ms, 0.5); }
+
+Expected<bool> ChangeWatch::changed() {
+  try {
+    if (!db_) db_ = std::make_unique<db::Database>(path_, db::Database::Access::read_only);
+    int64_t v = db_->data_version();
+    bool changed = v != last_;
+    last_ = v;
+    return changed;
+  } catch (const std::exception& e) {
+    db_.reset();
+    return make_unexpected(std::string(e.what()));
+  }
+}
+
+} // namespace beamlab::gui

@@ -1,0 +1,76 @@
+// What the GUI reads from the database, as plain snapshots.
+//
+// Every function here opens its own read-only connection and returns a value (or the one-line
+// reason it couldn't): they run on worker threads (see async.hpp), never on the UI thread, and a
+// tuning process may be writing the same file meanwhile (WAL). A missing, foreign or damaged
+// file is an error value, never an exception escaping into Qt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+#include "engine/support/error.hpp"
+
+namespace beamlab::gui {
+
+struct RunRow {
+  db::Run run;
+  std::string device; ///< "AMD EPYC 7B13, 2 cores"
+  int kernels = 0;
+  int64_t candidates = 0;
+};
+
+/// A kernel's search in a run, with what the tables derive from it.
+struct KernelRow {
+  db::Tuning tuning;
+  db::Kernel kernel;
+  int64_t candidates = 0;
+  double speedup = 0;  ///< heuristic / winner (0: unknown)
+  double roofline = 0; ///< the winner's fraction of the device's roofline (0: unknown)
+};
+
+struct RunDetail {
+  db::Run run;
+  std::optional<db::Device> device;
+  std::vector<KernelRow> kernels;
+};
+
+struct TuningDetail {
+  KernelRow row;
+  db::Run run;
+  std::optional<db::Device> device;
+  std::vector<db::CandidateRow> candidates; ///< by seq
+  /// The kernel's other searches (every run), oldest first: its timing history.
+  std::vector<db::Tuning> history;
+};
+
+/// The runs, newest first.
+Expected<std::vector<RunRow>> load_runs(const std::string& path);
+Expected<RunDetail> load_run(const std::string& path, int64_t run_id);
+Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id);
+
+/// The newest search of the kernel with AST hash `hash` (none: never tuned).
+Expected<std::optional<int64_t>> latest_tuning(const std::string& path, const std::string& hash);
+
+/// A candidate's ranking time: its fastest sample (0: none).
+double best_ms(const db::CandidateRow& c);
+double median_ms(const db::CandidateRow& c);
+
+/// Reads the file's data_version on a connection it keeps (PRAGMA data_version only sees other
+/// connections' commits on one long-lived connection): changes mean "reload".
+class ChangeWatch {
+public:
+  explicit ChangeWatch(std::string path) : path_(std::move(path)) {}
+  /// True when another connection committed since the last call (and on the first call).
+  Expected<bool> changed();
+
+private:
+  std::string path_;
+  std::unique_ptr<db::Database> db_;
+  int64_t last_ = -1;
+};
+
+} // namespace beamlab::gui

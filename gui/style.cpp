@@ -1,0 +1,91 @@
+// Colours, highlighting and formats; see style.hpp.
+#include "gui/style.hpp"
+
+namespace beamlab::gui {
+
+StatusClass status_class(const std::string& s) {
+  if (s == "ok") return StatusClass::ok;
+  if (s == "slow") return StatusClass::slow;
+  if (s == "wrong_result") return StatusClass::wrong;
+  if (s == "crashed" || s == "limit" || s == "violation") return StatusClass::crashed;
+  if (s == "timeout") return StatusClass::timeout;
+  return StatusClass::other;
+}
+
+const char* status_class_name(StatusClass c) {
+  static const char* names[] = {"ok", "slow", "wrong result", "crashed", "timed out", "other"};
+  return names[static_cast<int>(c)];
+}
+
+QColor status_color(StatusClass c) {
+  switch (c) {
+  case StatusClass::ok: return QColor(0x2e, 0x9d, 0x4a);
+  case StatusClass::slow: return QColor(0x9a, 0xa5, 0xb1);
+  case StatusClass::wrong: return QColor(0xd6, 0x27, 0x28);
+  case StatusClass::crashed: return QColor(0x7b, 0x1f, 0xa2);
+  case StatusClass::timeout: return QColor(0xff, 0x8c, 0x00);
+  case StatusClass::other: return QColor(0x60, 0x60, 0x60);
+  }
+  return Qt::black;
+}
+
+QColor axis_color(AxisKind kind) {
+  switch (kind) {
+  case AxisKind::Parallel: return QColor(0x1f, 0x6f, 0xd0);
+  case AxisKind::Loop: return QColor(0x00, 0x9c, 0xa6);
+  case AxisKind::Reduce: return QColor(0xd6, 0x27, 0x28);
+  case AxisKind::Upcast: return QColor(0xc9, 0xa2, 0x00);
+  case AxisKind::Unroll: return QColor(0xb0, 0x2d, 0xb3);
+  }
+  return Qt::black;
+}
+
+QString axes_html(const std::vector<Axis>& axes) {
+  QString out;
+  for (const Axis& a : axes)
+    out += QString("<span style='color:%1; font-weight:bold' title='%2'>%3</span> ")
+               .arg(axis_color(a.kind).name(),
+                    QString::fromStdString(std::string(axis_kind_name(a.kind))))
+               .arg(a.extent);
+  return out.trimmed();
+}
+
+QString ms_text(double ms) {
+  if (ms <= 0) return "-";
+  return QString::number(ms, 'g', 4) + " ms";
+}
+
+CodeHighlighter::CodeHighlighter(QTextDocument* doc, Language language) : QSyntaxHighlighter(doc) {
+  auto add = [&](const char* pattern, QColor color, bool bold = false) {
+    QTextCharFormat f;
+    f.setForeground(color);
+    if (bold) f.setFontWeight(QFont::Bold);
+    rules_.push_back({QRegularExpression(pattern), f});
+  };
+  if (language == Language::llvm_ir) {
+    add(R"(\b(define|declare|ret|br|label|phi|call|load|store|getelementptr|alloca|icmp|fcmp|select|add|sub|mul|fadd|fsub|fmul|fdiv|sdiv|srem|shl|and|or|xor|zext|sext|trunc|bitcast|fptrunc|fpext|sitofp|fptosi|insertelement|extractelement|shufflevector|inbounds|nsw|nuw|fast|contract)\b)",
+        QColor(0x00, 0x55, 0xaa), true);
+    add(R"(\b(i1|i8|i16|i32|i64|half|bfloat|float|double|ptr|void|<\d+ x [a-z0-9]+>)\b)",
+        QColor(0x2e, 0x7d, 0x32));
+    add(R"(%[\w.]+)", QColor(0x8e, 0x24, 0xaa));
+    add(R"(@[\w.]+)", QColor(0xc6, 0x28, 0x28), true);
+  } else {
+    add(R"(^\s*[a-z][a-z0-9]*\b)", QColor(0x00, 0x55, 0xaa), true);
+    add(R"(%[a-z0-9]+)", QColor(0x8e, 0x24, 0xaa));
+    add(R"(^\s*\.[\w]+)", QColor(0x80, 0x80, 0x80));
+    add(R"(^[\w.$]+:)", QColor(0xc6, 0x28, 0x28), true);
+    add(R"(\$?-?\b0x[0-9a-f]+\b|\$-?\d+)", QColor(0x2e, 0x7d, 0x32));
+  }
+  add(language == Language::llvm_ir ? R"(;.*$)" : R"(#.*$)", QColor(0x80, 0x80, 0x80));
+}
+
+void CodeHighlighter::highlightBlock(const QString& text) {
+  for (const Rule& r : rules_)
+    for (auto it = r.pattern.globalMatch(text); it.hasNext();) {
+      auto m = it.next();
+      setFormat(static_cast<int>(m.capturedStart()), static_cast<int>(m.capturedLength()),
+                r.format);
+    }
+}
+
+} // namespace beamlab::gui

@@ -1,0 +1,297 @@
+// Kernel timing; see timing_view.hpp.
+#include "gui/timing_view.hpp"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QHelpEvent>
+#include <QHorizontalBarSeries>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace beamlab::gui {
+namespace {
+
+// Tableau's ten categorical colours: neighbouring kernels stay tellable apart.
+QColor kernel_color(int kernel) {
+  static const QColor palette[] = {{78, 121, 167}, {242, 142, 43}, {225, 87, 89},   {118, 183, 178},
+                                   {89, 161, 79},  {237, 201, 72}, {176, 122, 161}, {255, 157, 167},
+                                   {156, 117, 95}, {186, 176, 172}};
+  return palette[static_cast<size_t>(kernel) % std::size(palette)];
+}
+
+// A tick step of 1, 2 or 5 times a power of ten giving at most `max_ticks` ticks over `range`.
+double tick_step(double range, int max_ticks) {
+  if (range <= 0) return 1;
+  double raw = range / max_ticks;
+  double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+constexpr int kLeft = 78, kRight = 14, kTop = 22, kRowHeight = 22, kRowGap = 4;
+
+} // namespace
+
+// The timeline across cores: a row for the kernels' whole launches, then one per thread.
+class TimelineWidget : public QWidget {
+public:
+  explicit TimelineWidget(std::function<void(int)> on_click) : on_click_(std::move(on_click)) {
+    setMouseTracking(true);
+    setBackgroundRole(QPalette::Base);
+    setAutoFillBackground(true);
+  }
+
+  void set_program(const ProgramProfile& program) {
+    program_ = program;
+    spans_.clear();
+    rows_ = std::max(1, program.threads);
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      const ProgramKernel& kernel = program.kernels[k];
+      spans_.push_back({static_cast<int>(k), 0, kernel.begin_ns, kernel.end_ns});
+      for (const ThreadSpan& s : kernel.spans) {
+        spans_.push_back({static_cast<int>(k), s.thread + 1, s.begin_ns, s.end_ns});
+        rows_ = std::max(rows_, s.thread + 1);
+      }
+    }
+    end_ns_ = std::max<int64_t>(1, program.traced_ns);
+    setMinimumHeight(kTop + (rows_ + 1) * (kRowHeight + kRowGap) + 8);
+    update();
+  }
+  void clear() { set_program({}); }
+
+  int thread_span_count() const {
+    return static_cast<int>(
+        std::count_if(spans_.begin(), spans_.end(), [](const Span& s) { return s.row > 0; }));
+  }
+
+protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    draw_axis(p);
+    for (int r = 0; r <= rows_; ++r) {
+      QRectF row = row_rect(r);
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(QRectF(4, row.top(), kLeft - 10, row.height()), Qt::AlignRight | Qt::AlignVCenter,
+                 r == 0 ? tr("kernels") : tr("thread %1").arg(r - 1));
+      p.fillRect(QRectF(kLeft, row.top(), plot_width(), row.height()), QColor(244, 244, 244));
+    }
+    for (const Span& s : spans_) {
+      QRectF box = span_rect(s);
+      QColor c = kernel_color(s.kernel);
+      p.fillRect(box, s.row == 0 ? c.lighter(125) : c);
+      p.setPen(c.darker(140));
+      p.drawRect(box);
+      if (s.row != 0) continue;
+      QString name = QString::fromStdString(program_.kernels[static_cast<size_t>(s.kernel)].name);
+      if (p.fontMetrics().horizontalAdvance(name) + 4 > box.width()) continue;
+      p.setPen(Qt::black);
+      p.drawText(box, Qt::AlignCenter, name);
+    }
+  }
+
+  bool event(QEvent* e) override {
+    if (e->type() != QEvent::ToolTip) return QWidget::event(e);
+    auto* help = static_cast<QHelpEvent*>(e);
+    const Span* s = span_at(help->pos());
+    if (!s) {
+      QToolTip::hideText();
+      e->ignore();
+      return true;
+    }
+    const ProgramKernel& k = program_.kernels[static_cast<size_t>(s->kernel)];
+    std::string where = s->row == 0 ? "whole launch" : fmt::format("thread {}", s->row - 1);
+    QToolTip::showText(help->globalPos(),
+                       QString::fromStdString(fmt::format(
+                           "#{} {}\n{}: {} (from {:.4g} to {:.4g} ms)\nmedian {}", s->kernel,
+                           k.name, where, format_ms(ms(s->end_ns - s->begin_ns)), ms(s->begin_ns),
+                           ms(s->end_ns), format_ms(k.ms))),
+                       this);
+    return true;
+  }
+
+  void mousePressEvent(QMouseEvent* e) override {
+    if (const Span* s = span_at(e->position().toPoint()); s && e->button() == Qt::LeftButton)
+      on_click_(s->kernel);
+  }
+
+private:
+  struct Span {
+    int kernel;
+    int row; // 0: the kernel's whole launch; t + 1: thread t
+    int64_t begin_ns, end_ns;
+  };
+
+  static double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+  double plot_width() const { return std::max(1, width() - kLeft - kRight); }
+  double x_of(int64_t ns) const {
+    return kLeft + plot_width() * static_cast<double>(ns) / static_cast<double>(end_ns_);
+  }
+  QRectF row_rect(int row) const {
+    return QRectF(0, kTop + row * (kRowHeight + kRowGap), width(), kRowHeight);
+  }
+  QRectF span_rect(const Span& s) const {
+    QRectF row = row_rect(s.row);
+    // At least a pixel wide: a short launch is still visible.
+    double x0 = x_of(s.begin_ns), x1 = std::max(x0 + 1, x_of(s.end_ns));
+    return QRectF(x0, row.top() + 2, x1 - x0, row.height() - 4);
+  }
+  const Span* span_at(QPoint pos) const {
+    for (const Span& s : spans_)
+      if (span_rect(s).adjusted(-1, 0, 1, 0).contains(pos)) return &s;
+    return nullptr;
+  }
+
+  void draw_axis(QPainter& p) {
+    double total = ms(end_ns_);
+    double step = tick_step(total, std::max(2, static_cast<int>(plot_width() / 80)));
+    p.setPen(palette().color(QPalette::Mid));
+    double bottom = row_rect(rows_).bottom();
+    for (int i = 0; i * step <= total * (1 + 1e-9); ++i) {
+      double x = x_of(static_cast<int64_t>(i * step * 1e6));
+      p.drawLine(QPointF(x, kTop - 4), QPointF(x, bottom));
+      p.drawText(QRectF(x - 40, 2, 80, kTop - 6), Qt::AlignCenter,
+                 QString::fromStdString(fmt::format("{:g} ms", i * step)));
+    }
+  }
+
+  std::function<void(int)> on_click_;
+  ProgramProfile program_;
+  std::vector<Span> spans_;
+  int rows_ = 1;
+  int64_t end_ns_ = 1;
+};
+
+TimingView::TimingView(QWidget* parent) : QWidget(parent) {
+  chart_view_ = new QChartView(new QChart());
+  chart_view_->setRenderHint(QPainter::Antialiasing);
+  chart_view_->setMinimumHeight(180);
+  timeline_ = new TimelineWidget([this](int kernel) { activate(kernel); });
+  auto* scroll = new QScrollArea();
+  scroll->setWidget(timeline_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  timeline_title_ = new QLabel();
+  auto* lower = new QWidget();
+  auto* lower_layout = new QVBoxLayout(lower);
+  lower_layout->setContentsMargins(6, 0, 6, 0);
+  lower_layout->addWidget(timeline_title_);
+  lower_layout->addWidget(scroll, 1);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->addWidget(chart_view_);
+  splitter->addWidget(lower);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
+  charts_ = splitter;
+  message_ = new QLabel();
+  message_->setAlignment(Qt::AlignCenter);
+  message_->setWordWrap(true);
+  stack_ = new QStackedWidget(this);
+  stack_->addWidget(message_);
+  stack_->addWidget(charts_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(stack_);
+  show_message(tr("No program yet."));
+}
+
+int TimingView::span_count() const { return timeline_->thread_span_count(); }
+
+void TimingView::show_message(const QString& message) {
+  QChart* old = chart_view_->chart();
+  chart_view_->setChart(new QChart()); // the view releases the old chart without deleting it
+  delete old;
+  bars_ = nullptr;
+  bar_set_ = nullptr;
+  keys_.clear();
+  timeline_->clear();
+  message_->setText(message);
+  stack_->setCurrentWidget(message_);
+}
+
+void TimingView::set_program(const ProgramProfile& program) {
+  show_message({});
+  if (program.kernels.empty()) return show_message(tr("The program has no kernels."));
+  int n = static_cast<int>(program.kernels.size());
+  // Horizontal bars stack upwards from the first category: add the kernels last to first so
+  // the first kernel is on top, as in the schedule. Names repeat (equal layers), categories
+  // may not, so each carries its position.
+  bar_set_ = new QBarSet(tr("median ms"));
+  bar_set_->setColor(QColor(78, 121, 167));
+  bar_set_->setLabelColor(Qt::black);
+  QStringList categories;
+  double max_ms = 0;
+  for (int i = n - 1; i >= 0; --i) {
+    const ProgramKernel& k = program.kernels[static_cast<size_t>(i)];
+    categories << QString::fromStdString(fmt::format("#{} {}", i, k.name));
+    bar_set_->append(k.ms);
+    max_ms = std::max(max_ms, k.ms);
+  }
+  for (const ProgramKernel& k : program.kernels) keys_.push_back(QString::fromStdString(k.key));
+  bars_ = new QHorizontalBarSeries();
+  bars_->append(bar_set_);
+  bars_->setLabelsVisible(true);
+  bars_->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+  bars_->setLabelsFormat(QStringLiteral("@value ms"));
+  bars_->setLabelsPrecision(3);
+  connect(bar_set_, &QBarSet::clicked, this, [this, n](int index) { activate(n - 1 - index); });
+
+  auto* chart = new QChart();
+  chart->addSeries(bars_);
+  chart->setTitle(
+      tr("%1 (%2): median kernel time of %3 run(s), %4 in all")
+          .arg(QString::fromStdString(program.workload), QString::fromStdString(program.dtype))
+          .arg(program.runs)
+          .arg(QString::fromStdString(format_ms(program.total_ms))));
+  chart->legend()->hide();
+  auto* names = new QBarCategoryAxis();
+  names->append(categories);
+  chart->addAxis(names, Qt::AlignLeft);
+  bars_->attachAxis(names);
+  auto* values = new QValueAxis();
+  values->setTitleText(tr("ms"));
+  values->setRange(0, max_ms > 0 ? max_ms * 1.25 : 1); // room for the labels
+  values->applyNiceNumbers();
+  values->setLabelFormat(QStringLiteral("%.3g"));
+  chart->addAxis(values, Qt::AlignBottom);
+  bars_->attachAxis(values);
+  QChart* old = chart_view_->chart();
+  chart_view_->setChart(chart);
+  delete old;
+  chart_view_->setMinimumHeight(std::min(120 + 22 * n, 420));
+
+  timeline_->set_program(program);
+  timeline_title_->setText(
+      tr("One traced execution across %1 thread(s): %2 from the first launch to the last end")
+          .arg(program.threads)
+          .arg(QString::fromStdString(format_ms(static_cast<double>(program.traced_ns) / 1e6))));
+  stack_->setCurrentWidget(charts_);
+  // The whole timeline when there is room for it, the rest for the bars.
+  int timeline_h = timeline_->minimumHeight() + timeline_title_->sizeHint().height() + 8;
+  int total = std::max(charts_->height(), height());
+  charts_->setSizes({std::max(total - timeline_h, total / 2), std::min(timeline_h, total / 2)});
+}
+
+void TimingView::activate(int kernel) {
+  if (kernel < 0 || kernel >= static_cast<int>(keys_.size())) return;
+  Q_EMIT kernel_activated(keys_[static_cast<size_t>(kernel)]);
+}
+
+} // namespace beamlab::gui

@@ -1,0 +1,304 @@
+// The workbench GUI on real databases, real sandboxes and a real (offscreen) window: the models
+// hold a fixture database's rows and sort and filter them; a damaged database is a message, not
+// a crash; a run written by another connection appears live; a tuning run started from the
+// window journals candidates and plots them; a plan tried by hand is timed in a sandbox (or
+// rejected with its reason); each view renders, and its screenshot is saved to gui_artifacts/.
+#include <filesystem>
+#include <fstream>
+
+#include <QDir>
+#include <QSignalSpy>
+#include <QTest>
+#include <gtest/gtest.h>
+
+#include "gui/compare_view.hpp"
+#include "gui/main_window.hpp"
+#include "tests/temp_dir.hpp"
+#include "tuner/journal.hpp"
+
+namespace beamlab::gui {
+namespace {
+
+KernelTask matmul_task(int64_t m, int64_t k, int64_t n) {
+  return kernel_task(
+      Tensor::rand({m, k}, 1).matmul(Tensor::rand({k, n}, 2)).schedule().items.at(0));
+}
+
+KernelTask add_task(int64_t n) {
+  return kernel_task((Tensor::rand({n}, 1) + Tensor::rand({n}, 2)).schedule().items.at(0));
+}
+
+db::CandidateRow candidate(int seq, const std::string& opts, const std::string& status,
+                           std::vector<double> samples) {
+  db::CandidateRow c;
+  c.seq = seq;
+  c.opts = opts;
+  c.status = status;
+  c.samples_ms = std::move(samples);
+  c.parent = seq == 0 ? -1 : 0;
+  return c;
+}
+
+void save_screenshot(QWidget* w, const QString& name) {
+  QDir().mkpath("gui_artifacts");
+  w->resize(1200, 800);
+  QPixmap shot = w->grab();
+  ASSERT_FALSE(shot.isNull()) << name.toStdString();
+  ASSERT_TRUE(shot.save("gui_artifacts/" + name + ".png")) << name.toStdString();
+}
+
+class GuiTest : public test_support::TempDirTest {
+protected:
+  // A run on this device (with peaks) and two searches with hand-written candidates: the matmul
+  // went from 2.0 ms (heuristic) to 0.5 ms, the add stayed at 0.1 ms.
+  void SetUp() override {
+    TempDirTest::SetUp();
+    path_ = file("fixture.db");
+    db::Database db(path_);
+    int64_t dev = db.upsert_device(tuner::this_device());
+    db.set_device_peaks(dev, 100, 20);
+    run_ = db.begin_run({.device_id = dev,
+                         .kind = "tune",
+                         .label = "fixture",
+                         .command = "beamlab tune fixture",
+                         .settings = "{}",
+                         .git_revision = "",
+                         .host = "test"});
+    matmul_ = matmul_task(32, 32, 32);
+    auto tune = [&](const KernelTask& task, const std::string& heuristic, double h_ms,
+                    const std::string& winner, double w_ms, std::vector<db::CandidateRow> cands) {
+      int64_t k = db.upsert_kernel(tuner::kernel_record(task));
+      db::Tuning t = db.open_tuning(run_, k, 2, "fixture", "{}", "", 0);
+      db.save_candidates(t.id, cands);
+      t.status = "done";
+      t.heuristic_opts = heuristic;
+      t.heuristic_ms = h_ms;
+      t.winner_opts = winner;
+      t.winner_ms = w_ms;
+      t.noise = 0.02;
+      db.finish_tuning(t);
+      return t.id;
+    };
+    matmul_tuning_ = tune(matmul_, "UPCAST(1,4)", 2.0, "UPCAST(1,8) THREAD(0,2)", 0.5,
+                          {candidate(0, "", "ok", {4.0, 4.1}),
+                           candidate(1, "UPCAST(1,4)", "ok", {2.0, 2.1, 1.9}),
+                           candidate(2, "UPCAST(1,8) THREAD(0,2)", "ok", {0.5, 0.51, 0.49}),
+                           candidate(3, "UPCAST(1,16)", "wrong_result", {}),
+                           candidate(4, "THREAD(0,2)", "crashed", {})});
+    tune(add_task(4096), "", 0.1, "", 0.1, {candidate(0, "", "ok", {0.1, 0.1})});
+    db.end_run(run_, "done");
+  }
+
+  // The window on the fixture, its runs and the first run's kernels loaded.
+  std::unique_ptr<MainWindow> window() {
+    auto w = std::make_unique<MainWindow>();
+    QSignalSpy kernels(w.get(), &MainWindow::run_loaded);
+    w->open_database(QString::fromStdString(path_));
+    EXPECT_TRUE(kernels.wait(10000)) << w->message().toStdString();
+    return w;
+  }
+
+  void open_matmul(MainWindow& w) {
+    QSignalSpy loaded(&w, &MainWindow::tuning_loaded);
+    QSignalSpy code(w.kernel_view(), &KernelView::code_ready);
+    w.open_tuning(matmul_tuning_);
+    ASSERT_TRUE(loaded.wait(10000)) << w.message().toStdString();
+    ASSERT_TRUE(code.count() > 0 || code.wait(20000));
+  }
+
+  std::string path_;
+  int64_t run_ = 0, matmul_tuning_ = 0;
+  KernelTask matmul_;
+};
+
+TEST_F(GuiTest, ModelsHoldTheFixturesRowsAndSortAndFilterThem) {
+  auto w = window();
+  ASSERT_EQ(w->runs_model()->rowCount(), 1);
+  const RunRow& run = w->runs_model()->row(0);
+  EXPECT_EQ(run.run.label, "fixture");
+  EXPECT_EQ(run.kernels, 2);
+  EXPECT_EQ(run.candidates, 6);
+  EXPECT_NE(run.device.find("cores"), std::string::npos);
+  ASSERT_EQ(w->kernels_model()->rowCount(), 2);
+  // Sorted by speedup, descending: the matmul (4x) first.
+  QSortFilterProxyModel* p = w->kernels_proxy();
+  p->sort(kernels_col::speedup, Qt::DescendingOrder);
+  EXPECT_EQ(p->index(0, kernels_col::name).data().toString().toStdString(), matmul_.name);
+  EXPECT_EQ(p->index(0, kernels_col::speedup).data().toString(), "4.00x");
+  // % of roofline: 32x32x32 multiply-adds in 0.5 ms against 100 GFLOP/s and 20 GB/s.
+  const KernelRow& mm = w->kernels_model()->row(0);
+  double want = std::max(2.0 * 32 * 32 * 32 / 0.5e6 / 100, double(mm.kernel.bytes) / 0.5e6 / 20);
+  EXPECT_NEAR(mm.roofline, want, want * 0.35) << "flops " << mm.kernel.flops;
+  p->sort(kernels_col::speedup, Qt::AscendingOrder);
+  EXPECT_NE(p->index(0, kernels_col::name).data().toString().toStdString(), matmul_.name);
+  p->setFilterFixedString("r_32");
+  ASSERT_EQ(p->rowCount(), 1);
+  EXPECT_EQ(p->index(0, kernels_col::candidates).data().toLongLong(), 5);
+}
+
+TEST_F(GuiTest, ADamagedOrForeignDatabaseIsAMessageNotACrash) {
+  std::string bad = file("bad.db");
+  std::ofstream(bad) << "this is not a database";
+  MainWindow w;
+  w.open_database(QString::fromStdString(bad));
+  QTRY_VERIFY_WITH_TIMEOUT(w.message().contains("not a beamlab database"), 10000);
+  EXPECT_EQ(w.runs_model()->rowCount(), 0);
+  // A good database after a bad one works.
+  QSignalSpy loaded(&w, &MainWindow::runs_loaded);
+  w.open_database(QString::fromStdString(path_));
+  ASSERT_TRUE(loaded.wait(10000));
+  EXPECT_EQ(w.runs_model()->rowCount(), 1);
+}
+
+TEST_F(GuiTest, ARunWrittenByAnotherConnectionAppearsLive) {
+  auto w = window();
+  ASSERT_EQ(w->runs_model()->rowCount(), 1);
+  {
+    db::Database other(path_);
+    other.begin_run({.device_id = 1,
+                     .kind = "tune",
+                     .label = "from another process",
+                     .command = "beamlab tune x",
+                     .settings = "{}",
+                     .git_revision = "",
+                     .host = "test"});
+  }
+  QTRY_COMPARE_WITH_TIMEOUT(w->runs_model()->rowCount(), 2, 10000);
+}
+
+TEST_F(GuiTest, TheKernelViewShowsAxesCodeAndHistory) {
+  auto w = window();
+  open_matmul(*w);
+  KernelView* k = w->kernel_view();
+  EXPECT_EQ(to_string(k->opts()), "UPCAST(1,8) THREAD(0,2)");
+  EXPECT_TRUE(k->axes_text().contains("axes:")) << k->axes_text().toStdString();
+  EXPECT_TRUE(k->llvm_ir().contains("define")) << k->llvm_ir().left(300).toStdString();
+  EXPECT_FALSE(k->assembly().isEmpty());
+  EXPECT_EQ(k->candidates()->rowCount(), 5);
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::kernel_tab);
+  EXPECT_FALSE(k->history_chart()->series().isEmpty());
+  // The roofline: the three timed candidates and the winner.
+  EXPECT_EQ(w->roofline_view()->candidate_points(), 3);
+  EXPECT_TRUE(w->roofline_view()->has_winner());
+}
+
+TEST_F(GuiTest, APlanTriedByHandIsTimedInASandboxOrRejectedWithItsReason) {
+  auto w = window();
+  open_matmul(*w);
+  KernelView* k = w->kernel_view();
+  QSignalSpy measured(k, &KernelView::measured);
+  k->try_opts(*parse_opts("UPCAST(1,4) UNROLL(2,4)"));
+  ASSERT_TRUE(measured.wait(60000)) << k->result_text().toStdString();
+  EXPECT_EQ(measured.at(0).at(0).toString(), "ok") << k->result_text().toStdString();
+  EXPECT_TRUE(k->result_text().contains(" ms")) << k->result_text().toStdString();
+  // Journaled as a "by hand" run with the plan's timed candidate.
+  db::Database db(path_, db::Database::Access::read_only);
+  std::vector<db::Run> runs = db.runs();
+  ASSERT_EQ(runs.front().label, "by hand");
+  std::vector<db::Tuning> ts = db.tunings(runs.front().id);
+  ASSERT_EQ(ts.size(), 1u);
+  bool timed = false;
+  for (const db::CandidateRow& c : db.candidates(ts[0].id))
+    timed |= c.opts == "UPCAST(1,4) UNROLL(2,4)" && c.status == "ok" && !c.samples_ms.empty();
+  EXPECT_TRUE(timed);
+  // An Opt that doesn't apply: the reason, naming it.
+  k->try_opts(*parse_opts("UNROLL(0,7)"));
+  ASSERT_TRUE(measured.wait(20000));
+  EXPECT_EQ(measured.back().at(0).toString(), "rejected");
+  EXPECT_TRUE(k->result_text().contains("UNROLL(0,7)")) << k->result_text().toStdString();
+}
+
+TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
+  auto w = window();
+  LiveView* live = w->live_view();
+  live->set_kernel(matmul_task(48, 32, 40));
+  live->set_beam(2);
+  live->set_budget(8);
+  QSignalSpy done(live, &LiveView::session_finished);
+  ASSERT_TRUE(live->start(false)) << live->status_text().toStdString();
+  ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
+  EXPECT_TRUE(live->status_text().startsWith("done")) << live->status_text().toStdString();
+  int points = 0;
+  for (int c = 0; c < kStatusClassCount; ++c) points += live->points(static_cast<StatusClass>(c));
+  EXPECT_GT(live->points(StatusClass::ok), 2);
+  EXPECT_GT(live->best_points(), 0);
+  EXPECT_GT(live->beam_tree()->topLevelItemCount(), 0);
+  db::Database db(path_, db::Database::Access::read_only);
+  std::optional<db::Run> run = db.run(live->run_id());
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "done");
+  std::vector<db::Tuning> ts = db.tunings(run->id);
+  ASSERT_EQ(ts.size(), 1u);
+  int64_t journaled = static_cast<int64_t>(db.candidates(ts[0].id).size());
+  // Every candidate with a time is a point (the chart has no others).
+  EXPECT_GE(journaled, points);
+  EXPECT_GT(journaled, 3);
+}
+
+TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
+  auto w = window();
+  LiveView* live = w->live_view();
+  live->set_kernel(matmul_task(64, 64, 64));
+  live->set_budget(120);
+  QSignalSpy done(live, &LiveView::session_finished);
+  ASSERT_TRUE(live->start(false));
+  QTRY_VERIFY_WITH_TIMEOUT(live->points(StatusClass::ok) >= 2, 60000);
+  live->pause_or_resume();
+  QTest::qWait(300);
+  live->pause_or_resume();
+  live->cancel();
+  ASSERT_TRUE(done.wait(120000)) << live->status_text().toStdString();
+  db::Database db(path_, db::Database::Access::read_only);
+  std::vector<db::Tuning> ts = db.tunings(live->run_id());
+  ASSERT_EQ(ts.size(), 1u);
+  EXPECT_EQ(ts[0].stop_reason, "cancelled");
+  EXPECT_EQ(ts[0].status, "done");
+  EXPECT_GE(db.candidates(ts[0].id).size(), 2u);
+}
+
+TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {
+  auto w = window();
+  open_matmul(*w);
+  CompareView* c = w->compare_view();
+  QSignalSpy compared(c, &CompareView::compared);
+  c->compare_candidates(1, 2);
+  ASSERT_TRUE(compared.wait(20000));
+  EXPECT_TRUE(c->summary().contains("B is faster")) << c->summary().toStdString();
+  EXPECT_TRUE(c->code_diff().contains("\n+ ")) << c->code_diff().left(400).toStdString();
+  c->compare_runs(run_, run_);
+  ASSERT_TRUE(compared.wait(20000));
+  EXPECT_EQ(c->run_table()->rowCount(), 2);
+  EXPECT_TRUE(c->summary().contains("2 shared kernels")) << c->summary().toStdString();
+}
+
+TEST(GuiDiff, LineDiffAndTimingDelta) {
+  auto d = line_diff("a\nb\nc\n", "a\nc\nd\n");
+  std::string text;
+  for (const auto& [op, line] : d) text += std::string(1, op) + line + ";";
+  EXPECT_EQ(text, " a;-b; c;+d;");
+  TimingDelta same = timing_delta({1.0, 1.01, 0.99, 1.02}, {1.01, 1.0, 0.98, 1.0});
+  EXPECT_FALSE(same.significant);
+  TimingDelta slower = timing_delta({1.0, 1.01, 0.99, 1.0}, {1.2, 1.21, 1.19, 1.2});
+  EXPECT_TRUE(slower.significant);
+  EXPECT_NEAR(slower.change, 0.2, 0.01);
+}
+
+TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {
+  auto w = window();
+  open_matmul(*w);
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile("mlp BATCH=16 IN=32 HIDDEN=64 LAYERS=3");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  EXPECT_GT(w->schedule_view()->node_count(), 1);
+  w->show();
+  const char* names[] = {"runs", "kernel", "live", "schedule", "timing", "roofline", "compare"};
+  for (int i = 0; i < w->tabs()->count(); ++i) {
+    w->tabs()->setCurrentIndex(i);
+    QApplication::processEvents();
+    save_screenshot(w.get(), names[i]);
+  }
+  EXPECT_TRUE(std::filesystem::exists("gui_artifacts/schedule.png"));
+}
+
+} // namespace
+} // namespace beamlab::gui

@@ -1,0 +1,242 @@
+// Program profiles and their two views: the schedule graph (laid out by Graphviz) and the
+// kernel timing (bar chart and timeline across cores). Needs the QApplication the test main
+// creates (offscreen). Pictures of both views go to gui_artifacts/ for a look by eye.
+#include "gui/program.hpp"
+#include "gui/schedule_view.hpp"
+#include "gui/timing_view.hpp"
+
+#include <QApplication>
+#include <QBarSet>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsView>
+#include <QHorizontalBarSeries>
+#include <QPixmap>
+#include <QTest>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+namespace beamlab::gui {
+namespace {
+
+// Three linear+relu layers: a chain, each layer reading the previous one's output.
+const ProgramProfile& mlp() {
+  static const ProgramProfile p = [] {
+    auto r = profile_program("mlp", {{"BATCH", 16}, {"IN", 32}, {"HIDDEN", 64}, {"LAYERS", 3}}, "",
+                             2, 3);
+    EXPECT_TRUE(r) << r.error();
+    return r ? *r : ProgramProfile{};
+  }();
+  return p;
+}
+
+// A DAG with fan-out and fan-in: projections feeding attention, residuals, an MLP.
+const ProgramProfile& transformer() {
+  static const ProgramProfile p = [] {
+    auto r = profile_program("transformer_block", {{"L", 16}, {"D", 32}, {"H", 2}, {"F", 64}},
+                             "float32", 2, 3);
+    EXPECT_TRUE(r) << r.error();
+    return r ? *r : ProgramProfile{};
+  }();
+  return p;
+}
+
+std::string artifact(const std::string& name) {
+  std::filesystem::create_directories("gui_artifacts");
+  return "gui_artifacts/" + name;
+}
+
+// Every kernel's trace: spans on real threads, inside the kernel's launch, kernels in order.
+void expect_consistent_trace(const ProgramProfile& p) {
+  int64_t previous_end = 0;
+  for (const ProgramKernel& k : p.kernels) {
+    SCOPED_TRACE(k.name);
+    ASSERT_FALSE(k.spans.empty());
+    EXPECT_LE(previous_end, k.begin_ns);
+    EXPECT_LE(k.begin_ns, k.end_ns);
+    for (const ThreadSpan& s : k.spans) {
+      EXPECT_GE(s.thread, 0);
+      EXPECT_LT(s.thread, p.threads);
+      EXPECT_LE(k.begin_ns, s.begin_ns);
+      EXPECT_LE(s.begin_ns, s.end_ns);
+      EXPECT_LE(s.end_ns, k.end_ns);
+    }
+    previous_end = k.end_ns;
+  }
+  EXPECT_EQ(p.traced_ns, previous_end);
+}
+
+TEST(ProfileProgram, MlpIsAChainOfTimedKernels) {
+  const ProgramProfile& p = mlp();
+  ASSERT_EQ(p.kernels.size(), 3u);
+  EXPECT_EQ(p.workload, "mlp");
+  EXPECT_EQ(p.dtype, "float32");
+  EXPECT_EQ(p.threads, 2);
+  double total = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const ProgramKernel& k = p.kernels[i];
+    SCOPED_TRACE(k.name);
+    EXPECT_GT(k.ms, 0);
+    EXPECT_GT(k.flops, 0);
+    EXPECT_EQ(k.key.size(), 16u);
+    EXPECT_EQ(k.key.find_first_not_of("0123456789abcdef"), std::string::npos);
+    EXPECT_EQ(k.output_bytes, 16 * 64 * 4); // BATCH x HIDDEN float32
+    ASSERT_GE(k.inputs.size(), 2u);         // activations and weight (biases may fuse elsewhere)
+    ASSERT_EQ(k.input_bytes.size(), k.inputs.size());
+    // Layer 0 reads only program inputs; layer i reads layer i-1's output and inputs.
+    int produced = 0;
+    for (int from : k.inputs) {
+      if (from < 0) continue;
+      ++produced;
+      EXPECT_EQ(from, static_cast<int>(i) - 1);
+    }
+    EXPECT_EQ(produced, i == 0 ? 0 : 1);
+    for (size_t s = 0; s < k.inputs.size(); ++s)
+      if (k.inputs[s] >= 0) EXPECT_EQ(k.input_bytes[s], p.kernels[i - 1].output_bytes);
+    total += k.ms;
+  }
+  EXPECT_DOUBLE_EQ(p.total_ms, total);
+  expect_consistent_trace(p);
+}
+
+TEST(ProfileProgram, TransformerInputsComeFromEarlierKernels) {
+  const ProgramProfile& p = transformer();
+  ASSERT_GE(p.kernels.size(), 4u);
+  int produced = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    for (size_t s = 0; s < p.kernels[i].inputs.size(); ++s) {
+      int from = p.kernels[i].inputs[s];
+      if (from < 0) continue;
+      ++produced;
+      ASSERT_LT(from, static_cast<int>(i));
+      EXPECT_EQ(p.kernels[i].input_bytes[s], p.kernels[static_cast<size_t>(from)].output_bytes);
+    }
+  EXPECT_GE(produced, static_cast<int>(p.kernels.size()) - 1); // connected, not a bag
+  expect_consistent_trace(p);
+}
+
+TEST(ProfileProgram, OneThreadTracesThreadZeroOnly) {
+  auto p = profile_program("attention", {{"H", 2}, {"L", 16}, {"D", 16}}, "", 1, 1);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->threads, 1);
+  ASSERT_EQ(p->kernels.size(), 2u); // scores + softmax, then the weighted sum of V
+  EXPECT_NE(std::find(p->kernels[1].inputs.begin(), p->kernels[1].inputs.end(), 0),
+            p->kernels[1].inputs.end());
+  for (const ProgramKernel& k : p->kernels)
+    for (const ThreadSpan& s : k.spans) EXPECT_EQ(s.thread, 0);
+  expect_consistent_trace(*p);
+}
+
+TEST(ProfileProgram, UnknownWorkloadIsAnErrorNamingIt) {
+  auto p = profile_program("no_such_workload", {}, "", 1, 1);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().find("unknown workload 'no_such_workload'"), std::string::npos) << p.error();
+}
+
+TEST(ProfileProgram, UnknownParameterIsAnErrorNamingIt) {
+  auto p = profile_program("mlp", {{"WIDTH", 3}}, "", 1, 1);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().find("'WIDTH'"), std::string::npos) << p.error();
+}
+
+TEST(ProfileProgram, FormatsBytesAndTimes) {
+  EXPECT_EQ(format_ms(12.3456), "12.35 ms");
+  EXPECT_EQ(format_ms(0.021345), "0.0213 ms");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(4096), "4.0 KiB");
+  EXPECT_EQ(format_bytes(4 << 20), "4.0 MiB");
+  EXPECT_EQ(format_bytes(int64_t{3} << 29), "1.5 GiB");
+}
+
+TEST(ScheduleView, LaysOutOneNodePerKernelWithGraphviz) {
+  const ProgramProfile& p = mlp();
+  ScheduleView view;
+  view.set_program(p);
+  ASSERT_EQ(view.node_count(), 3);
+  // dot ranks a chain top to bottom: distinct positions, each layer below the previous.
+  for (int i = 1; i < 3; ++i) EXPECT_GT(view.node_center(i).y(), view.node_center(i - 1).y());
+  // Edges carry their buffer's size: layer outputs are 16 x 64 floats.
+  bool labelled = false;
+  for (QGraphicsItem* item : view.scene()->items())
+    if (auto* text = dynamic_cast<QGraphicsSimpleTextItem*>(item))
+      labelled |= text->text() == "4.0 KiB";
+  EXPECT_TRUE(labelled);
+  view.show_message("profiling...");
+  EXPECT_EQ(view.node_count(), 0);
+}
+
+TEST(ScheduleView, ClickingANodeActivatesItsKernel) {
+  const ProgramProfile& p = transformer();
+  ScheduleView view;
+  view.resize(1000, 800);
+  view.set_program(p);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  ASSERT_EQ(view.node_count(), static_cast<int>(p.kernels.size()));
+  std::set<std::pair<double, double>> positions;
+  for (int i = 0; i < view.node_count(); ++i)
+    positions.insert({view.node_center(i).x(), view.node_center(i).y()});
+  EXPECT_EQ(positions.size(), p.kernels.size());
+
+  std::vector<QString> activated;
+  QObject::connect(&view, &ScheduleView::kernel_activated,
+                   [&](const QString& key) { activated.push_back(key); });
+  int last = view.node_count() - 1;
+  QGraphicsView* gv = view.view();
+  QTest::mouseClick(gv->viewport(), Qt::LeftButton, {}, gv->mapFromScene(view.node_center(last)));
+  ASSERT_EQ(activated.size(), 1u);
+  EXPECT_EQ(activated[0].toStdString(), p.kernels.back().key);
+  // Enter on the selection (the clicked node) activates it again.
+  QTest::keyClick(gv, Qt::Key_Return);
+  ASSERT_EQ(activated.size(), 2u);
+  EXPECT_EQ(activated[1], activated[0]);
+  // A click on empty space activates nothing.
+  QTest::mouseClick(gv->viewport(), Qt::LeftButton, {}, QPoint(2, 2));
+  EXPECT_EQ(activated.size(), 2u);
+
+  QPixmap picture = view.grab();
+  ASSERT_FALSE(picture.isNull());
+  EXPECT_TRUE(picture.save(QString::fromStdString(artifact("schedule.png"))));
+}
+
+TEST(TimingView, OneBarPerKernelAndEveryThreadSpan) {
+  const ProgramProfile& p = transformer();
+  TimingView view;
+  view.resize(1000, 800);
+  view.set_program(p);
+  ASSERT_NE(view.bars(), nullptr);
+  ASSERT_EQ(view.bars()->count(), 1);
+  QBarSet* set = view.bar_set();
+  ASSERT_EQ(set->count(), static_cast<int>(p.kernels.size()));
+  for (int i = 0; i < set->count(); ++i) // the first kernel is the top bar, the last category
+    EXPECT_DOUBLE_EQ(set->at(set->count() - 1 - i), p.kernels[static_cast<size_t>(i)].ms);
+  int spans = 0;
+  for (const ProgramKernel& k : p.kernels) spans += static_cast<int>(k.spans.size());
+  EXPECT_EQ(view.span_count(), spans);
+
+  std::vector<QString> activated;
+  QObject::connect(&view, &TimingView::kernel_activated,
+                   [&](const QString& key) { activated.push_back(key); });
+  Q_EMIT set->clicked(0); // the bottom bar: the last kernel
+  ASSERT_EQ(activated.size(), 1u);
+  EXPECT_EQ(activated[0].toStdString(), p.kernels.back().key);
+
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  QPixmap picture = view.grab();
+  ASSERT_FALSE(picture.isNull());
+  EXPECT_TRUE(picture.save(QString::fromStdString(artifact("timing.png"))));
+
+  view.show_message("failed");
+  EXPECT_EQ(view.bars(), nullptr);
+  EXPECT_EQ(view.span_count(), 0);
+}
+
+} // namespace
+} // namespace beamlab::gui

@@ -192,6 +192,8 @@ void LiveView::set_corpus(const QString& path) { corpus_->setText(path); }
 void LiveView::reset_chart() {
   for (auto& [c, s] : series_) s->clear();
   best_->clear();
+  shown_.clear();
+  shown_best_.clear();
   tree_->clear();
   candidates_.clear();
   max_t_ = 1;
@@ -305,8 +307,16 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
     case LiveEvent::Kind::message: break;
     }
   }
-  for (auto& [c, list] : points) series_[c]->append(list);
-  best_->append(best);
+  // One replace per series per batch: QXYSeries::append signals each point, and the chart
+  // re-lays out its markers per signal, which is quadratic in a run's candidates.
+  for (auto& [c, list] : points) {
+    shown_[c] += list;
+    series_[c]->replace(shown_[c]);
+  }
+  if (!best.isEmpty()) {
+    shown_best_ += best;
+    best_->replace(shown_best_);
+  }
   ax_->setRange(0, max_t_ * 1.05);
   ay_->setRange(0, max_ms_ > 0 ? max_ms_ * 1.1 : 1);
   for (const std::string& k : iterated) update_tree(k);

@@ -101,6 +101,8 @@ private:
   QValueAxis *ax_, *ay_;
   std::map<StatusClass, QScatterSeries*> series_;
   QLineSeries* best_;
+  std::map<StatusClass, QList<QPointF>> shown_; ///< every series' points
+  QList<QPointF> shown_best_;
   QTreeWidget* tree_;
   SandboxStrip* strip_;
   double max_t_ = 1, max_ms_ = 0;

@@ -9,6 +9,7 @@
 #include <QDir>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThreadPool>
 #include <gtest/gtest.h>
 
 #include "gui/compare_view.hpp"
@@ -87,6 +88,13 @@ protected:
                            candidate(4, "THREAD(0,2)", "crashed", {})});
     tune(add_task(4096), "", 0.1, "", 0.1, {candidate(0, "", "ok", {0.1, 0.1})});
     db.end_run(run_, "done");
+  }
+
+  // Queries and compiles still running on Qt's pool (a window's last poll) may still open
+  // the database: wait for them before the directory goes.
+  void TearDown() override {
+    QThreadPool::globalInstance()->waitForDone();
+    TempDirTest::TearDown();
   }
 
   // The window on the fixture, its runs and the first run's kernels loaded.

@@ -125,12 +125,6 @@ std::pair<int, int> shard_of(const std::string& flag) {
   return tuner::parse_shard(text, "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 std::string fmt_duration(double s) {
   if (s < 0) return "-";
   int t = static_cast<int>(s + 0.5);
@@ -279,7 +273,7 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
                                    << run->kind << " run, not a tuning run";
   user_assert(run->status != "done")
       << "--resume " << run->id << ": run " << run->id << " finished already";
-  bool alive = run->status == "running" && run->host == host_name() && run->pid > 0 &&
+  bool alive = run->status == "running" && run->host == tuner::host_name() && run->pid > 0 &&
                run->pid != ::getpid() && ::kill(static_cast<pid_t>(run->pid), 0) == 0;
   user_assert(!alive) << "--resume " << run->id << ": run " << run->id
                       << " is still running (process " << run->pid << ")";
@@ -354,11 +348,11 @@ void tune(TuneArgs args) {
       if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);
       r.settings = args.to_json().dump();
       r.git_revision = BEAMLAB_GIT_REVISION;
-      r.host = host_name();
+      r.host = tuner::host_name();
       run_id = db->begin_run(r);
     }
     store.run_id = run_id;
-    store.source = fmt::format("run {} on {} ({})", run_id, host_name(), db::now_utc());
+    store.source = fmt::format("run {} on {} ({})", run_id, tuner::host_name(), db::now_utc());
   }
   std::string where = db ? path : "nowhere (--cache off)";
   fmt::print("{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n",

@@ -21,8 +21,6 @@ namespace beamlab::gui {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -128,11 +126,11 @@ void CompareView::set_tuning(const TuningDetail& d) {
   for (QComboBox* c : {cand_a_, cand_b_}) {
     c->clear();
     for (const db::CandidateRow& r : d.candidates)
-      c->addItem(
-          QString("#%1 %2 %3 %4")
-              .arg(r.seq)
-              .arg(q(r.status), ms_text(best_ms(r)), q(r.opts.empty() ? "(no Opts)" : r.opts)),
-          r.seq);
+      c->addItem(QString("#%1 %2 %3 %4")
+                     .arg(r.seq)
+                     .arg(qstr(r.status), ms_text(best_ms(r)),
+                          qstr(r.opts.empty() ? "(no Opts)" : r.opts)),
+                 r.seq);
   }
 }
 
@@ -140,8 +138,9 @@ void CompareView::set_runs(const std::vector<RunRow>& runs) {
   for (QComboBox* c : {run_a_, run_b_}) {
     c->clear();
     for (const RunRow& r : runs)
-      c->addItem(QString("run %1 %2 %3").arg(r.run.id).arg(q(r.run.started_at), q(r.run.label)),
-                 QVariant::fromValue<qlonglong>(r.run.id));
+      c->addItem(
+          QString("run %1 %2 %3").arg(r.run.id).arg(qstr(r.run.started_at), qstr(r.run.label)),
+          QVariant::fromValue<qlonglong>(r.run.id));
   }
   if (run_b_->count() > 1) run_b_->setCurrentIndex(1);
 }
@@ -163,11 +162,11 @@ void CompareView::compare_candidates(int a, int b) {
   if (oa && ob) {
     for (const Opt& o : *oa)
       html += std::find(ob->begin(), ob->end(), o) == ob->end()
-                  ? "<div style='color:#d62728'>- " + q(to_string(o)) + "</div>"
-                  : "<div>&nbsp; " + q(to_string(o)) + "</div>";
+                  ? "<div style='color:#d62728'>- " + qstr(to_string(o)) + "</div>"
+                  : "<div>&nbsp; " + qstr(to_string(o)) + "</div>";
     for (const Opt& o : *ob)
       if (std::find(oa->begin(), oa->end(), o) == oa->end())
-        html += "<div style='color:#2e9d4a'>+ " + q(to_string(o)) + "</div>";
+        html += "<div style='color:#2e9d4a'>+ " + qstr(to_string(o)) + "</div>";
   }
   opts_diff_->setHtml("<b>Opts A -> B</b>" + html);
   TimingDelta d = timing_delta(ca->samples_ms, cb->samples_ms);
@@ -197,7 +196,7 @@ void CompareView::compare_candidates(int a, int b) {
       },
       [this, serial](const std::string& text) {
         if (serial != code_serial_) return;
-        diff_->setPlainText(q(text));
+        diff_->setPlainText(qstr(text));
         Q_EMIT compared();
       });
 }
@@ -209,7 +208,7 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
       this, [path, a, b] { return std::make_pair(load_run(path, a), load_run(path, b)); },
       [this, a, b](const std::pair<Expected<RunDetail>, Expected<RunDetail>>& r) {
         if (!r.first || !r.second) {
-          summary_->setText(q(!r.first ? r.first.error() : r.second.error()));
+          summary_->setText(qstr(!r.first ? r.first.error() : r.second.error()));
           return;
         }
         std::map<std::string, const KernelRow*> in_a;
@@ -235,7 +234,7 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
             item->setData(Qt::DisplayRole, QString::number(x, 'f', digits).toDouble());
             return item;
           };
-          runs_table_->setItem(row, 0, new QTableWidgetItem(q(kb.kernel.name)));
+          runs_table_->setItem(row, 0, new QTableWidgetItem(qstr(kb.kernel.name)));
           runs_table_->setItem(row, 1, num(*ta.winner_ms, 4));
           runs_table_->setItem(row, 2, num(*tb.winner_ms, 4));
           runs_table_->setItem(row, 3, num(100 * change, 1));

@@ -17,10 +17,6 @@
 
 namespace beamlab::gui {
 
-namespace {
-QString q(const std::string& s) { return QString::fromStdString(s); }
-} // namespace
-
 KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel("Open a kernel from the Runs view (Enter or double-click).");
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -36,7 +32,7 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   op_ = new QComboBox;
   for (OptOp o :
        {OptOp::Upcast, OptOp::Unroll, OptOp::Thread, OptOp::Group, OptOp::Tile, OptOp::Swap})
-    op_->addItem(q(std::string(opt_op_name(o))), static_cast<int>(o));
+    op_->addItem(qstr(std::string(opt_op_name(o))), static_cast<int>(o));
   axis_ = new QSpinBox;
   axis_->setRange(0, 16);
   axis_->setPrefix("axis ");
@@ -67,7 +63,8 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   connect(text_, &QLineEdit::returnPressed, this, [this] {
     auto o = parse_opts(text_->text().toStdString());
     if (!o) {
-      result_->setText("<span style='color:#d62728'>" + q(o.error()).toHtmlEscaped() + "</span>");
+      result_->setText("<span style='color:#d62728'>" + qstr(o.error()).toHtmlEscaped() +
+                       "</span>");
       return;
     }
     try_opts(*o);
@@ -152,9 +149,9 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
   const db::Tuning& t = detail.row.tuning;
   title_->setText(QString("<b>%1</b> &nbsp; %2 &nbsp; run %3 (%4) &nbsp; %5 FLOP, %6 bytes "
                           "&nbsp; heuristic %7, tuned %8")
-                      .arg(q(k.name), q(k.hash))
+                      .arg(qstr(k.name), qstr(k.hash))
                       .arg(detail.run.id)
-                      .arg(q(detail.run.started_at))
+                      .arg(qstr(detail.run.started_at))
                       .arg(k.flops)
                       .arg(k.bytes)
                       .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
@@ -164,7 +161,8 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
   auto task = tuner::task_from_record(k);
   if (!task) {
     task_.reset();
-    result_->setText("<span style='color:#d62728'>" + q(task.error()).toHtmlEscaped() + "</span>");
+    result_->setText("<span style='color:#d62728'>" + qstr(task.error()).toHtmlEscaped() +
+                     "</span>");
     return;
   }
   task_ = *task;
@@ -185,8 +183,8 @@ void KernelView::try_opts(const std::vector<Opt>& opts) {
 
 void KernelView::show_opts() {
   list_->clear();
-  for (const Opt& o : opts_) list_->addItem(q(to_string(o)));
-  text_->setText(q(to_string(opts_)));
+  for (const Opt& o : opts_) list_->addItem(qstr(to_string(o)));
+  text_->setText(qstr(to_string(opts_)));
 }
 
 void KernelView::add_opt() {
@@ -213,31 +211,31 @@ void KernelView::refresh_code() {
       [this, serial](const Expected<KernelCode>& code) {
         if (serial != code_serial_) return; // an older edit's code
         if (!code) {
-          axes_->setText("<span style='color:#d62728'>" + q(code.error()).toHtmlEscaped() +
+          axes_->setText("<span style='color:#d62728'>" + qstr(code.error()).toHtmlEscaped() +
                          "</span>");
-          ir_->setPlainText(q(code.error()));
+          ir_->setPlainText(qstr(code.error()));
           asm_->clear();
         } else {
           axes_->setText("axes: " + axes_html(code->axes));
-          ir_->setPlainText(q(code->llvm_ir));
-          asm_->setPlainText(q(code->assembly));
+          ir_->setPlainText(qstr(code->llvm_ir));
+          asm_->setPlainText(qstr(code->assembly));
         }
         Q_EMIT code_ready();
       });
 }
 
 void KernelView::measure() {
-  result_->setText("measuring " + q(to_string(opts_)) + " in a sandbox...");
+  result_->setText("measuring " + qstr(to_string(opts_)) + " in a sandbox...");
   auto bench = bench_;
   KernelTask task = *task_;
   std::vector<Opt> opts = opts_;
   run_async(
       this, [bench, task, opts] { return bench->measure(task, opts); },
       [this, opts](const Expected<HandResult>& r) {
-        QString plan = q(opts.empty() ? "(no Opts)" : to_string(opts));
+        QString plan = qstr(opts.empty() ? "(no Opts)" : to_string(opts));
         if (!r) {
-          result_->setText(plan + ": <span style='color:#d62728'>" + q(r.error()).toHtmlEscaped() +
-                           "</span>");
+          result_->setText(plan + ": <span style='color:#d62728'>" +
+                           qstr(r.error()).toHtmlEscaped() + "</span>");
           Q_EMIT measured("error");
           return;
         }
@@ -255,10 +253,11 @@ void KernelView::measure() {
           update_history();
         } else {
           QColor color = status_color(status_class(status));
-          result_->setText(QString("%1: <span style='color:%2'>%3</span>: %4")
-                               .arg(plan, color.name(), q(status), q(c.error).toHtmlEscaped()));
+          result_->setText(
+              QString("%1: <span style='color:%2'>%3</span>: %4")
+                  .arg(plan, color.name(), qstr(status), qstr(c.error).toHtmlEscaped()));
         }
-        Q_EMIT measured(q(status));
+        Q_EMIT measured(qstr(status));
       });
 }
 
@@ -266,7 +265,7 @@ void KernelView::update_history() {
   QChart* chart = history_->chart();
   chart->removeAllSeries();
   for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
-  chart->setTitle("Timing history of " + q(detail_.row.kernel.name));
+  chart->setTitle("Timing history of " + qstr(detail_.row.kernel.name));
   auto* tuned = new QLineSeries;
   tuned->setName("tuned (winner, per search)");
   auto* heuristic = new QLineSeries;

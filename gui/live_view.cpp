@@ -15,7 +15,6 @@
 namespace beamlab::gui {
 
 namespace {
-QString q(const std::string& s) { return QString::fromStdString(s); }
 constexpr qint64 kRestartShownMs = 1000;
 } // namespace
 
@@ -151,8 +150,8 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
       const LiveEvent& e = cands[at];
       text += QString("#%1 [%2] %3 %4<br>")
                   .arg(e.id)
-                  .arg(q(e.status))
-                  .arg(ms_text(e.ms), q(e.opts.empty() ? "(no Opts)" : e.opts).toHtmlEscaped());
+                  .arg(qstr(e.status))
+                  .arg(ms_text(e.ms), qstr(e.opts.empty() ? "(no Opts)" : e.opts).toHtmlEscaped());
       at = e.parent;
     }
     details_->setText("<b>candidate and its parents</b><br>" + text);
@@ -184,7 +183,7 @@ LiveView::~LiveView() = default;
 void LiveView::set_kernel(std::optional<KernelTask> task) {
   task_ = std::move(task);
   start_kernel_->setEnabled(task_.has_value() && !running());
-  start_kernel_->setText(task_ ? "Tune " + q(task_->name) : "Tune selected kernel");
+  start_kernel_->setText(task_ ? "Tune " + qstr(task_->name) : "Tune selected kernel");
 }
 
 void LiveView::set_corpus(const QString& path) { corpus_->setText(path); }
@@ -268,7 +267,7 @@ void LiveView::poll() {
   std::string error = session_->error();
   status_->setText(
       error.empty() ? QString("done: %1 candidates, run %2").arg(settled_).arg(session_->run_id())
-                    : "<span style='color:#d62728'>" + q(error).toHtmlEscaped() + "</span>");
+                    : "<span style='color:#d62728'>" + qstr(error).toHtmlEscaped() + "</span>");
   start_kernel_->setEnabled(task_.has_value());
   start_corpus_->setEnabled(true);
   pause_->setEnabled(false);
@@ -297,13 +296,16 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
     case LiveEvent::Kind::iteration: iterated.push_back(e.kernel); break;
     case LiveEvent::Kind::kernel_started:
       current_kernel_ = e.kernel;
-      status_->setText("tuning " + q(e.kernel) + "...");
+      status_->setText("tuning " + qstr(e.kernel) + "...");
       break;
     case LiveEvent::Kind::kernel_finished:
-      status_->setText(QString("%1: %2 %3 %4")
-                           .arg(q(e.kernel), q(e.status), ms_text(e.ms), q(e.opts + e.detail)));
+      status_->setText(
+          QString("%1: %2 %3 %4")
+              .arg(qstr(e.kernel), qstr(e.status), ms_text(e.ms), qstr(e.opts + e.detail)));
       break;
-    case LiveEvent::Kind::restarted: status_->setText("sandbox restarted: " + q(e.detail)); break;
+    case LiveEvent::Kind::restarted:
+      status_->setText("sandbox restarted: " + qstr(e.detail));
+      break;
     case LiveEvent::Kind::message: break;
     }
   }
@@ -333,13 +335,14 @@ void LiveView::update_tree(const std::string& kernel) {
   ok.resize(std::min(ok.size(), size_t(std::max(1, beam_width_))));
   int iteration = 0;
   for (const auto& [id, e] : candidates_[kernel]) iteration = std::max(iteration, e.iteration);
-  auto* top = new QTreeWidgetItem(tree_, {QString("%1 iteration %2").arg(q(kernel)).arg(iteration),
-                                          ok.empty() ? "" : QString::number(ok[0]->ms, 'f', 4)});
+  auto* top =
+      new QTreeWidgetItem(tree_, {QString("%1 iteration %2").arg(qstr(kernel)).arg(iteration),
+                                  ok.empty() ? "" : QString::number(ok[0]->ms, 'f', 4)});
   for (size_t r = 0; r < ok.size(); ++r) {
     auto* child = new QTreeWidgetItem(top, {QString("rank %1: #%2").arg(r + 1).arg(ok[r]->id),
-                                            QString::number(ok[r]->ms, 'f', 4), q(ok[r]->opts)});
+                                            QString::number(ok[r]->ms, 'f', 4), qstr(ok[r]->opts)});
     child->setData(0, Qt::UserRole, ok[r]->id);
-    child->setData(0, Qt::UserRole + 1, q(kernel));
+    child->setData(0, Qt::UserRole + 1, qstr(kernel));
   }
   top->setExpanded(true);
   tree_->scrollToItem(top);

@@ -16,14 +16,13 @@
 
 #include "gui/async.hpp"
 #include "gui/program.hpp"
+#include "gui/style.hpp"
 #include "tuner/policy.hpp"
 #include <beamlab/workloads.hpp>
 
 namespace beamlab::gui {
 
 namespace {
-
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QTableView* table(QAbstractItemModel* model) {
   auto* t = new QTableView;
@@ -120,8 +119,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   program_ = new QComboBox;
   program_->setEditable(true);
   for (const WorkloadInfo& w : workloads()) {
-    QString spec = q(w.name);
-    for (const auto& [k, v] : w.defaults) spec += QString(" %1=%2").arg(q(k)).arg(v);
+    QString spec = qstr(w.name);
+    for (const auto& [k, v] : w.defaults) spec += QString(" %1=%2").arg(qstr(k)).arg(v);
     program_->addItem(spec);
   }
   program_->setToolTip("A workload and its parameters; Enter profiles it with the cache's plans");
@@ -159,7 +158,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Keyboard: Ctrl+1..7 the tabs, Ctrl+O open, F5 reload, Ctrl+F filter, Ctrl+Q quit.
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Open database...", QKeySequence::Open, this, [this] {
-    QString f = QFileDialog::getOpenFileName(this, "Open a beamlab database", q(db_path_),
+    QString f = QFileDialog::getOpenFileName(this, "Open a beamlab database", qstr(db_path_),
                                              "beamlab database (*.db);;All files (*)");
     if (!f.isEmpty()) open_database(f);
   });
@@ -228,10 +227,10 @@ void MainWindow::open_database(const QString& path) {
           runs_->set_rows({});
           kernels_->set_rows({});
           poll_timer_.stop();
-          show_error(q(r.error()));
+          show_error(qstr(r.error()));
           return;
         }
-        message_->setText(q(p));
+        message_->setText(qstr(p));
         reload();
         poll_timer_.start();
       });
@@ -244,7 +243,7 @@ void MainWindow::reload() {
       this, [p] { return load_runs(p); },
       [this, p](const Expected<std::vector<RunRow>>& r) {
         if (p != db_path_) return;
-        if (!r) return show_error(q(r.error()));
+        if (!r) return show_error(qstr(r.error()));
         runs_->set_rows(*r);
         compare_view_->set_runs(*r);
         if (run_id_ == 0 && !r->empty()) {
@@ -267,7 +266,7 @@ void MainWindow::poll_changes() {
       [this, watch](const Expected<bool>& changed) {
         polling_ = false;
         if (watch != watch_) return;
-        if (!changed) return show_error(q(changed.error()));
+        if (!changed) return show_error(qstr(changed.error()));
         if (*changed) reload();
       });
 }
@@ -279,7 +278,7 @@ void MainWindow::select_run(int64_t run_id) {
       this, [p, run_id] { return load_run(p, run_id); },
       [this, run_id](const Expected<RunDetail>& r) {
         if (run_id != run_id_) return;
-        if (!r) return show_error(q(r.error()));
+        if (!r) return show_error(qstr(r.error()));
         run_kernels_ = r->kernels;
         kernels_->set_rows(r->kernels);
         Q_EMIT run_loaded();
@@ -294,7 +293,7 @@ void MainWindow::open_tuning(int64_t tuning_id) {
       this, [p, tuning_id] { return load_tuning(p, tuning_id); },
       [this, tuning_id, fresh](const Expected<TuningDetail>& d) {
         if (tuning_id != tuning_id_) return;
-        if (!d) return show_error(q(d.error()));
+        if (!d) return show_error(qstr(d.error()));
         kernel_view_->set_tuning(*d, db_path_);
         roofline_view_->set_data(*d, run_kernels_);
         compare_view_->set_tuning(*d);
@@ -310,7 +309,7 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
   run_async(
       this, [p, h] { return latest_tuning(p, h); },
       [this, hash](const Expected<std::optional<int64_t>>& t) {
-        if (!t) return show_error(q(t.error()));
+        if (!t) return show_error(qstr(t.error()));
         if (!*t)
           return show_error("kernel " + hash +
                             " has not been tuned in this database yet: tune the program's "
@@ -321,7 +320,7 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
 
 void MainWindow::profile(const QString& spec) {
   auto parsed = parse_program(spec);
-  if (!parsed) return show_error("program: " + q(parsed.error()));
+  if (!parsed) return show_error("program: " + qstr(parsed.error()));
   auto [name, params, dtype] = *parsed;
   program_->setEditText(spec);
   std::string p = db_path_;
@@ -339,9 +338,9 @@ void MainWindow::profile(const QString& spec) {
       },
       [this, spec](const Expected<ProgramProfile>& r) {
         if (!r) {
-          schedule_view_->show_message(q(r.error()));
-          timing_view_->show_message(q(r.error()));
-          show_error("program '" + spec + "': " + q(r.error()));
+          schedule_view_->show_message(qstr(r.error()));
+          timing_view_->show_message(qstr(r.error()));
+          show_error("program '" + spec + "': " + qstr(r.error()));
           return;
         }
         schedule_view_->set_program(*r);

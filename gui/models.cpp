@@ -7,8 +7,6 @@ namespace beamlab::gui {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-
 QVariant ms_or_blank(std::optional<double> ms) {
   return ms && *ms > 0 ? QVariant(QString::number(*ms, 'f', 4)) : QVariant(QString());
 }
@@ -20,13 +18,13 @@ QVariant number_or_zero(std::optional<double> v) { return v ? *v : 0.0; }
 RunsModel* make_runs_model(QObject* parent) {
   std::vector<RunsModel::Column> cols = {
       {"Run", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.run.id); }},
-      {"Started (UTC)", [](const RunRow& r) { return q(r.run.started_at); }},
-      {"Kind", [](const RunRow& r) { return q(r.run.kind); }},
-      {"Label", [](const RunRow& r) { return q(r.run.label); }},
-      {"Command", [](const RunRow& r) { return q(r.run.command); }},
-      {"Device", [](const RunRow& r) { return q(r.device); }},
+      {"Started (UTC)", [](const RunRow& r) { return qstr(r.run.started_at); }},
+      {"Kind", [](const RunRow& r) { return qstr(r.run.kind); }},
+      {"Label", [](const RunRow& r) { return qstr(r.run.label); }},
+      {"Command", [](const RunRow& r) { return qstr(r.run.command); }},
+      {"Device", [](const RunRow& r) { return qstr(r.device); }},
       {"Status",
-       [](const RunRow& r) { return q(r.run.status); },
+       [](const RunRow& r) { return qstr(r.run.status); },
        {},
        [](const RunRow& r) -> QVariant {
          if (r.run.status == "running") return QColor(0x1f, 0x6f, 0xd0);
@@ -41,9 +39,9 @@ RunsModel* make_runs_model(QObject* parent) {
 
 KernelsModel* make_kernels_model(QObject* parent) {
   std::vector<KernelsModel::Column> cols = {
-      {"Kernel", [](const KernelRow& r) { return q(r.kernel.name); }},
-      {"Workload", [](const KernelRow& r) { return q(r.tuning.workload); }},
-      {"Status", [](const KernelRow& r) { return q(r.tuning.status); }},
+      {"Kernel", [](const KernelRow& r) { return qstr(r.kernel.name); }},
+      {"Workload", [](const KernelRow& r) { return qstr(r.tuning.workload); }},
+      {"Status", [](const KernelRow& r) { return qstr(r.tuning.status); }},
       {"Heuristic ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
        [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); }},
       {"Tuned ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.winner_ms); },
@@ -63,7 +61,7 @@ KernelsModel* make_kernels_model(QObject* parent) {
        [](const KernelRow& r) { return r.roofline; }},
       {"Candidates",
        [](const KernelRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
-      {"Winner Opts", [](const KernelRow& r) { return q(r.tuning.winner_opts); }},
+      {"Winner Opts", [](const KernelRow& r) { return qstr(r.tuning.winner_opts); }},
   };
   return new KernelsModel(std::move(cols), [](const KernelRow& r) { return r.tuning.id; }, parent);
 }
@@ -75,7 +73,7 @@ CandidatesModel* make_candidates_model(QObject* parent) {
       {"Iteration", [](const C& c) { return c.iteration; }},
       {"Parent", [](const C& c) { return c.parent; }},
       {"Status",
-       [](const C& c) { return q(c.status); },
+       [](const C& c) { return qstr(c.status); },
        {},
        [](const C& c) { return QVariant(status_color(status_class(c.status))); }},
       {"Best ms", [](const C& c) { return ms_or_blank(best_ms(c)); },
@@ -84,8 +82,8 @@ CandidatesModel* make_candidates_model(QObject* parent) {
        [](const C& c) { return median_ms(c) > 0 ? median_ms(c) : 1e300; }},
       {"Compile ms", [](const C& c) { return QString::number(c.compile_ms, 'f', 1); },
        [](const C& c) { return c.compile_ms; }},
-      {"Opts", [](const C& c) { return q(c.opts.empty() ? "(none)" : c.opts); }},
-      {"Error", [](const C& c) { return q(c.error); }},
+      {"Opts", [](const C& c) { return qstr(c.opts.empty() ? "(none)" : c.opts); }},
+      {"Error", [](const C& c) { return qstr(c.error); }},
   };
   return new CandidatesModel(std::move(cols), [](const C& c) { return int64_t{c.seq}; }, parent);
 }

@@ -12,10 +12,20 @@ namespace beamlab::gui {
 
 namespace {
 
-// Runs `read` on a fresh read-only connection, turning every error into its message.
+template <class T>
+struct AsExpected {
+  using type = Expected<T>;
+};
+template <class T>
+struct AsExpected<Expected<T>> {
+  using type = Expected<T>;
+};
+
+// Runs `read` on a fresh read-only connection, turning every error into its message (a read
+// that can fail itself returns its Expected as it is).
 template <class F>
-auto reading(const std::string& path, F read)
-    -> Expected<decltype(read(std::declval<db::Database&>()))> {
+auto reading(const std::string& path, F read) ->
+    typename AsExpected<decltype(read(std::declval<db::Database&>()))>::type {
   try {
     db::Database db(path, db::Database::Access::read_only);
     return read(db);
@@ -68,7 +78,7 @@ Expected<std::vector<RunRow>> load_runs(const std::string& path) {
 }
 
 Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
-  auto r = reading(path, [&](db::Database& db) -> Expected<RunDetail> {
+  return reading(path, [&](db::Database& db) -> Expected<RunDetail> {
     auto run = db.run(run_id);
     if (!run) return make_unexpected(fmt::format("no run {} in '{}'", run_id, path));
     RunDetail d;
@@ -79,12 +89,10 @@ Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
       d.kernels.push_back(kernel_row(db, t, d.device, counts[t.id]));
     return d;
   });
-  if (!r) return make_unexpected(r.error());
-  return std::move(*r);
 }
 
 Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
-  auto r = reading(path, [&](db::Database& db) -> Expected<TuningDetail> {
+  return reading(path, [&](db::Database& db) -> Expected<TuningDetail> {
     auto t = db.tuning(tuning_id);
     if (!t) return make_unexpected(fmt::format("no tuning {} in '{}'", tuning_id, path));
     TuningDetail d;
@@ -95,8 +103,6 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
     d.history = db.tunings_of_kernel(t->kernel_id);
     return d;
   });
-  if (!r) return make_unexpected(r.error());
-  return std::move(*r);
 }
 
 Expected<std::optional<int64_t>> latest_tuning(const std::string& path, const std::string& hash) {

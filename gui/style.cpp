@@ -1,6 +1,8 @@
 // Colours, highlighting and formats; see style.hpp.
 #include "gui/style.hpp"
 
+#include "gui/program.hpp"
+
 namespace beamlab::gui {
 
 StatusClass status_class(const std::string& s) {
@@ -50,10 +52,7 @@ QString axes_html(const std::vector<Axis>& axes) {
   return out.trimmed();
 }
 
-QString ms_text(double ms) {
-  if (ms <= 0) return "-";
-  return QString::number(ms, 'g', 4) + " ms";
-}
+QString ms_text(double ms) { return ms <= 0 ? QString("-") : qstr(format_ms(ms)); }
 
 CodeHighlighter::CodeHighlighter(QTextDocument* doc, Language language) : QSyntaxHighlighter(doc) {
   auto add = [&](const char* pattern, QColor color, bool bold = false) {

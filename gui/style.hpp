@@ -26,7 +26,9 @@ QColor axis_color(AxisKind kind);
 /// The axes as coloured extents, e.g. "<span style='color:...'>64</span> ..." (HTML).
 QString axes_html(const std::vector<Axis>& axes);
 
-/// "0.0123 ms", "12.3 ms" (4 significant digits).
+inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
+
+/// format_ms (program.hpp) as a QString; "-" for no time.
 QString ms_text(double ms);
 
 /// Highlights LLVM IR (keywords, types, %values, @globals, comments) or x86 assembly

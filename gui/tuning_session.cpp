@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -135,8 +134,7 @@ void TuningSession::run() {
     s.time_budget_s = options_.budget_s;
     s.control = &control_;
     std::string what = task_ ? task_->name : corpus_;
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
+    std::string host = tuner::host_name();
     db::NewRun nr{.device_id = device,
                   .kind = "tune",
                   .label = "gui",

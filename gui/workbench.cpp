@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -38,12 +37,6 @@ Expected<KernelCode> kernel_code(const std::string& ast_text, const std::vector<
 
 namespace {
 
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 // The hand run's tuning of the kernel: every plan tried on it, appended.
 void journal(db::Database& db, int64_t run_id, const KernelTask& task, const tuner::TuneResult& r,
              const tuner::Candidate& tried, const tuner::SearchSettings& settings, int threads) {
@@ -67,12 +60,13 @@ void journal(db::Database& db, int64_t run_id, const KernelTask& task, const tun
   rows.back().seq = next;
   rows.back().parent = -1;
   db.save_candidates(t.id, rows);
-  // The tuning's summary: the fastest plan tried by hand so far.
+  // The tuning's summary: the fastest plan tried by hand so far (the reference aside).
+  rows.insert(rows.begin(), old.begin(), old.end());
   t.status = "done";
   t.heuristic_opts = to_string(r.candidates.at(static_cast<size_t>(r.heuristic)).opts);
   if (r.heuristic_ms > 0) t.heuristic_ms = r.heuristic_ms;
   double best = 0;
-  for (const db::CandidateRow& c : db.candidates(t.id)) {
+  for (const db::CandidateRow& c : rows) {
     if (c.status != "ok" || c.samples_ms.empty() || c.seq == 0) continue;
     double median = tuner::quantile(c.samples_ms, 0.5);
     if (best == 0 || median < best) {
@@ -134,7 +128,7 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
                               .command = "beamlab-gui (Opts tried by hand)",
                               .settings = s.to_json().dump(),
                               .git_revision = "",
-                              .host = host_name()});
+                              .host = tuner::host_name()});
     } else {
       db.reopen_run(run_id_);
     }

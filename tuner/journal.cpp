@@ -1,6 +1,8 @@
 // The tuning journal and cache; see journal.hpp.
 #include "tuner/journal.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -76,6 +78,12 @@ bool action_space_covers(const std::string& recorded, const std::string& now) {
 db::DeviceInfo this_device() {
   HostIdentity h = host_identity();
   return {h.cpu_model, h.isa, h.cores, h.llvm_version, h.beamlab_version};
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
 }
 
 db::Kernel kernel_record(const KernelTask& task) {

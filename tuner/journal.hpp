@@ -43,6 +43,8 @@ bool action_space_covers(const std::string& recorded, const std::string& now);
 
 /// This machine as the database records it.
 db::DeviceInfo this_device();
+/// This machine's host name, as runs record it.
+std::string host_name();
 
 /// A kernel as the database records it.
 db::Kernel kernel_record(const KernelTask& task);

@@ -10,6 +10,7 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QThreadPool>
+#include <QXYSeries>
 #include <gtest/gtest.h>
 
 #include "gui/compare_view.hpp"
@@ -184,7 +185,9 @@ TEST_F(GuiTest, TheKernelViewShowsAxesCodeAndHistory) {
   EXPECT_FALSE(k->assembly().isEmpty());
   EXPECT_EQ(k->candidates()->rowCount(), 5);
   EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::kernel_tab);
-  EXPECT_FALSE(k->history_chart()->series().isEmpty());
+  QList<QAbstractSeries*> history = k->history_chart()->series();
+  ASSERT_FALSE(history.isEmpty());
+  EXPECT_EQ(static_cast<QXYSeries*>(history.front())->count(), 1); // the fixture's one search
   // The roofline: the three timed candidates and the winner.
   EXPECT_EQ(w->roofline_view()->candidate_points(), 3);
   EXPECT_TRUE(w->roofline_view()->has_winner());

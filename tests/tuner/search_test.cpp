@@ -194,24 +194,25 @@ TEST(Search, ACancelledSearchKeepsWhatItMeasuredAndAPausedOneWaits) {
   WorkerPool pool(test_pool());
   std::atomic<int> settled = 0;
   std::atomic<bool> moved_while_paused = false;
+  // Paused from the start, the search runs its reference and then waits: nothing settles until
+  // it resumes. The sixth settled candidate cancels it from the search's own thread, so it can't
+  // converge first.
+  control.pause();
   std::thread driver([&] {
-    while (settled < 6) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    control.pause();
-    // Work already submitted finishes; after that nothing new settles while paused.
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     int before = settled;
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     moved_while_paused = settled != before;
-    control.cancel();
+    control.resume();
   });
   auto r = tune_kernel(task, pool, s, [&](const Event& e) {
-    if (e.kind == Event::Kind::settled) ++settled;
+    if (e.kind == Event::Kind::settled && ++settled == 6) control.cancel();
   });
   driver.join();
   ASSERT_TRUE(r) << r.error();
   EXPECT_FALSE(moved_while_paused);
   EXPECT_EQ(r->stop_reason, "cancelled");
-  // At least the six settled before the pause are kept with their results.
+  // At least the six settled before the cancel are kept with their results.
   EXPECT_GE(static_cast<int>(r->candidates.size()) - r->count(Status::skipped), 6);
   EXPECT_GE(r->count(Status::ok), 1);
   EXPECT_EQ(r->best().status, Status::ok); // the best so far, re-measured

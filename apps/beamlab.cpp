@@ -1,12 +1,15 @@
 // beamlab: the command-line entry point. Subcommands live in their own files; this one only
 // assembles them and turns errors into one-line messages and exit codes:
-//   0 success, 1 the user's input was wrong, 2 bad command line, 3 internal error or failure.
+//   0 success, 1 the user's input was wrong, 2 bad command line, 3 internal error or failure,
+//   4 `beamlab report --fail-above` found a regression above its threshold.
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
 
+#include "apps/bench_command.hpp"
 #include "apps/cache_command.hpp"
 #include "apps/ir_commands.hpp"
+#include "apps/report_command.hpp"
 #include "apps/run_command.hpp"
 #include "apps/tune_command.hpp"
 #include "engine/support/error.hpp"
@@ -21,6 +24,9 @@ int run(int argc, char** argv) {
   beamlab::cli::add_run_command(app);
   beamlab::cli::add_tune_command(app);
   beamlab::cli::add_cache_command(app);
+  beamlab::cli::add_bench_command(app);
+  int exit_code = 0;
+  beamlab::cli::add_report_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -28,7 +34,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "beamlab: error: %s (see 'beamlab --help')\n", e.what());
     return 2;
   }
-  return 0;
+  return exit_code;
 }
 
 } // namespace

@@ -495,6 +495,25 @@ std::map<int64_t, int64_t> Database::candidate_counts(int64_t run_id) {
   return out;
 }
 
+std::map<int64_t, std::map<std::string, int64_t>> Database::status_counts(int64_t run_id) {
+  Statement st = conn_->prepare("SELECT t.id, c.status, count(*) FROM tunings t JOIN candidates c "
+                                "ON c.tuning_id = t.id WHERE t.run_id = ? GROUP BY t.id, c.status");
+  st.bind(1, run_id);
+  std::map<int64_t, std::map<std::string, int64_t>> out;
+  while (st.step()) out[st.i64(0)][st.text(1)] = st.i64(2);
+  return out;
+}
+
+std::vector<double> Database::samples_of(int64_t tuning_id, const std::string& opts) {
+  Statement st = conn_->prepare(
+      "SELECT s.ms FROM samples s WHERE s.candidate_id = (SELECT id FROM candidates WHERE "
+      "tuning_id = ? AND opts = ? AND status = 'ok' ORDER BY seq LIMIT 1) ORDER BY s.idx");
+  st.bind_all(tuning_id, opts);
+  std::vector<double> out;
+  while (st.step()) out.push_back(st.f64(0));
+  return out;
+}
+
 // --- candidates ------------------------------------------------------------------------------
 
 namespace {

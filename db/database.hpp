@@ -186,6 +186,11 @@ public:
   std::map<int64_t, RunStats> run_stats();
   /// Candidates per tuning id of a run.
   std::map<int64_t, int64_t> candidate_counts(int64_t run_id);
+  /// Candidates per status ("ok", "slow", ...) per tuning id of a run.
+  std::map<int64_t, std::map<std::string, int64_t>> status_counts(int64_t run_id);
+  /// Every timing sample of the candidate of a tuning with Opts `opts` that ran correctly (the
+  /// winner's: its search samples and its re-measurement), in order; empty if none.
+  std::vector<double> samples_of(int64_t tuning_id, const std::string& opts);
 
   // Candidates
   /// Inserts or replaces candidate `c.seq` of a tuning, with its samples, in one transaction.

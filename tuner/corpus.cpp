@@ -70,9 +70,13 @@ Corpus load_corpus(const std::string& path) {
   user_assert(f) << "cannot read the corpus '" << path << "'; check the path";
   std::stringstream text;
   text << f.rdbuf();
+  return parse_corpus(text.str(), path);
+}
+
+Corpus parse_corpus(const std::string& text, const std::string& path) {
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::parse_error& err) {
     user_error << path << ": not valid JSON (" << err.what() << ")";
   }

@@ -33,6 +33,8 @@ struct Corpus {
 
 /// Reads and checks a corpus file (every entry is built once to check its parameters).
 Corpus load_corpus(const std::string& path);
+/// The same for a corpus's text; `path` names it in errors.
+Corpus parse_corpus(const std::string& text, const std::string& path);
 
 /// A one-entry corpus for a workload named on the command line.
 Corpus single_workload(const std::string& workload, const std::map<std::string, int64_t>& params,

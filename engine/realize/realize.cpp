@@ -260,17 +260,26 @@ void ExecutionPlan::run() {
   for (const PlannedKernel& k : kernels_) run_kernel(k);
 }
 
-std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
+std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample_ms) {
   run();
+  // The mean time of `n` back-to-back launches of kernel i.
+  auto time_kernel = [&](size_t i, int n) {
+    auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < n; ++k) run_kernel(kernels_[i]);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count() /
+           n;
+  };
+  std::vector<int> launches(kernels_.size(), 1);
+  if (min_sample_ms > 0)
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      // Calibrate upwards until a batch takes the minimum (the doubling is a warm-up too).
+      while (launches[i] < (1 << 20) && time_kernel(i, launches[i]) * launches[i] < min_sample_ms)
+        launches[i] *= 2;
+    }
   std::vector<std::vector<double>> samples(kernels_.size());
   for (int r = 0; r < std::max(1, repeats); ++r)
-    for (size_t i = 0; i < kernels_.size(); ++i) {
-      auto start = std::chrono::steady_clock::now();
-      run_kernel(kernels_[i]);
-      samples[i].push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
+    for (size_t i = 0; i < kernels_.size(); ++i) samples[i].push_back(time_kernel(i, launches[i]));
   std::vector<KernelProfile> out;
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const PlannedKernel& k = kernels_[i];
@@ -279,6 +288,8 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats) {
     p.key = k.item.key;
     p.opts = to_string(k.opts);
     p.ms = median(samples[i]);
+    p.samples_ms = std::move(samples[i]);
+    p.launches_per_sample = launches[i];
     p.cost = kernel_cost(k.item);
     if (p.ms > 0) {
       p.gflops = static_cast<double>(p.cost.flops) / (p.ms * 1e6);

@@ -116,7 +116,9 @@ struct KernelProfile {
   std::string name;
   uint64_t key = 0;
   std::string opts;
-  double ms = 0; ///< median of the runs
+  double ms = 0;                  ///< median of the runs
+  std::vector<double> samples_ms; ///< every sample (a launch, or a batch's mean), in order
+  int launches_per_sample = 1;
   double gflops = 0;
   double gbps = 0;
   double compile_ms = 0;
@@ -149,8 +151,10 @@ public:
 
   /// Runs every kernel once, in order.
   void run();
-  /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median.
-  std::vector<KernelProfile> profile(int repeats);
+  /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median. With
+  /// `min_sample_ms`, each sample is the mean of as many back-to-back launches as take that
+  /// long (calibrated per kernel), so a microsecond kernel's samples aren't launch jitter.
+  std::vector<KernelProfile> profile(int repeats, double min_sample_ms = 0);
   /// Runs the plan once (after one warm-up) recording every thread's span of every launch:
   /// per kernel, in order, where the time went across cores.
   std::vector<KernelTrace> trace();

@@ -1,0 +1,144 @@
+// The report subcommand; see report_command.hpp.
+#include "apps/report_command.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "apps/tune_command.hpp"
+#include "db/database.hpp"
+#include "reports/report.hpp"
+#include <beamlab/beamlab.hpp>
+
+namespace beamlab::cli {
+namespace {
+
+struct ReportArgs {
+  std::string baseline, candidate, run;
+  bool list = false;
+  std::string format = "md";
+  std::string output;
+  std::optional<double> fail_above;
+  double min_change = 5;
+  double alpha = 0.05;
+  std::string db;
+};
+
+/// Opens an existing database read-only: a report never creates or changes one.
+db::Database open_existing(const std::string& flag) {
+  std::string path = db_path(flag);
+  user_assert(::access(path.c_str(), R_OK) == 0)
+      << "no database at '" << path
+      << "': record a run with 'beamlab bench' or 'beamlab tune' first, or pass --db FILE";
+  return db::Database(path, db::Database::Access::read_only);
+}
+
+/// Writes `text` to `path` whole (a temporary file renamed over it), or to stdout.
+void emit(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    user_assert(out) << "-o '" << path << "': cannot write there (" << std::strerror(errno)
+                     << "); check that its directory exists";
+    out << text;
+    user_assert(out.good()) << "-o '" << path << "': writing failed (" << std::strerror(errno)
+                            << ")";
+  }
+  user_assert(std::rename(tmp.c_str(), path.c_str()) == 0)
+      << "-o '" << path << "': cannot replace it (" << std::strerror(errno) << ")";
+}
+
+void list_runs(db::Database& db) {
+  std::vector<db::Run> runs = db.runs();
+  user_assert(!runs.empty()) << "the database '" << db.path()
+                             << "' has no runs yet; record one with 'beamlab bench' or "
+                                "'beamlab tune'";
+  fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<8}  {}\n", "id", "started (UTC)", "kind",
+             "label", "git", "status", "command");
+  for (const db::Run& r : runs)
+    fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<8}  {}\n", r.id,
+               r.started_at.substr(0, 16), r.kind, r.label.empty() ? "-" : r.label,
+               r.git_revision.empty() ? "-" : r.git_revision, r.status, r.command);
+}
+
+int report(const ReportArgs& args) {
+  reports::Format format = reports::parse_format(args.format, "--format");
+  db::Database db = open_existing(args.db);
+  if (args.list) {
+    list_runs(db);
+    return 0;
+  }
+  if (!args.run.empty()) {
+    user_assert(args.baseline.empty() && args.candidate.empty())
+        << "--run summarizes one run; drop --baseline/--candidate, or drop --run to compare";
+    db::Run run = reports::resolve_run(db, args.run, "--run");
+    emit(reports::render(reports::summarize_run(db, run.id), format), args.output);
+    return 0;
+  }
+  user_assert(!args.baseline.empty())
+      << "report: name the runs to compare with --baseline RUN [--candidate RUN] (an id, a "
+         "label, latest or latest~N), or one run to summarize with --run RUN";
+  db::Run baseline = reports::resolve_run(db, args.baseline, "--baseline");
+  db::Run candidate =
+      reports::resolve_run(db, args.candidate.empty() ? "latest" : args.candidate, "--candidate");
+  reports::VerdictRule rule;
+  rule.alpha = args.alpha;
+  rule.min_change = args.min_change / 100;
+  reports::Comparison c = reports::compare_runs(reports::load_run_data(db, baseline.id),
+                                                reports::load_run_data(db, candidate.id), rule);
+  emit(reports::render(c, format), args.output);
+  std::FILE* note = args.output.empty() || args.output == "-" ? stderr : stdout;
+  std::fprintf(note, "beamlab report: %s vs %s: %s\n", c.candidate.title().c_str(),
+               c.baseline.title().c_str(), c.counts_text().c_str());
+  if (!args.fail_above) return 0;
+  std::vector<const reports::ComparedRow*> over = c.regressions_above(*args.fail_above);
+  if (over.empty()) return 0;
+  std::string worst;
+  for (const reports::ComparedRow* r : over)
+    worst +=
+        fmt::format("{}{} {:+.1f}%", worst.empty() ? "" : ", ", r->name(), r->delta.change * 100);
+  std::fprintf(stderr, "beamlab report: %zu regression(s) above --fail-above %g%%: %s\n",
+               over.size(), *args.fail_above, worst.c_str());
+  return kRegressionExit;
+}
+
+} // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Compare two runs kernel by kernel with a noise-aware verdict, or summarize one "
+                "run (Markdown, HTML or JUnit)");
+  cmd->add_option("--baseline", args->baseline,
+                  "the run to compare against: an id, a label, latest or latest~N");
+  cmd->add_option("--candidate", args->candidate, "the run to judge (default: latest)");
+  cmd->add_option("--run", args->run, "summarize this one run instead");
+  cmd->add_flag("--list", args->list, "list the runs in the database");
+  cmd->add_option("--format", args->format, "md | html | junit")->default_val("md");
+  cmd->add_option("-o,--output", args->output, "write the report to FILE (default: stdout)");
+  cmd->add_option("--fail-above", args->fail_above,
+                  "exit with code 4 when a regression is larger than PCT percent")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-change", args->min_change,
+                  "changes up to PCT percent never count, however clean the samples (runs of one "
+                  "commit drift apart by a few percent on a shared machine)")
+      ->default_val(5)
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--alpha", args->alpha, "the rank test's significance level")
+      ->default_val(0.05)
+      ->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
+  cmd->final_callback([args, &exit_code] { exit_code = report(*args); });
+}
+
+} // namespace beamlab::cli

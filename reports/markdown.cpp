@@ -1,0 +1,132 @@
+// The Markdown renderer: GitHub-flavoured tables that read well in a terminal and in a CI job
+// summary ($GITHUB_STEP_SUMMARY); see report.hpp.
+#include <fmt/format.h>
+
+#include "reports/report.hpp"
+#include "reports/report_internal.hpp"
+
+namespace beamlab::reports {
+
+using namespace detail;
+
+namespace {
+
+/// Table cells may not contain '|' or line breaks.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n')
+      out += ' ';
+    else
+      out += ch;
+  }
+  return out.empty() ? "-" : out;
+}
+
+void header(std::string& out, const std::string& title, const std::vector<std::string>& warnings) {
+  out += fmt::format("## {}\n\n", title);
+  for (const std::string& w : warnings) out += fmt::format("> **Warning:** {}\n>\n", w);
+  if (!warnings.empty()) out += "\n";
+}
+
+void runs_table(std::string& out, const Comparison& c) {
+  out += "| | run | what |\n|---|---|---|\n";
+  out += fmt::format("| baseline | {} | {} |\n", cell(c.baseline.title()),
+                     cell(describe_run(c.baseline)));
+  out += fmt::format("| candidate | {} | {} |\n\n", cell(c.candidate.title()),
+                     cell(describe_run(c.candidate)));
+}
+
+void section_table(std::string& out, const Comparison& c, Section section) {
+  std::vector<const ComparedRow*> rows;
+  for (const ComparedRow& r : c.rows)
+    if (r.section() == section) rows.push_back(&r);
+  if (rows.empty()) return;
+  const bool kernels = section == Section::kernel;
+  out += fmt::format("### {} ({})\n\n", heading(section), rows.size());
+  out += fmt::format("| | {} |{} baseline ms | candidate ms | change | noise | p | verdict |\n",
+                     to_string(section), kernels ? " workloads |" : "");
+  out += fmt::format("|---|---|{}---:|---:|---:|---:|---:|---|\n", kernels ? "---|" : "");
+  for (const ComparedRow* r : rows) {
+    const Delta& d = r->delta;
+    std::string mark = d.verdict == Verdict::unknown ? "?" : verdict_mark(d.verdict);
+    std::string dagger = d.tested || d.verdict == Verdict::unknown ? "" : " \u2020";
+    out += fmt::format("| {} | {} |{} {} | {} | {} | {} | {} | {}{} |\n", mark, cell(r->name()),
+                       kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
+                       d.baseline.n ? format_ms(d.baseline.median) : "-",
+                       d.candidate.n ? format_ms(d.candidate.median) : "-",
+                       d.verdict == Verdict::unknown ? "-" : format_change(d.change),
+                       d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
+                       d.verdict == Verdict::unknown ? "-" : format_p(d.p), to_string(d.verdict),
+                       dagger);
+  }
+  out += "\n";
+}
+
+void only_list(std::string& out, const char* which, const std::vector<Measurement>& items) {
+  if (items.empty()) return;
+  out += fmt::format("### Only in the {} ({})\n\n", which, items.size());
+  for (const Measurement& m : items)
+    out += fmt::format("- {} `{}`{}\n", to_string(m.section), m.name,
+                       m.workloads.empty() ? "" : " (" + workloads_text(m) + ")");
+  out += "\n";
+}
+
+} // namespace
+
+std::string render_markdown(const Comparison& c) {
+  std::string out;
+  header(out, title(c), c.warnings);
+  Comparison::Counts n = c.counts();
+  out += fmt::format("**{}**", c.counts_text());
+  if (!c.only_baseline.empty() || !c.only_candidate.empty())
+    out += fmt::format(" \u00b7 {} only in the baseline, {} only in the candidate",
+                       c.only_baseline.size(), c.only_candidate.size());
+  out += n.regressions ? "\n\n" : " \u2014 no regressions.\n\n";
+  runs_table(out, c);
+  for (Section s : {Section::workload, Section::kernel, Section::suite}) section_table(out, c, s);
+  only_list(out, "baseline", c.only_baseline);
+  only_list(out, "candidate", c.only_candidate);
+  out += fmt::format("<details><summary>Method</summary>\n\n{}\n\n</details>\n",
+                     describe_rule(c.rule));
+  return out;
+}
+
+std::string render_markdown(const RunSummary& s) {
+  std::string out;
+  header(out, title(s), {});
+  out += fmt::format("{}\n\n", describe_run(s.data));
+  if (!s.tunings.empty()) {
+    out += fmt::format("### Tuned kernels ({})\n\n", s.tunings.size());
+    out += "| kernel | workload | heuristic ms | tuned ms | speedup | roofline | candidates | "
+           "search s | stop | tuned Opts |\n|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
+    for (const TunedKernel& k : s.tunings)
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} |\n", cell(k.name),
+                         cell(k.workload), k.heuristic_ms ? format_ms(*k.heuristic_ms) : "-",
+                         k.tuned_ms ? format_ms(*k.tuned_ms) : "-", format_speedup(k.speedup()),
+                         format_fraction(k.roofline), cell(statuses_text(k)), k.wall_s,
+                         cell(k.outcome()), cell(k.winner_opts));
+    out += "\n";
+  }
+  for (Section section : {Section::workload, Section::kernel, Section::suite}) {
+    std::vector<const Measurement*> items = s.measured(section);
+    if (items.empty()) continue;
+    out += fmt::format("### {} ({})\n\n", heading(section), items.size());
+    out += fmt::format("| {} | median ms | IQR/median | runs | roofline | plan |\n"
+                       "|---|---:|---:|---:|---:|---|\n",
+                       to_string(section));
+    for (const Measurement* m : items) {
+      SampleStats st = describe(m->samples_ms);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(m->name), format_ms(st.median),
+                         format_spread(st.spread()), st.n,
+                         format_fraction(s.roofline(m->flops, m->bytes, st.median)), cell(m->plan));
+    }
+    out += "\n";
+  }
+  if (s.tunings.empty() && s.data.items.empty()) out += "The run recorded no measurements.\n";
+  return out;
+}
+
+} // namespace beamlab::reports

@@ -1,0 +1,33 @@
+// Rendering reports: a comparison of two runs or a single run's summary, as Markdown (for a
+// terminal or a CI job summary), one self-contained HTML file (tables and inline SVG charts,
+// from the template in reports/templates/) or JUnit XML (each regression a failed test case,
+// for CI test dashboards).
+//
+//   reports::Comparison c = reports::compare_runs(load_run_data(db, a), load_run_data(db, b), {});
+//   std::string html = reports::render(c, reports::Format::html);
+#pragma once
+
+#include <string>
+
+#include "reports/compare.hpp"
+#include "reports/summary.hpp"
+
+namespace beamlab::reports {
+
+enum class Format { markdown, html, junit };
+
+/// "md" (or "markdown"), "html" or "junit"; a UserError naming `flag` otherwise.
+Format parse_format(const std::string& text, const std::string& flag);
+
+std::string render(const Comparison& c, Format format);
+std::string render(const RunSummary& s, Format format);
+
+// One per format (markdown.cpp, html.cpp, junit.cpp).
+std::string render_markdown(const Comparison& c);
+std::string render_markdown(const RunSummary& s);
+std::string render_html(const Comparison& c);
+std::string render_html(const RunSummary& s);
+std::string render_junit(const Comparison& c);
+std::string render_junit(const RunSummary& s);
+
+} // namespace beamlab::reports

@@ -1,0 +1,44 @@
+// What the three renderers share: number formats, verdict names and colours, and the one-line
+// descriptions of runs and devices, so the formats say the same things the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "reports/compare.hpp"
+#include "reports/summary.hpp"
+
+namespace beamlab::reports::detail {
+
+/// A time in ms with three significant digits or so ("0.0123", "1.23", "123.4").
+std::string format_ms(double ms);
+/// "+20.3%"
+std::string format_change(double change);
+/// "±1.2%"
+std::string format_noise(double noise);
+/// "1.2%"
+std::string format_spread(double spread);
+/// "0.0002", "<1e-6"
+std::string format_p(double p);
+/// "2.31x" or "-"
+std::string format_speedup(std::optional<double> x);
+/// "41%" or "-"
+std::string format_fraction(std::optional<double> f);
+
+/// A chart and table colour per verdict.
+const char* verdict_color(Verdict v);
+/// A one-character marker per verdict for tables ("▲" regression, "▼" improvement, ...).
+const char* verdict_mark(Verdict v);
+
+/// "bench · a1b2c3d · 2026-11-21 10:00 · host · AMD EPYC 7B13 (2 cores)": what a run was.
+std::string describe_run(const RunData& r);
+/// "matmul M=256 …" (the first few workloads of a kernel).
+std::string workloads_text(const Measurement& m);
+/// "ok 120, slow 40" (a tuning's candidates by status, most common first).
+std::string statuses_text(const TunedKernel& k);
+
+/// The report's title.
+std::string title(const Comparison& c);
+std::string title(const RunSummary& s);
+
+} // namespace beamlab::reports::detail

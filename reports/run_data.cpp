@@ -1,0 +1,183 @@
+// Reading a run's measurements back; see run_data.hpp.
+#include "reports/run_data.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/stats.hpp"
+#include <beamlab/beamlab.hpp>
+
+namespace beamlab::reports {
+
+using json = nlohmann::json;
+
+const char* to_string(Section s) {
+  switch (s) {
+  case Section::workload: return "workload";
+  case Section::kernel: return "kernel";
+  case Section::suite: return "suite";
+  }
+  return "?";
+}
+
+const char* heading(Section s) {
+  switch (s) {
+  case Section::workload: return "Workloads";
+  case Section::kernel: return "Kernels";
+  case Section::suite: return "Benchmark suite";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<Section> parse_section(const std::string& text) {
+  for (Section s : {Section::workload, Section::kernel, Section::suite})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
+Measurement from_benchmark(const db::Benchmark& b, const std::string& path) {
+  auto fail = [&](const std::string& why) {
+    user_error << "run " << b.run_id << " in '" << path << "': benchmark '" << b.name << "' " << why
+               << " (was it written by a newer beamlab?)";
+  };
+  json params = json::parse(b.params, nullptr, false);
+  json metrics = json::parse(b.metrics, nullptr, false);
+  if (!params.is_object() || !metrics.is_object()) fail("is not JSON");
+  Measurement m;
+  try {
+    std::optional<Section> section = parse_section(params.value("section", ""));
+    if (!section) fail("has no known section");
+    m.section = *section;
+    m.key = params.at("key").get<std::string>();
+    m.name = b.name;
+    if (params.contains("workload")) m.workloads = {params["workload"].get<std::string>()};
+    m.plan = params.value("plan", "");
+    m.source = params.value("source", "");
+    m.flops = params.value("flops", int64_t{0});
+    m.bytes = params.value("bytes", int64_t{0});
+    m.samples_ms = metrics.at("samples_ms").get<std::vector<double>>();
+  } catch (const json::exception& e) {
+    fail(std::string("does not read: ") + e.what());
+  }
+  return m;
+}
+
+/// Adds `m`, pooling it with an earlier measurement of the same thing.
+void add(std::vector<Measurement>& items, Measurement m) {
+  auto same = std::find_if(items.begin(), items.end(), [&](const Measurement& x) {
+    return x.section == m.section && x.key == m.key;
+  });
+  if (same == items.end()) {
+    items.push_back(std::move(m));
+    return;
+  }
+  same->samples_ms.insert(same->samples_ms.end(), m.samples_ms.begin(), m.samples_ms.end());
+  for (const std::string& w : m.workloads)
+    if (std::find(same->workloads.begin(), same->workloads.end(), w) == same->workloads.end())
+      same->workloads.push_back(w);
+}
+
+std::vector<Measurement> tuned_kernels(db::Database& db, int64_t run_id) {
+  std::vector<Measurement> out;
+  for (const db::Tuning& t : db.tunings(run_id)) {
+    std::optional<db::Kernel> k = db.kernel(t.kernel_id);
+    if (!k) continue;
+    Measurement m;
+    m.section = Section::kernel;
+    m.key = k->hash;
+    m.name = k->name;
+    m.workloads = {t.workload};
+    m.plan = t.winner_opts;
+    m.source = "tuned";
+    m.flops = k->flops;
+    m.bytes = k->bytes;
+    if (t.status == "done") m.samples_ms = db.samples_of(t.id, t.winner_opts);
+    add(out, std::move(m));
+  }
+  return out;
+}
+
+} // namespace
+
+db::Benchmark to_benchmark(int64_t run_id, const Measurement& m) {
+  json params = {{"section", to_string(m.section)}, {"key", m.key}};
+  if (!m.workloads.empty()) params["workload"] = m.workloads.front();
+  if (!m.plan.empty()) params["plan"] = m.plan;
+  if (!m.source.empty()) params["source"] = m.source;
+  if (m.flops) params["flops"] = m.flops;
+  if (m.bytes) params["bytes"] = m.bytes;
+  json metrics = {{"samples_ms", m.samples_ms}, {"median_ms", describe(m.samples_ms).median}};
+  return {run_id, m.name, params.dump(), metrics.dump()};
+}
+
+std::string RunData::when() const {
+  std::string text = run.started_at.substr(0, 16);
+  if (text.size() > 10 && text[10] == 'T') text[10] = ' ';
+  return text;
+}
+
+std::string RunData::title() const {
+  std::string label = run.label.empty() ? "" : fmt::format(" '{}'", run.label);
+  std::string rev = run.git_revision.empty() ? "" : ", " + run.git_revision;
+  return fmt::format("run {}{} ({}{}, {})", run.id, label, run.kind, rev, when());
+}
+
+RunData load_run_data(db::Database& db, int64_t run_id) {
+  RunData data;
+  std::optional<db::Run> run = db.run(run_id);
+  user_assert(run) << "no run " << run_id << " in '" << db.path() << "'";
+  data.run = *run;
+  data.device = db.device(run->device_id);
+  std::vector<Measurement> items;
+  for (const db::Benchmark& b : db.benchmarks(run_id)) add(items, from_benchmark(b, db.path()));
+  for (Measurement& m : tuned_kernels(db, run_id)) add(items, std::move(m));
+  // Sections in report order, each in the order the run measured it.
+  for (Section s : {Section::workload, Section::kernel, Section::suite})
+    for (Measurement& m : items)
+      if (m.section == s) data.items.push_back(std::move(m));
+  return data;
+}
+
+db::Run resolve_run(db::Database& db, const std::string& spec, const std::string& flag) {
+  std::vector<db::Run> runs = db.runs(); // newest first
+  user_assert(!runs.empty()) << flag << " " << spec << ": the database '" << db.path()
+                             << "' has no runs yet; record one with 'beamlab bench' or "
+                                "'beamlab tune'";
+  auto listing = [&] {
+    return fmt::format("its runs are {}..{}; 'beamlab report --list' lists them", runs.back().id,
+                       runs.front().id);
+  };
+  if (spec == "latest" || spec.starts_with("latest~")) {
+    size_t back = 0;
+    if (spec != "latest") {
+      std::string n = spec.substr(7);
+      auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), back);
+      user_assert(ec == std::errc{} && p == n.data() + n.size())
+          << flag << " '" << spec << "': expected latest~N with N a count of runs back";
+    }
+    user_assert(back < runs.size()) << flag << " '" << spec << "': the database '" << db.path()
+                                    << "' holds only " << runs.size() << " run(s)";
+    return runs[back];
+  }
+  int64_t id = 0;
+  auto [p, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), id);
+  if (ec == std::errc{} && p == spec.data() + spec.size()) {
+    std::optional<db::Run> run = db.run(id);
+    user_assert(run) << flag << " " << spec << ": no run " << id << " in '" << db.path() << "' ("
+                     << listing() << ")";
+    return *run;
+  }
+  auto labelled =
+      std::find_if(runs.begin(), runs.end(), [&](const db::Run& r) { return r.label == spec; });
+  user_assert(labelled != runs.end())
+      << flag << " '" << spec << "': no run has that id or label in '" << db.path() << "' ("
+      << listing() << ", or name one as latest or latest~N)";
+  return *labelled;
+}
+
+} // namespace beamlab::reports

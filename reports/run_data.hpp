@@ -1,0 +1,59 @@
+// What a run measured, read back from the database for reports: every kernel, workload and
+// benchmark-suite entry with all its timing samples, whichever way the run was made.
+//
+// A `beamlab bench` run stores one benchmarks row per measurement (see to_benchmark); a
+// `beamlab tune` run's kernels are its tunings, measured by the winner's samples (the search's
+// and the re-measurement's). Kernels are keyed by their AST hash, so the same kernel matches
+// across runs, workloads and machines.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/database.hpp"
+
+namespace beamlab::reports {
+
+enum class Section { workload, kernel, suite };
+const char* to_string(Section s);
+/// "workloads", "kernels", "benchmark suite": a report's heading for the section.
+const char* heading(Section s);
+
+/// One thing a run timed.
+struct Measurement {
+  Section section = Section::kernel;
+  std::string key;  ///< kernel: the AST hash (hex); workload: its label; suite: the name
+  std::string name; ///< readable: "r_256_256_256", "matmul M=256 N=256 K=256", "BM_Triad"
+  std::vector<std::string> workloads; ///< kernel: the workloads it ran in
+  std::string plan;                   ///< kernel: its Opts; suite: the benchmark's label
+  std::string source;                 ///< kernel: "cache", "heuristic" or "tuned"
+  int64_t flops = 0, bytes = 0;       ///< kernel: per run
+  std::vector<double> samples_ms;     ///< every timed run, in order
+};
+
+/// A benchmarks row for `m` in run `run_id` (params and metrics as JSON).
+db::Benchmark to_benchmark(int64_t run_id, const Measurement& m);
+
+/// A run with its device and what it measured.
+struct RunData {
+  db::Run run;
+  std::optional<db::Device> device;
+  /// One per (section, key), workloads then kernels then suite entries, each in the order the
+  /// run first measured it; a kernel measured in several workloads pools its samples.
+  std::vector<Measurement> items;
+  std::string title() const; ///< "run 4 'nightly' (bench, a1b2c3d, 2026-11-21 10:00)"
+  std::string when() const;  ///< "2026-11-21 10:00" (UTC)
+};
+
+/// Reads run `run_id`; a UserError naming `path` when a benchmarks row does not parse.
+RunData load_run_data(db::Database& db, int64_t run_id);
+
+/// The run a user named with `spec`: an id, "latest" (the newest run), "latest~N" (N before
+/// it) or a label (the newest run carrying it). A UserError naming `flag` and listing what
+/// exists when there is no such run or no runs at all.
+db::Run resolve_run(db::Database& db, const std::string& spec, const std::string& flag);
+
+} // namespace beamlab::reports

@@ -1,0 +1,105 @@
+// The benchmark record end to end: a real corpus run with real plans and the real beamlab-bench
+// suite (one fast benchmark), stored and read back as a report's measurements.
+#include <gtest/gtest.h>
+
+#include "db/database.hpp"
+#include "engine/support/error.hpp"
+#include "reports/bench_record.hpp"
+#include "reports/compare.hpp"
+#include "reports/run_data.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace beamlab::reports {
+namespace {
+
+class BenchRecordTest : public test_support::TempDirTest {
+protected:
+  BenchOptions options() const {
+    BenchOptions o;
+    o.corpus = tuner::parse_corpus(
+        R"({"name": "tiny", "workloads": [
+              {"workload": "matmul", "params": {"M": 32, "N": 32, "K": 32}},
+              {"workload": "softmax", "params": {"ROWS": 16, "COLS": 64}}]})",
+        "tiny.json");
+    o.runs = 4;
+    o.min_sample_ms = 0.5;
+    o.suite = false;
+    o.label = "test";
+    o.command = "beamlab bench (test)";
+    return o;
+  }
+};
+
+TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
+  db::Database db(file("bench.db"));
+  int64_t run = record_bench(db, options());
+  std::optional<db::Run> r = db.run(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, "bench");
+  EXPECT_EQ(r->status, "done");
+  EXPECT_EQ(r->label, "test");
+  EXPECT_NE(r->settings.find("\"runs\":4"), std::string::npos) << r->settings;
+  std::optional<db::Device> dev = db.device(r->device_id);
+  ASSERT_TRUE(dev);
+  EXPECT_TRUE(dev->peak_gflops && dev->peak_gbps); // measured for the rooflines
+
+  RunData data = load_run_data(db, run);
+  int workloads = 0, kernels = 0;
+  for (const Measurement& m : data.items) {
+    EXPECT_EQ(m.samples_ms.size(), 4u) << m.name;
+    for (double ms : m.samples_ms) EXPECT_GT(ms, 0) << m.name;
+    if (m.section == Section::workload) ++workloads;
+    if (m.section != Section::kernel) continue;
+    ++kernels;
+    EXPECT_EQ(m.key.size(), 16u) << "an AST hash in hex: " << m.key;
+    EXPECT_GT(m.flops, 0);
+    EXPECT_EQ(m.source, "heuristic"); // nothing tuned in this database
+  }
+  EXPECT_EQ(workloads, 2);
+  EXPECT_GE(kernels, 2);
+  EXPECT_EQ(data.items.front().name, "matmul_K32_M32_N32");
+
+  // A second run of the same corpus matches kernel by kernel.
+  int64_t again = record_bench(db, options());
+  Comparison c = compare_runs(load_run_data(db, run), load_run_data(db, again), {});
+  EXPECT_EQ(c.rows.size(), data.items.size());
+  EXPECT_TRUE(c.only_baseline.empty() && c.only_candidate.empty());
+}
+
+TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamples) {
+  db::Database db(file("bench.db"));
+  BenchOptions o = options();
+  o.corpus.entries.resize(1);
+  o.suite = true;
+  o.suite_filter = "BM_InternExistingNode";
+  o.suite_min_time = 0.01;
+  o.runs = 3;
+  RunData data = load_run_data(db, record_bench(db, o));
+  const Measurement& last = data.items.back();
+  EXPECT_EQ(last.section, Section::suite);
+  EXPECT_EQ(last.name, "BM_InternExistingNode");
+  EXPECT_EQ(last.samples_ms.size(), 3u);
+  for (double ms : last.samples_ms) EXPECT_GT(ms, 0);
+}
+
+TEST_F(BenchRecordTest, AMissingSuiteIsAnErrorAndTheRunIsMarkedFailed) {
+  db::Database db(file("bench.db"));
+  BenchOptions o = options();
+  o.corpus.entries.resize(1);
+  o.suite = true;
+  o.suite_binary = file("no-such-bench");
+  try {
+    record_bench(db, o);
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is missing: build the beamlab-bench target"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--no-suite"), std::string::npos);
+  }
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].status, "failed");
+}
+
+} // namespace
+} // namespace beamlab::reports

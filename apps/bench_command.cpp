@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -13,6 +15,7 @@
 #include "reports/bench_record.hpp"
 #include "tuner/corpus.hpp"
 #include "tuner/journal.hpp"
+#include <beamlab/beamlab.hpp>
 
 #ifndef BEAMLAB_GIT_REVISION
 #define BEAMLAB_GIT_REVISION ""
@@ -23,7 +26,9 @@ namespace {
 
 struct BenchArgs {
   std::string corpus;
-  int runs = 10;
+  int runs = 12;
+  int processes = 3;
+  std::string measure_into; // set: a child process of a bench run
   int threads = 0;
   std::string label, db, cache;
   std::string suite = reports::kDefaultSuiteFilter;
@@ -37,7 +42,7 @@ struct BenchArgs {
 std::string command_of(const BenchArgs& a) {
   std::string text = "beamlab bench";
   if (!a.corpus.empty()) text += " --corpus " + a.corpus;
-  text += fmt::format(" --runs {}", a.runs);
+  text += fmt::format(" --runs {} --processes {}", a.runs, a.processes);
   if (a.threads) text += fmt::format(" --threads {}", a.threads);
   if (a.sample_ms != 5) text += fmt::format(" --sample-ms {:g}", a.sample_ms);
   if (!a.label.empty()) text += " --label '" + a.label + "'";
@@ -46,7 +51,18 @@ std::string command_of(const BenchArgs& a) {
     text += " --no-suite";
   else if (a.suite != reports::kDefaultSuiteFilter)
     text += " --suite '" + a.suite + "'";
+  if (!a.no_suite && a.suite_min_time != 0.05)
+    text += fmt::format(" --suite-min-time {:g}", a.suite_min_time);
   return text;
+}
+
+/// This executable, for the child processes.
+std::string self_path() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  user_assert(!ec) << "bench: cannot find this executable to start its processes (" << ec.message()
+                   << "); pass --processes 1";
+  return self.string();
 }
 
 void bench(const BenchArgs& args) {
@@ -56,9 +72,11 @@ void bench(const BenchArgs& args) {
                  : tuner::load_corpus(args.corpus);
   if (args.corpus.empty()) o.corpus.path = "corpora/quick.json (built in)";
   o.runs = args.runs;
+  o.processes = args.processes;
   o.threads = args.threads;
   o.min_sample_ms = args.sample_ms;
-  o.use_cache = tuner::reads(tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache"));
+  const std::string mode = cache_mode_name(args.cache);
+  o.use_cache = tuner::reads(tuner::parse_cache_mode(mode, "--cache"));
   o.suite = !args.no_suite;
   o.suite_filter = args.suite;
   o.suite_min_time = args.suite_min_time;
@@ -66,6 +84,20 @@ void bench(const BenchArgs& args) {
   o.command = command_of(args);
   o.git_revision = BEAMLAB_GIT_REVISION;
   std::string path = db_path(args.db);
+  if (!args.measure_into.empty()) {
+    // A child of a bench run: measure, report to the parent through the file, touch nothing.
+    std::ofstream out(args.measure_into);
+    out << reports::measurements_json(reports::measure_corpus(o, path, args.runs));
+    user_assert(out.good()) << "--measure-into '" << args.measure_into << "': cannot write it";
+    return;
+  }
+  o.child_command = {self_path(),   "bench",
+                     "--db",        path,
+                     "--cache",     mode,
+                     "--threads",   std::to_string(args.threads),
+                     "--sample-ms", fmt::format("{}", args.sample_ms)};
+  if (!args.corpus.empty())
+    o.child_command.insert(o.child_command.end(), {"--corpus", args.corpus});
   db::Database db(path);
   auto t0 = std::chrono::steady_clock::now();
   int64_t run = reports::record_bench(db, o, [&](const std::string& line) {
@@ -89,9 +121,17 @@ void add_bench_command(CLI::App& app) {
                   "the workloads (a corpus file; default: the built-in corpora/quick.json)");
   cmd->add_option("--runs", args->runs,
                   "timed runs per workload and kernel, repetitions per suite benchmark")
-      ->default_val(10)
+      ->default_val(12)
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", args->threads, "cores to use (0: all)")->default_val(0);
+  cmd->add_option("--processes", args->processes,
+                  "measure in this many fresh processes (runs / processes samples each): "
+                  "placement noise one process never shows")
+      ->default_val(3)
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--measure-into", args->measure_into)->group(""); // a bench run's child
+  cmd->add_option("--threads", args->threads, "cores to use (0: all)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--sample-ms", args->sample_ms,
                   "each sample is the mean of back-to-back runs lasting at least this long")
       ->default_val(5)

@@ -45,7 +45,7 @@ void emit(const std::string& text, const std::string& path) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::string tmp = path + ".tmp";
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     user_assert(out) << "-o '" << path << "': cannot write there (" << std::strerror(errno)
@@ -54,8 +54,11 @@ void emit(const std::string& text, const std::string& path) {
     user_assert(out.good()) << "-o '" << path << "': writing failed (" << std::strerror(errno)
                             << ")";
   }
-  user_assert(std::rename(tmp.c_str(), path.c_str()) == 0)
-      << "-o '" << path << "': cannot replace it (" << std::strerror(errno) << ")";
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    user_error << "-o '" << path << "': cannot replace it (" << std::strerror(err) << ")";
+  }
 }
 
 void list_runs(db::Database& db) {

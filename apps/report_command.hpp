@@ -11,7 +11,7 @@ namespace beamlab::cli {
 /// The exit code when --fail-above finds a regression above its threshold.
 inline constexpr int kRegressionExit = 4;
 
-/// `exit_code` receives kRegressionExit when a gate fails (else it is left alone).
+/// `exit_code` receives the command's exit code: kRegressionExit when the gate fails, else 0.
 void add_report_command(CLI::App& app, int& exit_code);
 
 } // namespace beamlab::cli

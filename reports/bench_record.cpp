@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +33,7 @@ using json = nlohmann::json;
 namespace {
 
 /// One corpus entry: the whole plan's time (every kernel in order) and each kernel's.
-std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o,
+std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o, int runs,
                                      const OptPolicy& policy, const OptPolicy& heuristic) {
   const std::string& label = e.label;
   Tensor out = tuner::build_entry(e);
@@ -52,9 +53,9 @@ std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOpt
   };
   int launches = 1; // calibrated (and warmed up) like ExecutionPlan::profile's kernels
   while (launches < (1 << 20) && time_plan(launches) * launches < o.min_sample_ms) launches *= 2;
-  for (int r = 0; r < o.runs; ++r) whole.samples_ms.push_back(time_plan(launches));
+  for (int r = 0; r < runs; ++r) whole.samples_ms.push_back(time_plan(launches));
   std::vector<Measurement> items = {whole};
-  std::vector<KernelProfile> profiles = plan.profile(o.runs, o.min_sample_ms);
+  std::vector<KernelProfile> profiles = plan.profile(runs, o.min_sample_ms);
   for (size_t i = 0; i < profiles.size(); ++i) {
     const PlannedKernel& k = plan.kernels()[i];
     Measurement m;
@@ -79,26 +80,6 @@ double to_ms(double value, const std::string& unit) {
   return value;
 }
 
-/// Runs the suite binary with `args`, its output going to `log`; the exit status.
-int run_process(const std::vector<std::string>& args, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int err = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 std::string last_line(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
@@ -107,31 +88,84 @@ std::string last_line(const std::string& path) {
   return last;
 }
 
-/// The suite's benchmarks, each repetition a sample.
-std::vector<Measurement> bench_suite(const BenchOptions& o) {
+/// Runs `args` (args[0] a path) with stdout and stderr going to `log`: the exit status, or
+/// the reason it could not be started or waited for.
+Expected<int> run_process(const std::vector<std::string>& args, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  int err = posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                             O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (err == 0) err = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return make_unexpected("cannot start '" + args[0] + "': " + std::strerror(err));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return make_unexpected(std::string("waitpid: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// A fresh private directory for a child's files, removed when it goes.
+class ScratchDir {
+public:
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "beamlab-bench-XXXXXX").string();
+    user_assert(::mkdtemp(pattern.data()) != nullptr)
+        << "cannot create a temporary directory in " << std::filesystem::temp_directory_path()
+        << ": " << std::strerror(errno) << " (set TMPDIR to a writable directory)";
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+  std::filesystem::path path_;
+};
+
+/// Runs `args` and reads the JSON it wrote to out.json in `dir` (null if it wrote none); a
+/// UserError naming `what` when it fails.
+nlohmann::json run_for_json(std::vector<std::string> args, const ScratchDir& dir,
+                            const std::string& what, const std::string& hint) {
+  const std::string log = dir.file("log.txt");
+  Expected<int> status = run_process(args, log);
+  user_assert(status) << what << ": " << status.error() << " (" << hint << ")";
+  user_assert(*status == 0) << what << " failed (exit " << *status << "): " << last_line(log)
+                            << " (" << hint << ")";
+  std::ifstream in(dir.file("out.json"));
+  if (!in || in.peek() == std::ifstream::traits_type::eof()) return json(); // nothing to report
+  json report = json::parse(in, nullptr, false);
+  user_assert(!report.is_discarded())
+      << what << " wrote no readable JSON: " << last_line(log) << " (" << hint << ")";
+  return report;
+}
+
+/// The suite's benchmarks, each of `runs` repetitions a sample.
+std::vector<Measurement> bench_suite(const BenchOptions& o, int runs) {
   const std::string binary = o.suite_binary.empty() ? default_suite_binary() : o.suite_binary;
   user_assert(::access(binary.c_str(), X_OK) == 0)
-      << "the benchmark suite '" << binary
-      << "' is missing: build the beamlab-bench target, set BEAMLAB_BENCH, or pass --no-suite";
-  auto dir = std::filesystem::temp_directory_path() /
-             fmt::format("beamlab-bench-{}-{}", ::getpid(),
-                         std::chrono::steady_clock::now().time_since_epoch().count());
-  std::filesystem::create_directories(dir);
-  std::shared_ptr<void> cleanup(nullptr, [&](void*) { std::filesystem::remove_all(dir); });
-  const std::string out = (dir / "suite.json").string(), log = (dir / "suite.log").string();
-  int status = run_process({binary, "--benchmark_filter=" + o.suite_filter,
-                            fmt::format("--benchmark_repetitions={}", o.runs),
-                            fmt::format("--benchmark_min_time={}", o.suite_min_time),
-                            "--benchmark_out=" + out, "--benchmark_out_format=json"},
-                           log);
-  user_assert(status == 0) << "the benchmark suite '" << binary << "' failed (exit " << status
-                           << "): " << last_line(log) << " (pass --no-suite to skip it)";
-  std::ifstream in(out);
-  json report = json::parse(in, nullptr, false);
-  user_assert(report.is_object() && report.contains("benchmarks"))
-      << "the benchmark suite '" << binary << "' wrote no readable JSON report";
+      << "the benchmark suite '" << binary << "' is missing or not executable: build the "
+      << "beamlab-bench target, set BEAMLAB_BENCH, or pass --no-suite";
+  ScratchDir dir;
+  json report =
+      run_for_json({binary, "--benchmark_filter=" + o.suite_filter,
+                    fmt::format("--benchmark_repetitions={}", runs),
+                    fmt::format("--benchmark_min_time={}", o.suite_min_time),
+                    "--benchmark_out=" + dir.file("out.json"), "--benchmark_out_format=json"},
+                   dir, "the benchmark suite '" + binary + "'", "pass --no-suite to skip it");
   std::vector<Measurement> items;
-  for (const json& b : report["benchmarks"]) {
+  const json benchmarks =
+      report.is_object() ? report.value("benchmarks", json::array()) : json::array();
+  for (const json& b : benchmarks) {
     if (b.value("run_type", "") != "iteration" || b.value("error_occurred", false)) continue;
     std::string name = b.value("run_name", b.value("name", ""));
     auto same = std::find_if(items.begin(), items.end(),
@@ -146,6 +180,24 @@ std::vector<Measurement> bench_suite(const BenchOptions& o) {
     }
     same->samples_ms.push_back(to_ms(b.value("real_time", 0.0), b.value("time_unit", "ns")));
   }
+  user_assert(!items.empty()) << "--suite '" << o.suite_filter << "' matched no benchmark of '"
+                              << binary << "' (list them with " << binary
+                              << " --benchmark_list_tests)";
+  return items;
+}
+
+/// The corpus measured in a fresh process: the child command writes its measurements as JSON.
+std::vector<Measurement> measure_in_child(const BenchOptions& o, int runs) {
+  ScratchDir dir;
+  std::vector<std::string> args = o.child_command;
+  args.insert(args.end(), {"--runs", std::to_string(runs), "--measure-into", dir.file("out.json")});
+  json rows = run_for_json(args, dir, "a bench process", "run it alone to see the error");
+  user_assert(rows.is_array()) << "a bench process reported nothing (run it alone to see why)";
+  std::vector<Measurement> items;
+  for (const json& row : rows)
+    items.push_back(from_benchmark(
+        {0, row.value("name", ""), row.value("params", "{}"), row.value("metrics", "{}")},
+        "a bench process's report"));
   return items;
 }
 
@@ -156,7 +208,8 @@ json settings_json(const BenchOptions& o) {
           {"cache", o.use_cache ? "read-only" : "off"},
           {"suite", o.suite ? json(o.suite_filter) : json(nullptr)},
           {"suite_min_time", o.suite_min_time},
-          {"min_sample_ms", o.min_sample_ms}};
+          {"min_sample_ms", o.min_sample_ms},
+          {"processes", o.processes}};
 }
 
 } // namespace
@@ -166,6 +219,29 @@ std::string default_suite_binary() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ((ec ? std::filesystem::path(".") : self.parent_path()) / "beamlab-bench").string();
+}
+
+std::vector<Measurement> measure_corpus(const BenchOptions& o, const std::string& cache_path,
+                                        int runs) {
+  HeuristicPolicy heuristic;
+  std::unique_ptr<tuner::CachePolicy> cached;
+  if (o.use_cache)
+    cached =
+        std::make_unique<tuner::CachePolicy>(cache_path, tuner::CacheMode::read_only, heuristic);
+  const OptPolicy& policy = cached ? *cached : static_cast<const OptPolicy&>(heuristic);
+  std::vector<Measurement> items;
+  for (const tuner::CorpusEntry& e : o.corpus.entries)
+    for (Measurement& m : bench_entry(e, o, runs, policy, heuristic)) items.push_back(std::move(m));
+  return items;
+}
+
+std::string measurements_json(const std::vector<Measurement>& items) {
+  json rows = json::array();
+  for (const Measurement& m : items) {
+    db::Benchmark b = to_benchmark(0, m);
+    rows.push_back({{"name", b.name}, {"params", b.params}, {"metrics", b.metrics}});
+  }
+  return rows.dump();
 }
 
 int64_t record_bench(db::Database& db, const BenchOptions& o,
@@ -186,25 +262,29 @@ int64_t record_bench(db::Database& db, const BenchOptions& o,
   nr.host = tuner::host_name();
   int64_t run = db.begin_run(nr);
   try {
-    HeuristicPolicy heuristic;
-    std::unique_ptr<tuner::CachePolicy> cached;
-    if (o.use_cache)
-      cached =
-          std::make_unique<tuner::CachePolicy>(db.path(), tuner::CacheMode::read_only, heuristic);
-    const OptPolicy& policy = cached ? *cached : static_cast<const OptPolicy&>(heuristic);
-    for (size_t i = 0; i < o.corpus.entries.size(); ++i) {
-      const tuner::CorpusEntry& e = o.corpus.entries[i];
-      std::vector<Measurement> items = bench_entry(e, o, policy, heuristic);
+    // Each process measures every workload, so the samples span the run's time and the
+    // processes' own differences (memory placement, huge pages, thread placement), which no
+    // single process's samples show.
+    const int processes = std::max(1, o.processes);
+    const int runs = (o.runs + processes - 1) / processes;
+    for (int p = 0; p < processes; ++p) {
+      std::vector<Measurement> items = processes > 1 && !o.child_command.empty()
+                                           ? measure_in_child(o, runs)
+                                           : measure_corpus(o, db.path(), runs);
       for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
-      say(fmt::format("[{}/{}] {}: {} kernel(s), {} ms a run", i + 1, o.corpus.entries.size(),
-                      items.front().name, items.size() - 1,
-                      fmt::format("{:.3f}", describe(items.front().samples_ms).median)));
+      say(fmt::format("process {}/{}: {} workload(s) and kernel(s), {} sample(s) each", p + 1,
+                      processes, items.size(), runs));
     }
     if (o.suite) {
-      say(fmt::format("benchmark suite ({}), {} repetitions each...", o.suite_filter, o.runs));
-      std::vector<Measurement> items = bench_suite(o);
-      for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
-      say(fmt::format("benchmark suite: {} benchmark(s)", items.size()));
+      say(fmt::format("benchmark suite ({}) in {} process(es), {} repetition(s) each...",
+                      o.suite_filter, processes, runs));
+      size_t n = 0;
+      for (int p = 0; p < processes; ++p) {
+        std::vector<Measurement> items = bench_suite(o, runs);
+        for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
+        n = items.size();
+      }
+      say(fmt::format("benchmark suite: {} benchmark(s)", n));
     }
   } catch (...) {
     db.end_run(run, "failed");

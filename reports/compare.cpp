@@ -94,7 +94,8 @@ std::vector<const ComparedRow*> Comparison::regressions_above(double pct) const 
 Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& rule) {
   Comparison c;
   c.rule = rule;
-  c.same_device = baseline.device && candidate.device &&
+  // Unknown devices (a run without one) are not called different.
+  c.same_device = !baseline.device || !candidate.device ||
                   baseline.device->fingerprint == candidate.device->fingerprint;
   for (const Measurement& m : candidate.items) {
     const Measurement* base = find(baseline, m);

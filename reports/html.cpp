@@ -22,7 +22,7 @@ namespace {
 std::string page(const std::string& title, const std::string& body) {
   return fill_template(html_template(), {{"title", escape(title)},
                                          {"body", body},
-                                         {"version", host_identity().beamlab_version},
+                                         {"version", escape(host_identity().beamlab_version)},
                                          {"generated", escape(db::now_utc().substr(0, 19))}});
 }
 
@@ -106,8 +106,10 @@ std::string charts(const Comparison& c) {
     bars.push_back(bar);
     points.push_back({d.baseline.median, d.candidate.median, verdict_color(d.verdict), tip});
   }
+  const bool kernels = !rows.empty() && rows.front()->section() == Section::kernel;
   svg::BarChartOptions bar_options;
-  bar_options.title = "Change per kernel (grey: the noise threshold)";
+  bar_options.title =
+      fmt::format("Change per {} (grey: the noise threshold)", kernels ? "kernel" : "measurement");
   bar_options.axis_label = "change of the median time, %";
   bar_options.value_suffix = "%";
   svg::ScatterOptions scatter_options;

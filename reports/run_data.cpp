@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,33 +39,6 @@ std::optional<Section> parse_section(const std::string& text) {
   for (Section s : {Section::workload, Section::kernel, Section::suite})
     if (text == to_string(s)) return s;
   return std::nullopt;
-}
-
-Measurement from_benchmark(const db::Benchmark& b, const std::string& path) {
-  auto fail = [&](const std::string& why) {
-    user_error << "run " << b.run_id << " in '" << path << "': benchmark '" << b.name << "' " << why
-               << " (was it written by a newer beamlab?)";
-  };
-  json params = json::parse(b.params, nullptr, false);
-  json metrics = json::parse(b.metrics, nullptr, false);
-  if (!params.is_object() || !metrics.is_object()) fail("is not JSON");
-  Measurement m;
-  try {
-    std::optional<Section> section = parse_section(params.value("section", ""));
-    if (!section) fail("has no known section");
-    m.section = *section;
-    m.key = params.at("key").get<std::string>();
-    m.name = b.name;
-    if (params.contains("workload")) m.workloads = {params["workload"].get<std::string>()};
-    m.plan = params.value("plan", "");
-    m.source = params.value("source", "");
-    m.flops = params.value("flops", int64_t{0});
-    m.bytes = params.value("bytes", int64_t{0});
-    m.samples_ms = metrics.at("samples_ms").get<std::vector<double>>();
-  } catch (const json::exception& e) {
-    fail(std::string("does not read: ") + e.what());
-  }
-  return m;
 }
 
 /// Adds `m`, pooling it with an earlier measurement of the same thing.
@@ -115,6 +89,33 @@ db::Benchmark to_benchmark(int64_t run_id, const Measurement& m) {
   return {run_id, m.name, params.dump(), metrics.dump()};
 }
 
+Measurement from_benchmark(const db::Benchmark& b, const std::string& where) {
+  auto fail = [&](const std::string& why) {
+    user_error << "run " << b.run_id << " in '" << where << "': benchmark '" << b.name << "' "
+               << why << " (was it written by a newer beamlab?)";
+  };
+  json params = json::parse(b.params, nullptr, false);
+  json metrics = json::parse(b.metrics, nullptr, false);
+  if (!params.is_object() || !metrics.is_object()) fail("is not JSON");
+  Measurement m;
+  try {
+    std::optional<Section> section = parse_section(params.value("section", ""));
+    if (!section) fail("has no known section");
+    m.section = *section;
+    m.key = params.at("key").get<std::string>();
+    m.name = b.name;
+    if (params.contains("workload")) m.workloads = {params["workload"].get<std::string>()};
+    m.plan = params.value("plan", "");
+    m.source = params.value("source", "");
+    m.flops = params.value("flops", int64_t{0});
+    m.bytes = params.value("bytes", int64_t{0});
+    m.samples_ms = metrics.at("samples_ms").get<std::vector<double>>();
+  } catch (const json::exception& e) {
+    fail(std::string("does not read: ") + e.what());
+  }
+  return m;
+}
+
 std::string RunData::when() const {
   std::string text = run.started_at.substr(0, 16);
   if (text.size() > 10 && text[10] == 'T') text[10] = ' ';
@@ -136,6 +137,14 @@ RunData load_run_data(db::Database& db, int64_t run_id) {
   std::vector<Measurement> items;
   for (const db::Benchmark& b : db.benchmarks(run_id)) add(items, from_benchmark(b, db.path()));
   for (Measurement& m : tuned_kernels(db, run_id)) add(items, std::move(m));
+  // Different kernels can share a readable name (two convolutions of one shape): a short hash
+  // tells them apart in tables, charts and JUnit case names.
+  std::map<std::string, std::set<std::string>> keys_of;
+  for (const Measurement& m : items)
+    if (m.section == Section::kernel) keys_of[m.name].insert(m.key);
+  for (Measurement& m : items)
+    if (m.section == Section::kernel && keys_of[m.name].size() > 1)
+      m.name += " #" + m.key.substr(0, 6);
   // Sections in report order, each in the order the run measured it.
   for (Section s : {Section::workload, Section::kernel, Section::suite})
     for (Measurement& m : items)

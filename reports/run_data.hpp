@@ -36,6 +36,8 @@ struct Measurement {
 
 /// A benchmarks row for `m` in run `run_id` (params and metrics as JSON).
 db::Benchmark to_benchmark(int64_t run_id, const Measurement& m);
+/// And back; a UserError naming `where` (a database or file) when the row does not read.
+Measurement from_benchmark(const db::Benchmark& b, const std::string& where);
 
 /// A run with its device and what it measured.
 struct RunData {

@@ -8,7 +8,8 @@
 //   threshold = max(noise, min_change)        (min_change 5% unless set)
 //   a regression (improvement) when change > threshold (< -threshold) and a two-sided
 //   Mann-Whitney U test of the two sample sets gives p < alpha. With too few samples for the
-//   test to reach alpha (fewer than 4 a side), the band alone decides and the row says so.
+//   test to reach alpha at all (2 / C(na + nb, na) >= alpha: 3 a side for 0.05), the band
+//   alone decides and the row says so.
 // The band keeps run-to-run scatter from counting; the rank test keeps a lucky median of a few
 // samples from counting; neither assumes the samples are normal.
 #pragma once

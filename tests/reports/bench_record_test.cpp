@@ -22,6 +22,7 @@ protected:
               {"workload": "softmax", "params": {"ROWS": 16, "COLS": 64}}]})",
         "tiny.json");
     o.runs = 4;
+    o.processes = 1;
     o.min_sample_ms = 0.5;
     o.suite = false;
     o.label = "test";
@@ -66,7 +67,7 @@ TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
   EXPECT_TRUE(c.only_baseline.empty() && c.only_candidate.empty());
 }
 
-TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamples) {
+TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamplesPooledOverPasses) {
   db::Database db(file("bench.db"));
   BenchOptions o = options();
   o.corpus.entries.resize(1);
@@ -74,12 +75,30 @@ TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamples) {
   o.suite_filter = "BM_InternExistingNode";
   o.suite_min_time = 0.01;
   o.runs = 3;
+  o.processes = 2; // no child command: two passes in this process, 2 samples each
   RunData data = load_run_data(db, record_bench(db, o));
+  EXPECT_EQ(data.items.front().samples_ms.size(), 4u);
   const Measurement& last = data.items.back();
   EXPECT_EQ(last.section, Section::suite);
   EXPECT_EQ(last.name, "BM_InternExistingNode");
-  EXPECT_EQ(last.samples_ms.size(), 3u);
+  EXPECT_EQ(last.samples_ms.size(), 4u);
   for (double ms : last.samples_ms) EXPECT_GT(ms, 0);
+}
+
+TEST_F(BenchRecordTest, ASuiteFilterMatchingNothingIsAnError) {
+  db::Database db(file("bench.db"));
+  BenchOptions o = options();
+  o.corpus.entries.resize(1);
+  o.suite = true;
+  o.suite_filter = "BM_NoSuchBenchmark";
+  try {
+    record_bench(db, o);
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--suite 'BM_NoSuchBenchmark' matched no benchmark"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(BenchRecordTest, AMissingSuiteIsAnErrorAndTheRunIsMarkedFailed) {
@@ -92,8 +111,9 @@ TEST_F(BenchRecordTest, AMissingSuiteIsAnErrorAndTheRunIsMarkedFailed) {
     record_bench(db, o);
     FAIL() << "expected an error";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("is missing: build the beamlab-bench target"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("is missing or not executable: build the beamlab-bench target"),
+        std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("--no-suite"), std::string::npos);
   }

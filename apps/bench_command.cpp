@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "reports/bench_record.hpp"
 #include "tuner/corpus.hpp"
 #include "tuner/journal.hpp"
+#include "tuner/sandbox.hpp"
 #include <beamlab/beamlab.hpp>
 
 #ifndef BEAMLAB_GIT_REVISION
@@ -58,11 +58,10 @@ std::string command_of(const BenchArgs& a) {
 
 /// This executable, for the child processes.
 std::string self_path() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  user_assert(!ec) << "bench: cannot find this executable to start its processes (" << ec.message()
-                   << "); pass --processes 1";
-  return self.string();
+  std::string self = tuner::this_program();
+  user_assert(!self.empty())
+      << "bench: cannot find this executable to start its processes; pass --processes 1";
+  return self;
 }
 
 void bench(const BenchArgs& args) {

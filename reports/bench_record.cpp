@@ -2,7 +2,6 @@
 #include "reports/bench_record.hpp"
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +21,7 @@
 #include "tuner/batch.hpp"
 #include "tuner/journal.hpp"
 #include "tuner/policy.hpp"
+#include "tuner/sandbox.hpp"
 #include <beamlab/beamlab.hpp>
 
 extern char** environ;
@@ -43,17 +43,7 @@ std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOpt
   whole.section = Section::workload;
   whole.key = label;
   whole.name = label;
-  // The mean time of `n` runs of the whole plan.
-  auto time_plan = [&](int n) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < n; ++k) plan.run();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-               .count() /
-           n;
-  };
-  int launches = 1; // calibrated (and warmed up) like ExecutionPlan::profile's kernels
-  while (launches < (1 << 20) && time_plan(launches) * launches < o.min_sample_ms) launches *= 2;
-  for (int r = 0; r < runs; ++r) whole.samples_ms.push_back(time_plan(launches));
+  whole.samples_ms = plan.sample(runs, o.min_sample_ms);
   std::vector<Measurement> items = {whole};
   std::vector<KernelProfile> profiles = plan.profile(runs, o.min_sample_ms);
   for (size_t i = 0; i < profiles.size(); ++i) {
@@ -215,10 +205,7 @@ json settings_json(const BenchOptions& o) {
 } // namespace
 
 std::string default_suite_binary() {
-  if (const char* env = std::getenv("BEAMLAB_BENCH"); env && *env) return env;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ((ec ? std::filesystem::path(".") : self.parent_path()) / "beamlab-bench").string();
+  return tuner::beside_this_program("beamlab-bench", "BEAMLAB_BENCH");
 }
 
 std::vector<Measurement> measure_corpus(const BenchOptions& o, const std::string& cache_path,

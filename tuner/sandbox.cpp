@@ -36,11 +36,22 @@ const char* to_string(CallStatus s) {
   return "?";
 }
 
-std::string default_worker_path() {
-  if (const char* w = std::getenv("BEAMLAB_WORKER"); w && *w) return w;
+std::string this_program() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path(".") : self.parent_path()) / "beamlab-worker";
+  return ec ? "" : self.string();
+}
+
+std::string beside_this_program(const std::string& name, const char* env) {
+  if (const char* path = std::getenv(env); path && *path) return path;
+  std::string self = this_program();
+  return ((self.empty() ? std::filesystem::path(".") : std::filesystem::path(self).parent_path()) /
+          name)
+      .string();
+}
+
+std::string default_worker_path() {
+  return beside_this_program("beamlab-worker", "BEAMLAB_WORKER");
 }
 
 Sandbox::Sandbox(SandboxOptions options) : options_(std::move(options)) {

@@ -64,4 +64,10 @@ private:
 /// $BEAMLAB_WORKER, else beamlab-worker beside the running executable.
 std::string default_worker_path();
 
+/// The running executable's path ("" when the system won't say).
+std::string this_program();
+/// The executable `name` in the running executable's directory, unless the environment
+/// variable `env` names one.
+std::string beside_this_program(const std::string& name, const char* env);
+
 } // namespace beamlab::tuner

@@ -41,6 +41,25 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// The mean time in ms of `n` back-to-back calls of `body`.
+template <typename F>
+double mean_ms(F&& body, int n) {
+  auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) body();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+             .count() /
+         n;
+}
+
+/// How many back-to-back calls of `body` take at least `min_ms` (1 without a minimum), found by
+/// doubling; the doubling doubles as a warm-up.
+template <typename F>
+int calibrate_batch(F&& body, double min_ms) {
+  int n = 1;
+  while (min_ms > 0 && n < (1 << 20) && mean_ms(body, n) * n < min_ms) n *= 2;
+  return n;
+}
+
 size_t bytes_of(const UOp& buffer) {
   return static_cast<size_t>(buffer_size(buffer)) *
          static_cast<size_t>(std::max(1, buffer.dtype().scalar_type().itemsize()));
@@ -262,24 +281,13 @@ void ExecutionPlan::run() {
 
 std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample_ms) {
   run();
-  // The mean time of `n` back-to-back launches of kernel i.
-  auto time_kernel = [&](size_t i, int n) {
-    auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < n; ++k) run_kernel(kernels_[i]);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-               .count() /
-           n;
-  };
-  std::vector<int> launches(kernels_.size(), 1);
-  if (min_sample_ms > 0)
-    for (size_t i = 0; i < kernels_.size(); ++i) {
-      // Calibrate upwards until a batch takes the minimum (the doubling is a warm-up too).
-      while (launches[i] < (1 << 20) && time_kernel(i, launches[i]) * launches[i] < min_sample_ms)
-        launches[i] *= 2;
-    }
+  std::vector<int> launches;
+  for (const PlannedKernel& k : kernels_)
+    launches.push_back(calibrate_batch([&] { run_kernel(k); }, min_sample_ms));
   std::vector<std::vector<double>> samples(kernels_.size());
   for (int r = 0; r < std::max(1, repeats); ++r)
-    for (size_t i = 0; i < kernels_.size(); ++i) samples[i].push_back(time_kernel(i, launches[i]));
+    for (size_t i = 0; i < kernels_.size(); ++i)
+      samples[i].push_back(mean_ms([&] { run_kernel(kernels_[i]); }, launches[i]));
   std::vector<KernelProfile> out;
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const PlannedKernel& k = kernels_[i];
@@ -298,6 +306,14 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample
     for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
     out.push_back(p);
   }
+  return out;
+}
+
+std::vector<double> ExecutionPlan::sample(int repeats, double min_sample_ms) {
+  run();
+  int batch = calibrate_batch([&] { run(); }, min_sample_ms);
+  std::vector<double> out;
+  for (int r = 0; r < std::max(1, repeats); ++r) out.push_back(mean_ms([&] { run(); }, batch));
   return out;
 }
 

@@ -155,6 +155,9 @@ public:
   /// `min_sample_ms`, each sample is the mean of as many back-to-back launches as take that
   /// long (calibrated per kernel), so a microsecond kernel's samples aren't launch jitter.
   std::vector<KernelProfile> profile(int repeats, double min_sample_ms = 0);
+  /// The whole plan's time, `repeats` samples in ms (after one warm-up), each the mean of as
+  /// many back-to-back runs as take `min_sample_ms` (calibrated like profile's).
+  std::vector<double> sample(int repeats, double min_sample_ms = 0);
   /// Runs the plan once (after one warm-up) recording every thread's span of every launch:
   /// per kernel, in order, where the time went across cores.
   std::vector<KernelTrace> trace();

@@ -29,6 +29,23 @@ protected:
     o.command = "beamlab bench (test)";
     return o;
   }
+  /// One small workload and the suite's benchmarks matching `filter`.
+  BenchOptions suite_options(const std::string& filter) const {
+    BenchOptions o = options();
+    o.corpus.entries.resize(1);
+    o.suite = true;
+    o.suite_filter = filter;
+    return o;
+  }
+  /// The UserError recording `o` throws ("(no error)" if none).
+  static std::string error_of(db::Database& db, const BenchOptions& o) {
+    try {
+      record_bench(db, o);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
 };
 
 TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
@@ -69,10 +86,7 @@ TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
 
 TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamplesPooledOverPasses) {
   db::Database db(file("bench.db"));
-  BenchOptions o = options();
-  o.corpus.entries.resize(1);
-  o.suite = true;
-  o.suite_filter = "BM_InternExistingNode";
+  BenchOptions o = suite_options("BM_InternExistingNode");
   o.suite_min_time = 0.01;
   o.runs = 3;
   o.processes = 2; // no child command: two passes in this process, 2 samples each
@@ -87,36 +101,20 @@ TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamplesPooledOverPasses) {
 
 TEST_F(BenchRecordTest, ASuiteFilterMatchingNothingIsAnError) {
   db::Database db(file("bench.db"));
-  BenchOptions o = options();
-  o.corpus.entries.resize(1);
-  o.suite = true;
-  o.suite_filter = "BM_NoSuchBenchmark";
-  try {
-    record_bench(db, o);
-    FAIL() << "expected an error";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("--suite 'BM_NoSuchBenchmark' matched no benchmark"),
-              std::string::npos)
-        << e.what();
-  }
+  std::string error = error_of(db, suite_options("BM_NoSuchBenchmark"));
+  EXPECT_NE(error.find("--suite 'BM_NoSuchBenchmark' matched no benchmark"), std::string::npos)
+      << error;
 }
 
 TEST_F(BenchRecordTest, AMissingSuiteIsAnErrorAndTheRunIsMarkedFailed) {
   db::Database db(file("bench.db"));
-  BenchOptions o = options();
-  o.corpus.entries.resize(1);
-  o.suite = true;
+  BenchOptions o = suite_options(kDefaultSuiteFilter);
   o.suite_binary = file("no-such-bench");
-  try {
-    record_bench(db, o);
-    FAIL() << "expected an error";
-  } catch (const UserError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("is missing or not executable: build the beamlab-bench target"),
-        std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("--no-suite"), std::string::npos);
-  }
+  std::string error = error_of(db, o);
+  EXPECT_NE(error.find("is missing or not executable: build the beamlab-bench target"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("--no-suite"), std::string::npos);
   ASSERT_EQ(db.runs().size(), 1u);
   EXPECT_EQ(db.runs()[0].status, "failed");
 }

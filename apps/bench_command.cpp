@@ -41,16 +41,16 @@ struct BenchArgs {
 /// The command line that repeats this run (what the run records).
 std::string command_of(const BenchArgs& a) {
   std::string text = "beamlab bench";
-  if (!a.corpus.empty()) text += " --corpus " + a.corpus;
+  if (!a.corpus.empty()) text += " --corpus " + shell_word(a.corpus);
   text += fmt::format(" --runs {} --processes {}", a.runs, a.processes);
   if (a.threads) text += fmt::format(" --threads {}", a.threads);
   if (a.sample_ms != 5) text += fmt::format(" --sample-ms {:g}", a.sample_ms);
-  if (!a.label.empty()) text += " --label '" + a.label + "'";
-  if (!a.cache.empty()) text += " --cache " + a.cache;
+  if (!a.label.empty()) text += " --label " + shell_word(a.label);
+  if (!a.cache.empty()) text += " --cache " + shell_word(a.cache);
   if (a.no_suite)
     text += " --no-suite";
   else if (a.suite != reports::kDefaultSuiteFilter)
-    text += " --suite '" + a.suite + "'";
+    text += " --suite " + shell_word(a.suite);
   if (!a.no_suite && a.suite_min_time != 0.05)
     text += fmt::format(" --suite-min-time {:g}", a.suite_min_time);
   return text;

@@ -1,11 +1,7 @@
 // The report subcommand; see report_command.hpp.
 #include "apps/report_command.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <memory>
 #include <string>
 #include <unistd.h>
 
@@ -22,7 +18,7 @@ namespace {
 struct ReportArgs {
   std::string baseline, candidate, run;
   bool list = false;
-  std::string format = "md";
+  std::string format; ///< empty: from -o's suffix, else md
   std::string output;
   std::optional<double> fail_above;
   double min_change = 5;
@@ -39,26 +35,12 @@ db::Database open_existing(const std::string& flag) {
   return db::Database(path, db::Database::Access::read_only);
 }
 
-/// Writes `text` to `path` whole (a temporary file renamed over it), or to stdout.
+/// Writes `text` to `path` (atomically), or to stdout.
 void emit(const std::string& text, const std::string& path) {
-  if (path.empty() || path == "-") {
+  if (path.empty() || path == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return;
-  }
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    user_assert(out) << "-o '" << path << "': cannot write there (" << std::strerror(errno)
-                     << "); check that its directory exists";
-    out << text;
-    user_assert(out.good()) << "-o '" << path << "': writing failed (" << std::strerror(errno)
-                            << ")";
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    user_error << "-o '" << path << "': cannot replace it (" << std::strerror(err) << ")";
-  }
+  else
+    reports::write_report(path, text, "-o");
 }
 
 void list_runs(db::Database& db) {
@@ -75,7 +57,10 @@ void list_runs(db::Database& db) {
 }
 
 int report(const ReportArgs& args) {
-  reports::Format format = reports::parse_format(args.format, "--format");
+  reports::Format format = !args.format.empty() ? reports::parse_format(args.format, "--format")
+                           : args.output.empty() || args.output == "-"
+                               ? reports::Format::markdown
+                               : reports::format_of_file(args.output);
   db::Database db = open_existing(args.db);
   if (args.list) {
     list_runs(db);
@@ -121,13 +106,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Compare two runs kernel by kernel with a noise-aware verdict, or summarize one "
-                "run (Markdown, HTML or JUnit)");
+                "run (Markdown, HTML, JUnit or JSON)");
   cmd->add_option("--baseline", args->baseline,
                   "the run to compare against: an id, a label, latest or latest~N");
   cmd->add_option("--candidate", args->candidate, "the run to judge (default: latest)");
   cmd->add_option("--run", args->run, "summarize this one run instead");
   cmd->add_flag("--list", args->list, "list the runs in the database");
-  cmd->add_option("--format", args->format, "md | html | junit")->default_val("md");
+  cmd->add_option(
+      "--format", args->format,
+      "md | html | junit | json (default: from -o's suffix, .html .xml .json, else md)");
   cmd->add_option("-o,--output", args->output, "write the report to FILE (default: stdout)");
   cmd->add_option("--fail-above", args->fail_above,
                   "exit with code 4 when a regression is larger than PCT percent")

@@ -1,9 +1,12 @@
 // The tune subcommand; see tune_command.hpp.
 #include "apps/tune_command.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -30,6 +33,16 @@ using json = nlohmann::json;
 
 std::string db_path(const std::string& flag) {
   return flag.empty() ? db::Database::default_path() : flag;
+}
+
+std::string shell_word(const std::string& word) {
+  auto safe = [](unsigned char ch) {
+    return ch && (std::isalnum(ch) || std::strchr("@%+=:,./_-", ch));
+  };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), safe)) return word;
+  std::string out = "'";
+  for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
 }
 
 std::string cache_mode_name(const std::string& flag) {
@@ -341,8 +354,8 @@ void tune(TuneArgs args) {
       r.device_id = store.device_id;
       r.kind = "tune";
       r.label = args.label;
-      r.command = "beamlab tune " + args.target;
-      for (const std::string& p : args.params) r.command += " " + p;
+      r.command = "beamlab tune " + shell_word(args.target);
+      for (const std::string& p : args.params) r.command += " " + shell_word(p);
       r.command += fmt::format(" --beam {}", args.beam);
       if (args.budget_s > 0) r.command += fmt::format(" --budget {:g}", args.budget_s);
       if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);

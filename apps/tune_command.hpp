@@ -19,4 +19,8 @@ std::string db_path(const std::string& flag);
 /// --cache MODE, else BEAMLAB_CACHE, else "use"; checked.
 std::string cache_mode_name(const std::string& flag);
 
+/// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in
+/// single quotes (a quote inside written '\''). For the command line a run records.
+std::string shell_word(const std::string& word);
+
 } // namespace beamlab::cli

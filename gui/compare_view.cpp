@@ -1,9 +1,12 @@
 // The compare view; see compare_view.hpp.
 #include "gui/compare_view.hpp"
 
-#include <map>
+#include <algorithm>
+#include <optional>
 #include <sstream>
 
+#include <QColor>
+#include <QFileDialog>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -15,7 +18,7 @@
 #include "gui/async.hpp"
 #include "gui/style.hpp"
 #include "gui/workbench.hpp"
-#include "tuner/search.hpp"
+#include "reports/report.hpp"
 
 namespace beamlab::gui {
 
@@ -28,9 +31,31 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-QString verdict(const TimingDelta& d) {
-  if (!d.significant) return "within noise";
-  return d.change < 0 ? "faster" : "slower";
+// B against A, in the words of a comparison of two candidates.
+QString verdict_text(reports::Verdict v) {
+  switch (v) {
+  case reports::Verdict::regression: return "slower";
+  case reports::Verdict::improvement: return "faster";
+  case reports::Verdict::unchanged: return "within noise";
+  case reports::Verdict::unknown: return "not comparable (a side has no samples)";
+  }
+  return "";
+}
+
+/// Red for a regression, green for an improvement; the palette's text colour otherwise.
+std::optional<QColor> verdict_color(reports::Verdict v) {
+  if (v == reports::Verdict::regression) return QColor("#d62728");
+  if (v == reports::Verdict::improvement) return QColor("#2e9d4a");
+  return std::nullopt;
+}
+
+QString change_text(const reports::Delta& d) {
+  return QString("%1%2% (noise +-%3%, p %4%5)")
+      .arg(d.change >= 0 ? "+" : "")
+      .arg(100 * d.change, 0, 'f', 1)
+      .arg(100 * d.noise, 0, 'f', 1)
+      .arg(d.p, 0, 'g', 3)
+      .arg(d.tested ? "" : ", too few samples for the rank test: the band decided");
 }
 
 } // namespace
@@ -57,17 +82,6 @@ std::vector<std::pair<char, std::string>> line_diff(const std::string& a_text,
   return out;
 }
 
-TimingDelta timing_delta(const std::vector<double>& a, const std::vector<double>& b) {
-  TimingDelta d;
-  d.a_ms = tuner::quantile(a, 0.5);
-  d.b_ms = tuner::quantile(b, 0.5);
-  if (d.a_ms <= 0 || d.b_ms <= 0) return d;
-  d.change = (d.b_ms - d.a_ms) / d.a_ms;
-  d.noise = std::max(tuner::relative_spread(a), tuner::relative_spread(b));
-  d.significant = std::abs(d.change) > d.noise;
-  return d;
-}
-
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   cand_a_ = new QComboBox;
   cand_b_ = new QComboBox;
@@ -90,8 +104,19 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   diff_->setReadOnly(true);
   diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
   diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  runs_table_ = new QTableWidget(0, 6);
-  runs_table_->setHorizontalHeaderLabels({"Kernel", "A ms", "B ms", "Change", "Noise", "Verdict"});
+  save_ = new QPushButton("Save report...");
+  save_->setEnabled(false);
+  save_->setToolTip("The comparison as beamlab report writes it: .html, .md or JUnit .xml");
+  connect(save_, &QPushButton::clicked, this, [this] {
+    QString path = QFileDialog::getSaveFileName(
+        this, "Save report", "report.html", "HTML (*.html);;Markdown (*.md);;JUnit XML (*.xml)");
+    if (path.isEmpty()) return;
+    std::optional<QString> error = save_report(path);
+    summary_->setText(error ? *error : "saved " + path);
+  });
+  runs_table_ = new QTableWidget(0, 8);
+  runs_table_->setHorizontalHeaderLabels(
+      {"Section", "Name", "A ms", "B ms", "Change %", "Noise %", "p", "Verdict"});
   runs_table_->horizontalHeader()->setStretchLastSection(true);
   runs_table_->setSortingEnabled(true);
 
@@ -107,18 +132,19 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   row_r->addWidget(new QLabel("B"));
   row_r->addWidget(run_b_, 1);
   row_r->addWidget(go_r);
+  row_r->addWidget(save_);
   auto* split = new QSplitter;
   split->addWidget(opts_diff_);
   split->addWidget(diff_);
   split->setStretchFactor(1, 3);
-  auto* tabs = new QTabWidget;
-  tabs->addTab(split, "Candidates: Opts and LLVM IR diff");
-  tabs->addTab(runs_table_, "Runs: shared kernels");
+  tabs_ = new QTabWidget;
+  tabs_->addTab(split, "Candidates: Opts and LLVM IR diff");
+  tabs_->addTab(runs_table_, "Runs: what both measured");
   auto* v = new QVBoxLayout(this);
   v->addLayout(row_c);
   v->addLayout(row_r);
   v->addWidget(summary_);
-  v->addWidget(tabs, 1);
+  v->addWidget(tabs_, 1);
 }
 
 void CompareView::set_tuning(const TuningDetail& d) {
@@ -135,14 +161,24 @@ void CompareView::set_tuning(const TuningDetail& d) {
 }
 
 void CompareView::set_runs(const std::vector<RunRow>& runs) {
+  // A reload keeps the runs picked; new ones default to the newest run (B) judged against the
+  // one before it (A), as `beamlab report --baseline latest~1` does.
+  QVariant picked_a = run_a_->currentData(), picked_b = run_b_->currentData();
   for (QComboBox* c : {run_a_, run_b_}) {
     c->clear();
     for (const RunRow& r : runs)
       c->addItem(
-          QString("run %1 %2 %3").arg(r.run.id).arg(qstr(r.run.started_at), qstr(r.run.label)),
+          QString("run %1 %2 %3 %4")
+              .arg(r.run.id)
+              .arg(qstr(r.run.kind), qstr(r.run.started_at.substr(0, 16)), qstr(r.run.label)),
           QVariant::fromValue<qlonglong>(r.run.id));
   }
-  if (run_b_->count() > 1) run_b_->setCurrentIndex(1);
+  auto pick = [](QComboBox* box, const QVariant& id, int fallback) {
+    int i = id.isValid() ? box->findData(id) : -1;
+    box->setCurrentIndex(i >= 0 ? i : std::min(fallback, box->count() - 1));
+  };
+  pick(run_a_, picked_a, 1);
+  pick(run_b_, picked_b, 0);
 }
 
 void CompareView::compare_candidates(int a, int b) {
@@ -169,16 +205,15 @@ void CompareView::compare_candidates(int a, int b) {
         html += "<div style='color:#2e9d4a'>+ " + qstr(to_string(o)) + "</div>";
   }
   opts_diff_->setHtml("<b>Opts A -> B</b>" + html);
-  TimingDelta d = timing_delta(ca->samples_ms, cb->samples_ms);
-  summary_->setText(QString("#%1 %2 vs #%3 %4: %5%6% (noise +-%7%): B is %8")
+  tabs_->setCurrentIndex(0);
+  // The regression report's rule, so the window and `beamlab report` never disagree.
+  reports::Delta d = reports::compare_samples(ca->samples_ms, cb->samples_ms, {});
+  summary_->setText(QString("#%1 %2 vs #%3 %4: %5: B is %6")
                         .arg(a)
-                        .arg(ms_text(d.a_ms))
+                        .arg(ms_text(d.baseline.median))
                         .arg(b)
-                        .arg(ms_text(d.b_ms))
-                        .arg(d.change >= 0 ? "+" : "")
-                        .arg(100 * d.change, 0, 'f', 1)
-                        .arg(100 * d.noise, 0, 'f', 1)
-                        .arg(verdict(d)));
+                        .arg(ms_text(d.candidate.median))
+                        .arg(change_text(d), verdict_text(d.verdict)));
   int serial = ++code_serial_;
   diff_->setPlainText("compiling both...");
   std::string ast = detail_.row.kernel.ast, name = detail_.row.kernel.name;
@@ -203,30 +238,24 @@ void CompareView::compare_candidates(int a, int b) {
 
 void CompareView::compare_runs(int64_t a, int64_t b) {
   std::string path = db_path_;
-  summary_->setText(QString("loading runs %1 and %2...").arg(a).arg(b));
+  summary_->setText(QString("comparing runs %1 and %2...").arg(a).arg(b));
+  last_.reset();
+  save_->setEnabled(false);
+  for (auto [box, id] : {std::pair{run_a_, a}, std::pair{run_b_, b}})
+    if (int i = box->findData(QVariant::fromValue<qlonglong>(id)); i >= 0) box->setCurrentIndex(i);
+  tabs_->setCurrentWidget(runs_table_);
   run_async(
-      this, [path, a, b] { return std::make_pair(load_run(path, a), load_run(path, b)); },
-      [this, a, b](const std::pair<Expected<RunDetail>, Expected<RunDetail>>& r) {
-        if (!r.first || !r.second) {
-          summary_->setText(qstr(!r.first ? r.first.error() : r.second.error()));
-          return;
-        }
-        std::map<std::string, const KernelRow*> in_a;
-        for (const KernelRow& k : r.first->kernels) in_a[k.kernel.hash] = &k;
+      this, [path, a, b] { return compare_stored_runs(path, a, b); },
+      [this](const Expected<reports::Comparison>& c) {
         runs_table_->setSortingEnabled(false);
         runs_table_->setRowCount(0);
-        int faster = 0, slower = 0, same = 0, only_b = 0;
-        for (const KernelRow& kb : r.second->kernels) {
-          auto it = in_a.find(kb.kernel.hash);
-          if (it == in_a.end() || !it->second->tuning.winner_ms || !kb.tuning.winner_ms) {
-            ++only_b;
-            continue;
-          }
-          const db::Tuning &ta = it->second->tuning, &tb = kb.tuning;
-          double change = (*tb.winner_ms - *ta.winner_ms) / *ta.winner_ms;
-          double noise = std::max(ta.noise, tb.noise);
-          QString v = std::abs(change) <= noise ? "within noise" : change < 0 ? "faster" : "slower";
-          (v == "faster" ? faster : v == "slower" ? slower : same) += 1;
+        if (!c) {
+          summary_->setText(qstr(c.error()));
+          Q_EMIT compared();
+          return;
+        }
+        auto add_row = [this](const reports::Measurement& m, const QString& verdict,
+                              const reports::Delta* d) {
           int row = runs_table_->rowCount();
           runs_table_->insertRow(row);
           auto num = [](double x, int digits) {
@@ -234,31 +263,53 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
             item->setData(Qt::DisplayRole, QString::number(x, 'f', digits).toDouble());
             return item;
           };
-          runs_table_->setItem(row, 0, new QTableWidgetItem(qstr(kb.kernel.name)));
-          runs_table_->setItem(row, 1, num(*ta.winner_ms, 4));
-          runs_table_->setItem(row, 2, num(*tb.winner_ms, 4));
-          runs_table_->setItem(row, 3, num(100 * change, 1));
-          runs_table_->setItem(row, 4, num(100 * noise, 1));
-          runs_table_->setItem(row, 5, new QTableWidgetItem(v));
-        }
+          runs_table_->setItem(row, 0, new QTableWidgetItem(reports::to_string(m.section)));
+          runs_table_->setItem(row, 1, new QTableWidgetItem(qstr(m.name)));
+          auto* v = new QTableWidgetItem(verdict);
+          if (d) {
+            runs_table_->setItem(row, 2, num(d->baseline.median, 4));
+            runs_table_->setItem(row, 3, num(d->candidate.median, 4));
+            runs_table_->setItem(row, 4, num(100 * d->change, 1));
+            runs_table_->setItem(row, 5, num(100 * d->noise, 1));
+            runs_table_->setItem(row, 6, num(d->p, 4));
+            if (std::optional<QColor> color = verdict_color(d->verdict)) v->setForeground(*color);
+          }
+          runs_table_->setItem(row, 7, v);
+        };
+        for (const reports::ComparedRow& r : c->rows)
+          add_row(r.candidate, reports::to_string(r.delta.verdict), &r.delta);
+        for (const reports::Measurement& m : c->only_baseline) add_row(m, "only in A", nullptr);
+        for (const reports::Measurement& m : c->only_candidate) add_row(m, "only in B", nullptr);
         runs_table_->setSortingEnabled(true);
-        QString flag = r.first->run.device_id != r.second->run.device_id
-                           ? "<b style='color:#d62728'>different devices</b>: "
-                           : "";
+        QString warnings;
+        for (const std::string& w : c->warnings)
+          warnings += "<div style='color:#d62728'><b>" + qstr(w).toHtmlEscaped() + "</b></div>";
         summary_->setText(
-            QString("%1run %2 -> run %3: %4 shared kernels: %5 faster, %6 slower, "
-                    "%7 within noise; %8 only in run %3 (change relative to A; noise: "
-                    "the larger of the two searches' winner spreads)")
-                .arg(flag)
-                .arg(a)
-                .arg(b)
-                .arg(runs_table_->rowCount())
-                .arg(faster)
-                .arg(slower)
-                .arg(same)
-                .arg(only_b));
+            QString("%1<div>%2 -&gt; %3: %4 shared: %5; %6 only in A, %7 only in B.</div>"
+                    "<div style='color:#666'>%8</div>")
+                .arg(warnings, qstr(c->baseline.title()).toHtmlEscaped(),
+                     qstr(c->candidate.title()).toHtmlEscaped())
+                .arg(c->rows.size())
+                .arg(qstr(c->counts_text()))
+                .arg(c->only_baseline.size())
+                .arg(c->only_candidate.size())
+                .arg(qstr(reports::describe_rule(c->rule)).toHtmlEscaped()));
+        last_ = *c;
+        save_->setEnabled(true);
         Q_EMIT compared();
       });
+}
+
+std::optional<QString> CompareView::save_report(const QString& path) const {
+  if (!last_) return QString("compare two runs first");
+  try {
+    std::string file = path.toStdString();
+    reports::write_report(file, reports::render(*last_, reports::format_of_file(file)),
+                          "the report file");
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return std::nullopt;
 }
 
 } // namespace beamlab::gui

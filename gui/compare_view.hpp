@@ -1,11 +1,16 @@
 // Compare: two candidates of a search side by side (the Opt diff, the diff of their LLVM IR,
-// and the timing delta against the noise of both sample sets), or two runs (every kernel they
-// share, by kernel hash: tuned times, change, noise, verdict).
+// and the timing change with the regression report's verdict), or two runs as `beamlab report`
+// compares them (every workload, kernel and suite benchmark they share: times, change, noise,
+// p, verdict; what only one measured; warnings), which can be saved as a report file.
 #pragma once
+
+#include <optional>
 
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTextEdit>
 #include <QWidget>
@@ -18,14 +23,6 @@ namespace beamlab::gui {
 /// in a) or '+' (only in b).
 std::vector<std::pair<char, std::string>> line_diff(const std::string& a, const std::string& b);
 
-/// The timing verdict of b against a: the relative change of the medians, the noise (the larger
-/// interquartile range over median of the two) and whether the change lies outside it.
-struct TimingDelta {
-  double a_ms = 0, b_ms = 0, change = 0, noise = 0;
-  bool significant = false;
-};
-TimingDelta timing_delta(const std::vector<double>& a, const std::vector<double>& b);
-
 class CompareView : public QWidget {
   Q_OBJECT
 public:
@@ -35,11 +32,18 @@ public:
   void set_runs(const std::vector<RunRow>& runs);
   /// Compares candidates `a` and `b` (by seq) of the tuning shown.
   void compare_candidates(int a, int b);
-  /// Compares runs `a` and `b` (by id).
+  /// Compares runs `a` (baseline) and `b` (candidate) by id.
   void compare_runs(int64_t a, int64_t b);
+  /// Writes the last run comparison as a report, its format chosen by the file's suffix (.html,
+  /// .md, .xml for JUnit). The one-line reason when there is none or the file can't be written.
+  std::optional<QString> save_report(const QString& path) const;
   QString summary() const { return summary_->text(); }
   QString code_diff() const { return diff_->toPlainText(); }
   QTableWidget* run_table() const { return runs_table_; }
+  /// The runs picked as A (baseline) and B (candidate); 0 where none.
+  std::pair<int64_t, int64_t> picked_runs() const {
+    return {run_a_->currentData().toLongLong(), run_b_->currentData().toLongLong()};
+  }
 
 Q_SIGNALS:
   void compared();
@@ -53,6 +57,9 @@ private:
   QTextEdit* opts_diff_;
   QPlainTextEdit* diff_;
   QTableWidget* runs_table_;
+  QTabWidget* tabs_;
+  QPushButton* save_;
+  std::optional<reports::Comparison> last_;
 };
 
 } // namespace beamlab::gui

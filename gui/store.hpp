@@ -13,6 +13,7 @@
 
 #include "db/database.hpp"
 #include "engine/support/error.hpp"
+#include "reports/compare.hpp"
 
 namespace beamlab::gui {
 
@@ -51,6 +52,10 @@ struct TuningDetail {
 Expected<std::vector<RunRow>> load_runs(const std::string& path);
 Expected<RunDetail> load_run(const std::string& path, int64_t run_id);
 Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id);
+
+/// Runs `a` (baseline) and `b` (candidate) compared as `beamlab report` compares them: every
+/// workload, kernel and suite benchmark both measured, with the report's verdict rule.
+Expected<reports::Comparison> compare_stored_runs(const std::string& path, int64_t a, int64_t b);
 
 /// The newest search of the kernel with AST hash `hash` (none: never tuned).
 Expected<std::optional<int64_t>> latest_tuning(const std::string& path, const std::string& hash);

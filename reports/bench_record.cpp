@@ -33,8 +33,9 @@ using json = nlohmann::json;
 namespace {
 
 /// One corpus entry: the whole plan's time (every kernel in order) and each kernel's.
+/// Plans come from `cache` where it has them (null: no cache), else from `heuristic`.
 std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o, int runs,
-                                     const OptPolicy& policy, const OptPolicy& heuristic) {
+                                     const OptPolicy& policy, const tuner::CachePolicy* cache) {
   const std::string& label = e.label;
   Tensor out = tuner::build_entry(e);
   ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
@@ -54,7 +55,7 @@ std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOpt
     m.name = profiles[i].name;
     m.workloads = {label};
     m.plan = profiles[i].opts;
-    m.source = heuristic.opts_for(k.item, plan.threads()) == k.opts ? "heuristic" : "cache";
+    m.source = cache && cache->cached(k.item, plan.threads()) ? "cache" : "heuristic";
     m.flops = profiles[i].cost.flops;
     m.bytes = profiles[i].cost.bytes;
     m.samples_ms = profiles[i].samples_ms;
@@ -218,7 +219,8 @@ std::vector<Measurement> measure_corpus(const BenchOptions& o, const std::string
   const OptPolicy& policy = cached ? *cached : static_cast<const OptPolicy&>(heuristic);
   std::vector<Measurement> items;
   for (const tuner::CorpusEntry& e : o.corpus.entries)
-    for (Measurement& m : bench_entry(e, o, runs, policy, heuristic)) items.push_back(std::move(m));
+    for (Measurement& m : bench_entry(e, o, runs, policy, cached.get()))
+      items.push_back(std::move(m));
   return items;
 }
 

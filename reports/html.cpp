@@ -138,7 +138,7 @@ std::string section_table(const Comparison& c, Section section) {
   for (const char* num : {"baseline ms", "candidate ms", "change", "noise", "p"})
     h.push_back({num, "num"});
   h.push_back({"verdict"});
-  if (kernels) h.push_back({"candidate Opts"});
+  if (kernels) h.push_back({"plan"});
   out += head(h);
   for (const ComparedRow* r : rows) {
     const Delta& d = r->delta;
@@ -152,7 +152,8 @@ std::string section_table(const Comparison& c, Section section) {
     cells.push_back({known ? escape(format_p(d.p)) : "-", "num"});
     cells.push_back(
         {std::string(to_string(d.verdict)) + (d.tested || !known ? "" : " \u2020"), "verdict"});
-    if (kernels) cells.push_back({"<code>" + escape(r->candidate.plan) + "</code>"});
+    if (kernels)
+      cells.push_back({"<code>" + escape(plan_change_text(r->baseline, r->candidate)) + "</code>"});
     std::string cls = d.verdict == Verdict::regression    ? "regression"
                       : d.verdict == Verdict::improvement ? "improvement"
                                                           : "";
@@ -271,7 +272,7 @@ std::string measurements_tables(const RunSummary& s) {
                   {format_spread(st.spread()), "num"},
                   {std::to_string(st.n), "num"},
                   {format_fraction(f), "num"},
-                  {"<code>" + escape(m->plan) + "</code>"}});
+                  {"<code>" + escape(plan_text(*m)) + "</code>"}});
     }
     out += "</table>\n";
   }

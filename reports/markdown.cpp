@@ -1,5 +1,7 @@
 // The Markdown renderer: GitHub-flavoured tables that read well in a terminal and in a CI job
 // summary ($GITHUB_STEP_SUMMARY); see report.hpp.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/report.hpp"
@@ -11,23 +13,47 @@ using namespace detail;
 
 namespace {
 
-/// Table cells may not contain '|' or line breaks.
-std::string cell(const std::string& text) {
+/// Text from a run (labels, names) on one line of a table or a heading: no '|' or line breaks,
+/// and nothing that opens an HTML tag (a CI job summary renders HTML).
+std::string inline_text(const std::string& text) {
   std::string out;
   for (char ch : text) {
     if (ch == '|')
       out += "\\|";
-    else if (ch == '\n')
+    else if (ch == '\n' || ch == '\r')
       out += ' ';
+    else if (ch == '<')
+      out += "&lt;";
     else
       out += ch;
   }
+  return out;
+}
+
+std::string cell(const std::string& text) {
+  std::string out = inline_text(text);
   return out.empty() ? "-" : out;
 }
 
+/// `text` as inline code, whatever backticks it holds: fenced by one more backtick than its
+/// longest run of them, padded when it starts or ends with one.
+std::string code_span(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char ch : text) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(longest + 1, '`');
+  bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  std::string body = text;
+  std::replace(body.begin(), body.end(), '\n', ' ');
+  return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
+}
+
 void header(std::string& out, const std::string& title, const std::vector<std::string>& warnings) {
-  out += fmt::format("## {}\n\n", title);
-  for (const std::string& w : warnings) out += fmt::format("> **Warning:** {}\n>\n", w);
+  out += fmt::format("## {}\n\n", inline_text(title));
+  for (const std::string& w : warnings)
+    out += fmt::format("> **Warning:** {}\n>\n", inline_text(w));
   if (!warnings.empty()) out += "\n";
 }
 
@@ -46,21 +72,23 @@ void section_table(std::string& out, const Comparison& c, Section section) {
   if (rows.empty()) return;
   const bool kernels = section == Section::kernel;
   out += fmt::format("### {} ({})\n\n", heading(section), rows.size());
-  out += fmt::format("| | {} |{} baseline ms | candidate ms | change | noise | p | verdict |\n",
-                     to_string(section), kernels ? " workloads |" : "");
-  out += fmt::format("|---|---|{}---:|---:|---:|---:|---:|---|\n", kernels ? "---|" : "");
+  out += fmt::format("| | {} |{} baseline ms | candidate ms | change | noise | p | verdict |{}\n",
+                     to_string(section), kernels ? " workloads |" : "", kernels ? " plan |" : "");
+  out += fmt::format("|---|---|{}---:|---:|---:|---:|---:|---|{}\n", kernels ? "---|" : "",
+                     kernels ? "---|" : "");
   for (const ComparedRow* r : rows) {
     const Delta& d = r->delta;
     std::string mark = d.verdict == Verdict::unknown ? "?" : verdict_mark(d.verdict);
     std::string dagger = d.tested || d.verdict == Verdict::unknown ? "" : " \u2020";
-    out += fmt::format("| {} | {} |{} {} | {} | {} | {} | {} | {}{} |\n", mark, cell(r->name()),
-                       kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
-                       d.baseline.n ? format_ms(d.baseline.median) : "-",
-                       d.candidate.n ? format_ms(d.candidate.median) : "-",
-                       d.verdict == Verdict::unknown ? "-" : format_change(d.change),
-                       d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
-                       d.verdict == Verdict::unknown ? "-" : format_p(d.p), to_string(d.verdict),
-                       dagger);
+    out += fmt::format(
+        "| {} | {} |{} {} | {} | {} | {} | {} | {}{} |{}\n", mark, cell(r->name()),
+        kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
+        d.baseline.n ? format_ms(d.baseline.median) : "-",
+        d.candidate.n ? format_ms(d.candidate.median) : "-",
+        d.verdict == Verdict::unknown ? "-" : format_change(d.change),
+        d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
+        d.verdict == Verdict::unknown ? "-" : format_p(d.p), to_string(d.verdict), dagger,
+        kernels ? " " + cell(plan_change_text(r->baseline, r->candidate)) + " |" : "");
   }
   out += "\n";
 }
@@ -69,7 +97,7 @@ void only_list(std::string& out, const char* which, const std::vector<Measuremen
   if (items.empty()) return;
   out += fmt::format("### Only in the {} ({})\n\n", which, items.size());
   for (const Measurement& m : items)
-    out += fmt::format("- {} `{}`{}\n", to_string(m.section), m.name,
+    out += fmt::format("- {} {}{}\n", to_string(m.section), code_span(m.name),
                        m.workloads.empty() ? "" : " (" + workloads_text(m) + ")");
   out += "\n";
 }
@@ -97,7 +125,7 @@ std::string render_markdown(const Comparison& c) {
 std::string render_markdown(const RunSummary& s) {
   std::string out;
   header(out, title(s), {});
-  out += fmt::format("{}\n\n", describe_run(s.data));
+  out += fmt::format("{}\n\n", inline_text(describe_run(s.data)));
   if (!s.tunings.empty()) {
     out += fmt::format("### Tuned kernels ({})\n\n", s.tunings.size());
     out += "| kernel | workload | heuristic ms | tuned ms | speedup | roofline | candidates | "
@@ -121,7 +149,8 @@ std::string render_markdown(const RunSummary& s) {
       SampleStats st = describe(m->samples_ms);
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(m->name), format_ms(st.median),
                          format_spread(st.spread()), st.n,
-                         format_fraction(s.roofline(m->flops, m->bytes, st.median)), cell(m->plan));
+                         format_fraction(s.roofline(m->flops, m->bytes, st.median)),
+                         cell(plan_text(*m)));
     }
     out += "\n";
   }

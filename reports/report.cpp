@@ -2,7 +2,14 @@
 #include "reports/report.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+#include <unistd.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,8 +23,45 @@ Format parse_format(const std::string& text, const std::string& flag) {
   if (text == "md" || text == "markdown") return Format::markdown;
   if (text == "html") return Format::html;
   if (text == "junit") return Format::junit;
-  user_error << flag << " '" << text << "': expected md, html or junit";
+  if (text == "json") return Format::json;
+  user_error << flag << " '" << text << "': expected md, html, junit or json";
   return Format::markdown;
+}
+
+Format format_of_file(const std::string& path) {
+  auto ends_with = [&](std::string_view suffix) {
+    if (path.size() < suffix.size()) return false;
+    std::string tail = path.substr(path.size() - suffix.size());
+    std::transform(tail.begin(), tail.end(), tail.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
+    return tail == suffix;
+  };
+  if (ends_with(".html") || ends_with(".htm")) return Format::html;
+  if (ends_with(".xml")) return Format::junit;
+  if (ends_with(".json")) return Format::json;
+  return Format::markdown;
+}
+
+void write_report(const std::string& path, const std::string& text, const std::string& what) {
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    user_assert(out) << what << " '" << path << "': cannot write there (" << std::strerror(errno)
+                     << "); check that its directory exists";
+    out << text;
+    out.flush();
+    if (!out.good()) {
+      int err = errno;
+      out.close();
+      std::remove(tmp.c_str());
+      user_error << what << " '" << path << "': writing failed (" << std::strerror(err) << ")";
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    user_error << what << " '" << path << "': cannot replace it (" << std::strerror(err) << ")";
+  }
 }
 
 std::string render(const Comparison& c, Format format) {
@@ -25,6 +69,7 @@ std::string render(const Comparison& c, Format format) {
   case Format::markdown: return render_markdown(c);
   case Format::html: return render_html(c);
   case Format::junit: return render_junit(c);
+  case Format::json: return render_json(c);
   }
   return "";
 }
@@ -34,6 +79,7 @@ std::string render(const RunSummary& s, Format format) {
   case Format::markdown: return render_markdown(s);
   case Format::html: return render_html(s);
   case Format::junit: return render_junit(s);
+  case Format::json: return render_json(s);
   }
   return "";
 }
@@ -104,6 +150,17 @@ std::string workloads_text(const Measurement& m) {
   std::string text = fmt::format("{}", fmt::join(shown, ", "));
   if (m.workloads.size() > kShown) text += fmt::format(" +{}", m.workloads.size() - kShown);
   return text;
+}
+
+std::string plan_text(const Measurement& m) {
+  if (m.section != Section::kernel) return m.plan;
+  std::string opts = m.plan.empty() ? "no Opts" : m.plan;
+  return m.source.empty() ? opts : fmt::format("{} ({})", opts, m.source);
+}
+
+std::string plan_change_text(const Measurement& baseline, const Measurement& candidate) {
+  if (baseline.plan == candidate.plan) return plan_text(candidate);
+  return fmt::format("{} \u2192 {}", plan_text(baseline), plan_text(candidate));
 }
 
 std::string statuses_text(const TunedKernel& k) {

@@ -34,6 +34,11 @@ const char* verdict_mark(Verdict v);
 std::string describe_run(const RunData& r);
 /// "matmul M=256 …" (the first few workloads of a kernel).
 std::string workloads_text(const Measurement& m);
+/// A kernel's plan and where it came from: "UPCAST(1,4) THREAD(0,2) (cache)", "no Opts
+/// (heuristic)"; a suite entry's label as it is.
+std::string plan_text(const Measurement& m);
+/// The plan a compared kernel ran with: the candidate's, or "A -> B" when the plans differ.
+std::string plan_change_text(const Measurement& baseline, const Measurement& candidate);
 /// "ok 120, slow 40" (a tuning's candidates by status, most common first).
 std::string statuses_text(const TunedKernel& k);
 

@@ -82,12 +82,15 @@ CachePolicy::CachePolicy(const std::string& path, CacheMode mode, const OptPolic
 CachePolicy::~CachePolicy() = default;
 
 std::vector<Opt> CachePolicy::opts_for(const ScheduleItem& kernel, int threads) const {
-  {
-    std::lock_guard lock(mutex_);
-    if (auto hit = cache_lookup(cache_, kernel_task(kernel), kernel.ast, threads, ""))
-      return hit->opts;
-  }
+  if (std::optional<std::vector<Opt>> hit = cached(kernel, threads)) return std::move(*hit);
   return fallback_.opts_for(kernel, threads);
+}
+
+std::optional<std::vector<Opt>> CachePolicy::cached(const ScheduleItem& kernel, int threads) const {
+  std::lock_guard lock(mutex_);
+  if (auto hit = cache_lookup(cache_, kernel_task(kernel), kernel.ast, threads, ""))
+    return std::move(hit->opts);
+  return std::nullopt;
 }
 
 int CachePolicy::hits() const {

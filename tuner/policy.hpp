@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +53,8 @@ public:
   CachePolicy(const std::string& path, CacheMode mode, const OptPolicy& fallback);
   ~CachePolicy() override;
   std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const override;
+  /// The cache's plan for `kernel`, if it has one (what opts_for serves before the fallback).
+  std::optional<std::vector<Opt>> cached(const ScheduleItem& kernel, int threads) const;
   int hits() const;
 
 private:

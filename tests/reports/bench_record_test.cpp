@@ -8,6 +8,7 @@
 #include "reports/compare.hpp"
 #include "reports/run_data.hpp"
 #include "tests/temp_dir.hpp"
+#include "tuner/policy.hpp"
 
 namespace beamlab::reports {
 namespace {
@@ -82,6 +83,42 @@ TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
   Comparison c = compare_runs(load_run_data(db, run), load_run_data(db, again), {});
   EXPECT_EQ(c.rows.size(), data.items.size());
   EXPECT_TRUE(c.only_baseline.empty() && c.only_candidate.empty());
+}
+
+// A kernel the database has a tuned plan for runs that plan and says so; the others run the
+// heuristic's, even where the two plans would agree.
+TEST_F(BenchRecordTest, KernelsWithATunedPlanRunItAndAreLabelledCache) {
+  BenchOptions o = options();
+  o.corpus.entries.resize(1); // the matmul
+  {
+    tuner::SearchSettings s;
+    s.beam = 1;
+    s.max_iterations = 1;
+    s.final_rounds = 1;
+    tuner::PoolOptions pool;
+    pool.workers = 1;
+    tuner::BeamPolicy beam(s, pool);
+    beam.use_cache(file("bench.db"), tuner::CacheMode::use);
+    (void)tuner::build_entry(o.corpus.entries[0]).realize({.threads = 2, .policy = &beam});
+    ASSERT_EQ(beam.results().size(), 1u);
+  }
+  db::Database db(file("bench.db"));
+  std::vector<db::CacheEntry> cached = db.cache_entries();
+  ASSERT_EQ(cached.size(), 1u);
+  o.threads = cached[0].threads;
+  RunData data = load_run_data(db, record_bench(db, o));
+  int labelled = 0;
+  for (const Measurement& m : data.items) {
+    if (m.section != Section::kernel) continue;
+    EXPECT_EQ(m.key, cached[0].kernel_hash) << m.name;
+    EXPECT_EQ(m.source, "cache");
+    EXPECT_EQ(m.plan, cached[0].opts);
+    ++labelled;
+  }
+  EXPECT_EQ(labelled, 1);
+  o.use_cache = false;
+  for (const Measurement& m : load_run_data(db, record_bench(db, o)).items)
+    if (m.section == Section::kernel) EXPECT_EQ(m.source, "heuristic");
 }
 
 TEST_F(BenchRecordTest, RecordsTheSuitesRepetitionsAsSamplesPooledOverPasses) {

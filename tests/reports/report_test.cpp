@@ -11,6 +11,7 @@
 #include <QString>
 #include <QXmlStreamReader>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "db/database.hpp"
 #include "engine/support/error.hpp"
@@ -342,12 +343,121 @@ TEST_F(ReportFormats, JUnitCountsEachRegressionAsAFailure) {
   EXPECT_FALSE(r.hasError());
 }
 
+// Names come from users (corpus labels) and from kernels; in Markdown they stay text: no HTML
+// tag opens, a '|' doesn't split a cell, backticks don't end a code span early.
+TEST_F(ReportTest, MarkdownKeepsNamesInertAndShowsAChangedPlan) {
+  db::Database db(path());
+  auto run_with = [&](const std::string& label, const std::vector<Measurement>& ms) {
+    db::NewRun nr;
+    nr.device_id = db.upsert_device(device());
+    nr.kind = "bench";
+    nr.label = label;
+    int64_t run = db.begin_run(nr);
+    for (const Measurement& m : ms) db.add_benchmark(to_benchmark(run, m));
+    db.end_run(run, "done");
+    return run;
+  };
+  Measurement k;
+  k.section = Section::kernel;
+  k.key = "k1";
+  k.name = "r_<b>x</b>|y";
+  k.plan = "UPCAST(0,4)";
+  k.source = "heuristic";
+  k.samples_ms = {1.0, 1.01, 0.99, 1.0, 1.02};
+  Measurement odd = k;
+  odd.key = "k2";
+  odd.name = "``tick`";
+  Measurement tuned = k;
+  tuned.plan = "UPCAST(0,8) THREAD(0,2)";
+  tuned.source = "cache";
+  int64_t a = run_with("<img>", {k, odd});
+  int64_t b = run_with("b", {tuned});
+  std::string md = render_markdown(compare(db, a, b));
+  EXPECT_EQ(md.find("<b>"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<img>"), std::string::npos) << md;
+  EXPECT_NE(md.find("r_&lt;b>x&lt;/b>\\|y"), std::string::npos) << md;
+  EXPECT_NE(md.find("``` ``tick` ```"), std::string::npos) << md; // fenced by three, padded
+  EXPECT_NE(md.find("UPCAST(0,4) (heuristic) \u2192 UPCAST(0,8) THREAD(0,2) (cache)"),
+            std::string::npos)
+      << md;
+  // The same plan on both sides is shown once.
+  std::string same = render_markdown(compare(db, a, a));
+  EXPECT_NE(same.find("| UPCAST(0,4) (heuristic) |"), std::string::npos) << same;
+}
+
+TEST_F(ReportTest, AReportFileIsWrittenWholeOrNotAtAll) {
+  std::string out = file("r.md");
+  write_report(out, "old", "-o");
+  write_report(out, "new", "-o");
+  std::ifstream in(out);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new");
+  std::string error =
+      user_error_of([&] { write_report(file("no/such/dir/r.md"), "x", "the report file"); });
+  EXPECT_NE(error.find("the report file '" + file("no/such/dir/r.md") + "': cannot write there"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_),
+                          std::filesystem::directory_iterator{}),
+            1); // r.md, and no temporary left beside it
+}
+
+TEST_F(ReportFormats, TheJsonCarriesEveryRowWithItsStatisticsAndVerdict) {
+  nlohmann::json j = nlohmann::json::parse(render_json(comparison_));
+  EXPECT_EQ(j["schema"], "beamlab-report/1");
+  EXPECT_EQ(j["kind"], "comparison");
+  EXPECT_EQ(j["candidate"]["label"], "pr <&> \"1\"");
+  ASSERT_EQ(j["rows"].size(), 11u);
+  EXPECT_EQ(j["only_baseline"].size(), 0u);
+  EXPECT_EQ(j["only_candidate"].size(), 1u); // kernel 11: the baseline skipped it
+  EXPECT_EQ(j["counts"]["regressions"], 2);
+  EXPECT_EQ(j["counts"]["improvements"], 1);
+  EXPECT_EQ(j["rule"]["min_change"], 0.05);
+  int regressions = 0;
+  for (const nlohmann::json& row : j["rows"]) {
+    ASSERT_EQ(row["section"], "kernel");
+    EXPECT_EQ(row["baseline"]["n"], 10);
+    double change =
+        row["candidate"]["median_ms"].get<double>() / row["baseline"]["median_ms"].get<double>() -
+        1;
+    EXPECT_NEAR(row["change"].get<double>(), change, 1e-12);
+    if (row["verdict"] == "regression") {
+      ++regressions;
+      EXPECT_GT(row["change"].get<double>(), row["threshold"].get<double>());
+      EXPECT_LT(row["p"].get<double>(), 0.05);
+    }
+  }
+  EXPECT_EQ(regressions, 2);
+  // A summary too; a label that is not UTF-8 doesn't stop it.
+  db::NewRun nr;
+  nr.device_id = db_->upsert_device(device());
+  nr.kind = "bench";
+  nr.label = "bad \xff label";
+  int64_t run = db_->begin_run(nr);
+  Measurement m;
+  m.section = Section::workload;
+  m.key = m.name = "w";
+  m.samples_ms = {1, 2, 3};
+  db_->add_benchmark(to_benchmark(run, m));
+  nlohmann::json s = nlohmann::json::parse(render_json(summarize_run(*db_, run)));
+  EXPECT_EQ(s["kind"], "summary");
+  ASSERT_EQ(s["measurements"].size(), 1u);
+  EXPECT_EQ(s["measurements"][0]["stats"]["median_ms"], 2.0);
+  EXPECT_EQ(s["measurements"][0]["samples_ms"].size(), 3u);
+}
+
 TEST_F(ReportFormats, FormatsAreNamedAndABadNameIsAnError) {
+  EXPECT_EQ(format_of_file("bot.json"), Format::json);
+  EXPECT_EQ(parse_format("json", "--format"), Format::json);
+  EXPECT_EQ(format_of_file("out/report.HTML"), Format::html);
+  EXPECT_EQ(format_of_file("r.htm"), Format::html);
+  EXPECT_EQ(format_of_file("junit.xml"), Format::junit);
+  EXPECT_EQ(format_of_file("summary.md"), Format::markdown);
+  EXPECT_EQ(format_of_file("report"), Format::markdown);
   EXPECT_EQ(parse_format("md", "--format"), Format::markdown);
   EXPECT_EQ(parse_format("html", "--format"), Format::html);
   EXPECT_EQ(parse_format("junit", "--format"), Format::junit);
   EXPECT_EQ(user_error_of([] { parse_format("pdf", "--format"); }),
-            "--format 'pdf': expected md, html or junit");
+            "--format 'pdf': expected md, html, junit or json");
 }
 
 TEST(ReportTemplates, FillingNeedsEveryPlaceholder) {
@@ -527,7 +637,8 @@ TEST_F(ReportTest, BadInputIsAOneLineErrorWithExitCodeOne) {
            {"report --db " + file("none.db") + " --run 1", "no database at '"},
            {"report" + db, "name the runs to compare with --baseline RUN"},
            {"report" + db + " --run a --baseline b", "--run summarizes one run"},
-           {"report" + db + " --run a --format pdf", "--format 'pdf': expected md, html or junit"},
+           {"report" + db + " --run a --format pdf",
+            "--format 'pdf': expected md, html, junit or json"},
            {"report" + db + " --run a -o " + dir + "/no/such/dir/r.md", "cannot write there"},
        }) {
     Cli r = beamlab(c.args, dir);

@@ -1,0 +1,147 @@
+// The JSON renderer: everything a report says, for scripts and dashboards (schema
+// "beamlab-report/1"). Times are medians in ms, changes and spreads relative (0.2 = 20%),
+// unknowns null. See report.hpp.
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/report.hpp"
+#include "reports/report_internal.hpp"
+
+namespace beamlab::reports {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kSchema = "beamlab-report/1";
+
+/// A finite number, or null (JSON has no NaN or infinity).
+json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+json number(const std::optional<double>& x) { return x ? number(*x) : json(nullptr); }
+
+json run_json(const RunData& r) {
+  json j = {{"id", r.run.id},
+            {"kind", r.run.kind},
+            {"label", r.run.label},
+            {"status", r.run.status},
+            {"started_at", r.run.started_at},
+            {"git_revision", r.run.git_revision},
+            {"host", r.run.host},
+            {"command", r.run.command},
+            {"device", nullptr}};
+  if (r.device)
+    j["device"] = {{"cpu", r.device->info.cpu_model},
+                   {"cores", r.device->info.cores},
+                   {"fingerprint", r.device->fingerprint},
+                   {"peak_gflops", number(r.device->peak_gflops)},
+                   {"peak_gbps", number(r.device->peak_gbps)}};
+  return j;
+}
+
+json stats_json(const SampleStats& s) {
+  if (s.n == 0) return nullptr;
+  return {{"n", s.n},        {"median_ms", s.median}, {"q1_ms", s.q1},       {"q3_ms", s.q3},
+          {"min_ms", s.min}, {"max_ms", s.max},       {"spread", s.spread()}};
+}
+
+json measurement_json(const Measurement& m) {
+  json j = {{"section", to_string(m.section)}, {"key", m.key}, {"name", m.name}};
+  if (m.section == Section::kernel) {
+    j["workloads"] = m.workloads;
+    j["opts"] = m.plan;
+    j["source"] = m.source;
+    j["flops"] = m.flops;
+    j["bytes"] = m.bytes;
+  } else if (!m.plan.empty()) {
+    j["label"] = m.plan;
+  }
+  return j;
+}
+
+json rule_json(const VerdictRule& r) {
+  return {{"alpha", r.alpha}, {"min_change", r.min_change}, {"method", describe_rule(r)}};
+}
+
+/// Names and labels are the users' bytes: invalid UTF-8 becomes U+FFFD rather than an error.
+std::string dump(const json& j) {
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace
+
+std::string render_json(const Comparison& c) {
+  Comparison::Counts n = c.counts();
+  json j = {{"schema", kSchema},
+            {"kind", "comparison"},
+            {"baseline", run_json(c.baseline)},
+            {"candidate", run_json(c.candidate)},
+            {"same_device", c.same_device},
+            {"warnings", c.warnings},
+            {"rule", rule_json(c.rule)},
+            {"counts",
+             {{"regressions", n.regressions},
+              {"improvements", n.improvements},
+              {"unchanged", n.unchanged},
+              {"unknown", n.unknown}}},
+            {"rows", json::array()},
+            {"only_baseline", json::array()},
+            {"only_candidate", json::array()}};
+  for (const ComparedRow& r : c.rows) {
+    const Delta& d = r.delta;
+    const bool known = d.verdict != Verdict::unknown;
+    json row = measurement_json(r.candidate);
+    if (r.section() == Section::kernel) row["baseline_opts"] = r.baseline.plan;
+    row["baseline"] = stats_json(d.baseline);
+    row["candidate"] = stats_json(d.candidate);
+    row["change"] = known ? number(d.change) : json(nullptr);
+    row["noise"] = known ? number(d.noise) : json(nullptr);
+    row["threshold"] = known ? number(d.threshold) : json(nullptr);
+    row["p"] = known ? number(d.p) : json(nullptr);
+    row["rank_test"] = d.tested;
+    row["verdict"] = to_string(d.verdict);
+    j["rows"].push_back(std::move(row));
+  }
+  for (const Measurement& m : c.only_baseline) j["only_baseline"].push_back(measurement_json(m));
+  for (const Measurement& m : c.only_candidate) j["only_candidate"].push_back(measurement_json(m));
+  return dump(j);
+}
+
+std::string render_json(const RunSummary& s) {
+  json j = {{"schema", kSchema},
+            {"kind", "summary"},
+            {"run", run_json(s.data)},
+            {"tunings", json::array()},
+            {"measurements", json::array()}};
+  for (const TunedKernel& k : s.tunings) {
+    json statuses = json::object();
+    for (const auto& [status, count] : k.statuses) statuses[status] = count;
+    j["tunings"].push_back({{"name", k.name},
+                            {"key", k.hash},
+                            {"workload", k.workload},
+                            {"status", k.status},
+                            {"error", k.error},
+                            {"heuristic_ms", number(k.heuristic_ms)},
+                            {"tuned_ms", number(k.tuned_ms)},
+                            {"speedup", number(k.speedup())},
+                            {"roofline", number(k.roofline)},
+                            {"heuristic_opts", k.heuristic_opts},
+                            {"tuned_opts", k.winner_opts},
+                            {"candidates", k.candidates},
+                            {"statuses", statuses},
+                            {"search_s", number(k.wall_s)},
+                            {"stop_reason", k.stop_reason}});
+  }
+  for (Section section : {Section::workload, Section::kernel, Section::suite})
+    for (const Measurement* m : s.measured(section)) {
+      json row = measurement_json(*m);
+      SampleStats st = describe(m->samples_ms);
+      row["stats"] = stats_json(st);
+      row["roofline"] = st.n ? number(s.roofline(m->flops, m->bytes, st.median)) : json(nullptr);
+      row["samples_ms"] = m->samples_ms;
+      j["measurements"].push_back(std::move(row));
+    }
+  return dump(j);
+}
+
+} // namespace beamlab::reports

@@ -23,6 +23,7 @@ struct ReportArgs {
   std::optional<double> fail_above;
   double min_change = 5;
   double alpha = 0.05;
+  int history = reports::kDefaultHistoryWindow;
   std::string db;
 };
 
@@ -82,8 +83,8 @@ int report(const ReportArgs& args) {
   reports::VerdictRule rule;
   rule.alpha = args.alpha;
   rule.min_change = args.min_change / 100;
-  reports::Comparison c = reports::compare_runs(reports::load_run_data(db, baseline.id),
-                                                reports::load_run_data(db, candidate.id), rule);
+  reports::Comparison c =
+      reports::compare_stored(db, baseline.id, candidate.id, rule, args.history);
   emit(reports::render(c, format), args.output);
   std::FILE* note = args.output.empty() || args.output == "-" ? stderr : stdout;
   std::fprintf(note, "beamlab report: %s vs %s: %s\n", c.candidate.title().c_str(),
@@ -121,9 +122,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-change", args->min_change,
                   "changes up to PCT percent never count, however clean the samples (runs of one "
-                  "commit drift apart by a few percent on a shared machine)")
+                  "commit drift apart by a few percent on a shared machine), for measurements "
+                  "without a history")
       ->default_val(5)
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--history", args->history,
+                  "set each measurement's floor from its own drift over the newest N bench runs "
+                  "on the candidate's device (0: the --min-change floor for all)")
+      ->default_val(reports::kDefaultHistoryWindow)
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--alpha", args->alpha, "the rank test's significance level")
       ->default_val(0.05)
       ->check(CLI::Range(1e-9, 1.0));

@@ -114,9 +114,12 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     std::optional<QString> error = save_report(path);
     summary_->setText(error ? *error : "saved " + path);
   });
-  runs_table_ = new QTableWidget(0, 8);
+  runs_table_ = new QTableWidget(0, 9);
   runs_table_->setHorizontalHeaderLabels(
-      {"Section", "Name", "A ms", "B ms", "Change %", "Noise %", "p", "Verdict"});
+      {"Section", "Name", "A ms", "B ms", "Change %", "Noise %", "Floor %", "p", "Verdict"});
+  runs_table_->horizontalHeaderItem(6)->setToolTip(
+      "Changes up to the floor never count: the measurement's own run-to-run drift over "
+      "earlier bench runs on this device where there are enough, else 5%");
   runs_table_->horizontalHeader()->setStretchLastSection(true);
   runs_table_->setSortingEnabled(true);
 
@@ -271,10 +274,14 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
             runs_table_->setItem(row, 3, num(d->candidate.median, 4));
             runs_table_->setItem(row, 4, num(100 * d->change, 1));
             runs_table_->setItem(row, 5, num(100 * d->noise, 1));
-            runs_table_->setItem(row, 6, num(d->p, 4));
+            runs_table_->setItem(row, 6, num(100 * d->floor, 1));
+            if (d->history_runs)
+              runs_table_->item(row, 6)->setToolTip(
+                  QString("from %1 earlier runs").arg(d->history_runs));
+            runs_table_->setItem(row, 7, num(d->p, 4));
             if (std::optional<QColor> color = verdict_color(d->verdict)) v->setForeground(*color);
           }
-          runs_table_->setItem(row, 7, v);
+          runs_table_->setItem(row, 8, v);
         };
         for (const reports::ComparedRow& r : c->rows)
           add_row(r.candidate, reports::to_string(r.delta.verdict), &r.delta);
@@ -286,14 +293,15 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
           warnings += "<div style='color:#d62728'><b>" + qstr(w).toHtmlEscaped() + "</b></div>";
         summary_->setText(
             QString("%1<div>%2 -&gt; %3: %4 shared: %5; %6 only in A, %7 only in B.</div>"
-                    "<div style='color:#666'>%8</div>")
+                    "<div style='color:#666'>%8 %9</div>")
                 .arg(warnings, qstr(c->baseline.title()).toHtmlEscaped(),
                      qstr(c->candidate.title()).toHtmlEscaped())
                 .arg(c->rows.size())
                 .arg(qstr(c->counts_text()))
                 .arg(c->only_baseline.size())
                 .arg(c->only_candidate.size())
-                .arg(qstr(reports::describe_rule(c->rule)).toHtmlEscaped()));
+                .arg(qstr(reports::describe_rule(c->rule)).toHtmlEscaped(),
+                     qstr(c->history_text()).toHtmlEscaped()));
         last_ = *c;
         save_->setEnabled(true);
         Q_EMIT compared();

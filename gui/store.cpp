@@ -93,8 +93,8 @@ Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
 
 Expected<reports::Comparison> compare_stored_runs(const std::string& path, int64_t a, int64_t b) {
   return reading(path, [&](db::Database& db) {
-    return reports::compare_runs(reports::load_run_data(db, a), reports::load_run_data(db, b),
-                                 reports::VerdictRule{});
+    return reports::compare_stored(db, a, b, reports::VerdictRule{},
+                                   reports::kDefaultHistoryWindow);
   });
 }
 

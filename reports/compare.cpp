@@ -84,6 +84,21 @@ std::string Comparison::counts_text() const {
   return text;
 }
 
+std::string Comparison::history_text() const {
+  size_t own = 0;
+  for (const ComparedRow& r : rows) own += r.delta.history_runs > 0;
+  if (own == 0)
+    return fmt::format(
+        "No measurement has a history yet ({} earlier bench run(s) on the candidate's device, "
+        "{} needed): every floor is {:.1f}%.",
+        history_runs, rule.history_min_runs, rule.min_change * 100);
+  std::string rest =
+      own < rows.size() ? fmt::format(", the rest {:.1f}%", rule.min_change * 100) : "";
+  return fmt::format("The history held {} earlier bench runs on the candidate's device: {} of {} "
+                     "measurements have their own floor{}.",
+                     history_runs, own, rows.size(), rest);
+}
+
 std::vector<const ComparedRow*> Comparison::regressions_above(double pct) const {
   std::vector<const ComparedRow*> out;
   for (const ComparedRow& r : rows)
@@ -91,9 +106,12 @@ std::vector<const ComparedRow*> Comparison::regressions_above(double pct) const 
   return out;
 }
 
-Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& rule) {
+Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& rule,
+                        const History& history) {
   Comparison c;
   c.rule = rule;
+  for (const auto& [key, medians] : history)
+    c.history_runs = std::max(c.history_runs, static_cast<int>(medians.size()));
   // Unknown devices (a run without one) are not called different.
   c.same_device = !baseline.device || !candidate.device ||
                   baseline.device->fingerprint == candidate.device->fingerprint;
@@ -103,7 +121,10 @@ Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& 
       c.only_candidate.push_back(m);
       continue;
     }
-    c.rows.push_back({*base, m, compare_samples(base->samples_ms, m.samples_ms, rule)});
+    std::optional<Drift> drift;
+    if (auto h = history.find({m.section, m.key}); h != history.end())
+      drift = drift_of(h->second, rule.history_min_runs);
+    c.rows.push_back({*base, m, compare_samples(base->samples_ms, m.samples_ms, rule, drift)});
   }
   for (const Measurement& m : baseline.items)
     if (!find(candidate, m)) c.only_baseline.push_back(m);
@@ -126,6 +147,13 @@ Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& 
   c.candidate = std::move(candidate);
   add_warnings(c);
   return c;
+}
+
+Comparison compare_stored(db::Database& db, int64_t baseline, int64_t candidate,
+                          const VerdictRule& rule, int history_window) {
+  RunData b = load_run_data(db, baseline), c = load_run_data(db, candidate);
+  History history = load_history(db, c, history_window);
+  return compare_runs(std::move(b), std::move(c), rule, history);
 }
 
 } // namespace beamlab::reports

@@ -93,10 +93,10 @@ std::string charts(const Comparison& c) {
   std::vector<svg::Point> points;
   for (const ComparedRow* r : rows) {
     const Delta& d = r->delta;
-    std::string tip = fmt::format("{}: {} ms -> {} ms, {} (noise {}, p {}), {}", r->name(),
-                                  format_ms(d.baseline.median), format_ms(d.candidate.median),
-                                  format_change(d.change), format_noise(d.noise), format_p(d.p),
-                                  to_string(d.verdict));
+    std::string tip = fmt::format(
+        "{}: {} ms -> {} ms, {} (noise {}, floor {}, p {}), {}", r->name(),
+        format_ms(d.baseline.median), format_ms(d.candidate.median), format_change(d.change),
+        format_noise(d.noise), format_floor(d), format_p(d.p), to_string(d.verdict));
     svg::Bar bar;
     bar.label = r->name();
     bar.value = d.change * 100;
@@ -109,7 +109,8 @@ std::string charts(const Comparison& c) {
   const bool kernels = !rows.empty() && rows.front()->section() == Section::kernel;
   svg::BarChartOptions bar_options;
   bar_options.title =
-      fmt::format("Change per {} (grey: the noise threshold)", kernels ? "kernel" : "measurement");
+      fmt::format("Change per {} (grey: the threshold, the larger of noise and floor)",
+                  kernels ? "kernel" : "measurement");
   bar_options.axis_label = "change of the median time, %";
   bar_options.value_suffix = "%";
   svg::ScatterOptions scatter_options;
@@ -135,7 +136,7 @@ std::string section_table(const Comparison& c, Section section) {
                                 rows.size(), to_string(section));
   std::vector<Cell> h = {{""}, {to_string(section)}};
   if (kernels) h.push_back({"workloads"});
-  for (const char* num : {"baseline ms", "candidate ms", "change", "noise", "p"})
+  for (const char* num : {"baseline ms", "candidate ms", "change", "noise", "floor", "p"})
     h.push_back({num, "num"});
   h.push_back({"verdict"});
   if (kernels) h.push_back({"plan"});
@@ -149,6 +150,7 @@ std::string section_table(const Comparison& c, Section section) {
     cells.push_back({d.candidate.n ? format_ms(d.candidate.median) : "-", "num"});
     cells.push_back({known ? format_change(d.change) : "-", "num"});
     cells.push_back({known ? format_noise(d.noise) : "-", "num"});
+    cells.push_back({known ? escape(format_floor(d)) : "-", "num"});
     cells.push_back({known ? escape(format_p(d.p)) : "-", "num"});
     cells.push_back(
         {std::string(to_string(d.verdict)) + (d.tested || !known ? "" : " \u2020"), "verdict"});
@@ -286,8 +288,8 @@ std::string render_html(const Comparison& c) {
   for (Section s : {Section::workload, Section::kernel, Section::suite})
     body += section_table(c, s);
   body += only_list("baseline", c.only_baseline) + only_list("candidate", c.only_candidate);
-  body +=
-      fmt::format("<h2>Method</h2>\n<p class=\"method\">{}</p>\n", escape(describe_rule(c.rule)));
+  body += fmt::format("<h2>Method</h2>\n<p class=\"method\">{}</p>\n<p class=\"method\">{}</p>\n",
+                      escape(describe_rule(c.rule)), escape(c.history_text()));
   return page(title(c), body);
 }
 

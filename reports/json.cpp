@@ -60,7 +60,11 @@ json measurement_json(const Measurement& m) {
 }
 
 json rule_json(const VerdictRule& r) {
-  return {{"alpha", r.alpha}, {"min_change", r.min_change}, {"method", describe_rule(r)}};
+  return {{"alpha", r.alpha},
+          {"min_change", r.min_change},
+          {"history_floor", r.history_floor},
+          {"history_min_runs", r.history_min_runs},
+          {"method", describe_rule(r)}};
 }
 
 /// Names and labels are the users' bytes: invalid UTF-8 becomes U+FFFD rather than an error.
@@ -79,6 +83,7 @@ std::string render_json(const Comparison& c) {
             {"same_device", c.same_device},
             {"warnings", c.warnings},
             {"rule", rule_json(c.rule)},
+            {"history_runs", c.history_runs},
             {"counts",
              {{"regressions", n.regressions},
               {"improvements", n.improvements},
@@ -96,6 +101,8 @@ std::string render_json(const Comparison& c) {
     row["candidate"] = stats_json(d.candidate);
     row["change"] = known ? number(d.change) : json(nullptr);
     row["noise"] = known ? number(d.noise) : json(nullptr);
+    row["floor"] = number(d.floor);
+    row["floor_history_runs"] = d.history_runs;
     row["threshold"] = known ? number(d.threshold) : json(nullptr);
     row["p"] = known ? number(d.p) : json(nullptr);
     row["rank_test"] = d.tested;

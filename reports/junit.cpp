@@ -89,10 +89,10 @@ std::string render_junit(const Comparison& c) {
       const Delta& d = r.delta;
       Case tc{classname(section), r.name(), d.candidate.median / 1000, "", "", "", ""};
       if (d.verdict == Verdict::regression) {
-        tc.failure =
-            fmt::format("{} slower: {} ms -> {} ms (noise {}, p {})", format_change(d.change),
-                        format_ms(d.baseline.median), format_ms(d.candidate.median),
-                        format_noise(d.noise), format_p(d.p));
+        tc.failure = fmt::format("{} slower: {} ms -> {} ms (noise {}, floor {}, p {})",
+                                 format_change(d.change), format_ms(d.baseline.median),
+                                 format_ms(d.candidate.median), format_noise(d.noise),
+                                 format_floor(d), format_p(d.p));
         tc.failure_type = "regression";
         tc.details = fmt::format("{} regressed in {} against {}. {}", r.name(), c.candidate.title(),
                                  c.baseline.title(), describe_rule(c.rule));

@@ -72,21 +72,23 @@ void section_table(std::string& out, const Comparison& c, Section section) {
   if (rows.empty()) return;
   const bool kernels = section == Section::kernel;
   out += fmt::format("### {} ({})\n\n", heading(section), rows.size());
-  out += fmt::format("| | {} |{} baseline ms | candidate ms | change | noise | p | verdict |{}\n",
-                     to_string(section), kernels ? " workloads |" : "", kernels ? " plan |" : "");
-  out += fmt::format("|---|---|{}---:|---:|---:|---:|---:|---|{}\n", kernels ? "---|" : "",
+  out += fmt::format(
+      "| | {} |{} baseline ms | candidate ms | change | noise | floor | p | verdict |{}\n",
+      to_string(section), kernels ? " workloads |" : "", kernels ? " plan |" : "");
+  out += fmt::format("|---|---|{}---:|---:|---:|---:|---:|---:|---|{}\n", kernels ? "---|" : "",
                      kernels ? "---|" : "");
   for (const ComparedRow* r : rows) {
     const Delta& d = r->delta;
     std::string mark = d.verdict == Verdict::unknown ? "?" : verdict_mark(d.verdict);
     std::string dagger = d.tested || d.verdict == Verdict::unknown ? "" : " \u2020";
     out += fmt::format(
-        "| {} | {} |{} {} | {} | {} | {} | {} | {}{} |{}\n", mark, cell(r->name()),
+        "| {} | {} |{} {} | {} | {} | {} | {} | {} | {}{} |{}\n", mark, cell(r->name()),
         kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
         d.baseline.n ? format_ms(d.baseline.median) : "-",
         d.candidate.n ? format_ms(d.candidate.median) : "-",
         d.verdict == Verdict::unknown ? "-" : format_change(d.change),
         d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
+        d.verdict == Verdict::unknown ? "-" : format_floor(d),
         d.verdict == Verdict::unknown ? "-" : format_p(d.p), to_string(d.verdict), dagger,
         kernels ? " " + cell(plan_change_text(r->baseline, r->candidate)) + " |" : "");
   }
@@ -117,8 +119,8 @@ std::string render_markdown(const Comparison& c) {
   for (Section s : {Section::workload, Section::kernel, Section::suite}) section_table(out, c, s);
   only_list(out, "baseline", c.only_baseline);
   only_list(out, "candidate", c.only_candidate);
-  out += fmt::format("<details><summary>Method</summary>\n\n{}\n\n</details>\n",
-                     describe_rule(c.rule));
+  out += fmt::format("<details><summary>Method</summary>\n\n{}\n\n{}\n\n</details>\n",
+                     describe_rule(c.rule), c.history_text());
   return out;
 }
 

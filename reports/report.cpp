@@ -100,6 +100,11 @@ std::string format_noise(double noise) { return fmt::format("\u00b1{:.1f}%", noi
 
 std::string format_spread(double spread) { return fmt::format("{:.1f}%", spread * 100); }
 
+std::string format_floor(const Delta& d) {
+  std::string floor = format_spread(d.floor);
+  return d.history_runs ? fmt::format("{} ({} runs)", floor, d.history_runs) : floor;
+}
+
 std::string format_p(double p) {
   if (p < 1e-6) return "<1e-6";
   if (p < 0.001) return fmt::format("{:.1e}", p);

@@ -18,6 +18,8 @@ std::string format_change(double change);
 std::string format_noise(double noise);
 /// "1.2%"
 std::string format_spread(double spread);
+/// A row's floor and where it came from: "5.0%" (the rule's), "2.1% (12 runs)" (its drift).
+std::string format_floor(const Delta& d);
 /// "0.0002", "<1e-6"
 std::string format_p(double p);
 /// "2.31x" or "-"

@@ -152,6 +152,21 @@ RunData load_run_data(db::Database& db, int64_t run_id) {
   return data;
 }
 
+History load_history(db::Database& db, const RunData& candidate, int window) {
+  History history;
+  if (!candidate.device || window <= 0) return history;
+  std::vector<int64_t> ids; // newest first
+  for (const db::Run& r : db.runs())
+    if (static_cast<int>(ids.size()) < window && r.id != candidate.run.id && r.kind == "bench" &&
+        r.status == "done" && r.device_id == candidate.run.device_id)
+      ids.push_back(r.id);
+  for (auto id = ids.rbegin(); id != ids.rend(); ++id)
+    for (const Measurement& m : load_run_data(db, *id).items)
+      if (!m.samples_ms.empty())
+        history[{m.section, m.key}].push_back(describe(m.samples_ms).median);
+  return history;
+}
+
 db::Run resolve_run(db::Database& db, const std::string& spec, const std::string& flag) {
   std::vector<db::Run> runs = db.runs(); // newest first
   user_assert(!runs.empty()) << flag << " " << spec << ": the database '" << db.path()

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "db/database.hpp"
@@ -52,6 +53,15 @@ struct RunData {
 
 /// Reads run `run_id`; a UserError naming `path` when a benchmarks row does not parse.
 RunData load_run_data(db::Database& db, int64_t run_id);
+
+/// Each measurement's medians in earlier runs, in run order, by (section, key): what sets a
+/// measurement's drift floor (stats.hpp).
+using History = std::map<std::pair<Section, std::string>, std::vector<double>>;
+
+/// The history a comparison judging `candidate` uses: the newest `window` finished bench runs
+/// on the candidate's device, the candidate excluded (a tuning run times its kernels another
+/// way, and another machine drifts its own way). Empty without a device or with window 0.
+History load_history(db::Database& db, const RunData& candidate, int window);
 
 /// The run a user named with `spec`: an id, "latest" (the newest run), "latest~N" (N before
 /// it) or a label (the newest run carrying it). A UserError naming `flag` and listing what

@@ -119,15 +119,31 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
+std::optional<Drift> drift_of(const std::vector<double>& medians, int min_runs) {
+  std::vector<double> changes;
+  for (size_t i = 1; i < medians.size(); ++i) {
+    auto [lo, hi] = std::minmax(medians[i - 1], medians[i]);
+    if (lo > 0) changes.push_back(hi / lo - 1);
+  }
+  if (static_cast<int>(changes.size()) + 1 < std::max(min_runs, 2)) return std::nullopt;
+  double q1 = tuner::quantile(changes, 0.25), q3 = tuner::quantile(changes, 0.75);
+  Drift d;
+  d.runs = static_cast<int>(changes.size()) + 1;
+  d.fence = q3 + 1.5 * (q3 - q1);
+  return d;
+}
+
 Delta compare_samples(const std::vector<double>& baseline, const std::vector<double>& candidate,
-                      const VerdictRule& rule) {
+                      const VerdictRule& rule, const std::optional<Drift>& drift) {
   Delta d;
   d.baseline = describe(baseline);
   d.candidate = describe(candidate);
+  d.floor = drift ? std::max(drift->fence, rule.history_floor) : rule.min_change;
+  d.history_runs = drift ? drift->runs : 0;
   if (d.baseline.n == 0 || d.candidate.n == 0 || d.baseline.median <= 0) return d;
   d.change = d.candidate.median / d.baseline.median - 1;
   d.noise = std::max(d.baseline.spread(), d.candidate.spread());
-  d.threshold = std::max(d.noise, rule.min_change);
+  d.threshold = std::max(d.noise, d.floor);
   d.p = mann_whitney_p(baseline, candidate);
   d.tested = min_attainable_p(d.baseline.n, d.candidate.n) < rule.alpha;
   const bool significant = !d.tested || d.p < rule.alpha;
@@ -141,10 +157,13 @@ std::string describe_rule(const VerdictRule& rule) {
   return fmt::format(
       "change = median(candidate) / median(baseline) - 1; noise = the larger of the two runs' "
       "interquartile range / median. A change counts as a regression or an improvement only "
-      "when |change| exceeds both the noise and {:.1f}%, and a two-sided Mann-Whitney U test on "
+      "when |change| exceeds both the noise and a floor, and a two-sided Mann-Whitney U test on "
       "the two runs' samples gives p < {:g} (with fewer samples than the test needs to reach "
-      "that, marked \u2020, the noise band alone decides).",
-      rule.min_change * 100, rule.alpha);
+      "that, marked \u2020, the noise band alone decides). The floor is the measurement's own "
+      "run-to-run drift where at least {} earlier bench runs on this device measured it (the "
+      "upper fence, Q3 + 1.5 IQR, of the changes between consecutive runs' medians; at least "
+      "{:.1f}%), else {:.1f}%.",
+      rule.alpha, rule.history_min_runs, rule.history_floor * 100, rule.min_change * 100);
 }
 
 } // namespace beamlab::reports

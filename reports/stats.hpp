@@ -5,15 +5,22 @@
 // The rule (VerdictRule, and the Method section every report prints):
 //   change    = median(candidate) / median(baseline) - 1
 //   noise     = the larger of the two runs' interquartile range / median
-//   threshold = max(noise, min_change)        (min_change 5% unless set)
+//   floor     = the measurement's own run-to-run drift, where enough earlier runs measured it:
+//               the upper fence (Q3 + 1.5 IQR) of the relative changes between consecutive
+//               runs' medians, at least history_floor (1%); else min_change (5%)
+//   threshold = max(noise, floor)
 //   a regression (improvement) when change > threshold (< -threshold) and a two-sided
 //   Mann-Whitney U test of the two sample sets gives p < alpha. With too few samples for the
 //   test to reach alpha at all (2 / C(na + nb, na) >= alpha: 3 a side for 0.05), the band
 //   alone decides and the row says so.
-// The band keeps run-to-run scatter from counting; the rank test keeps a lucky median of a few
-// samples from counting; neither assumes the samples are normal.
+// The band keeps a run's own scatter from counting; the floor keeps run-to-run drift (clocks,
+// neighbours, placement), which no single run's samples show, from counting; the rank test keeps
+// a lucky median of a few samples from counting; none assumes the samples are normal. A history
+// makes the floor each measurement's own, as rustc-perf's significance thresholds are: a
+// steady kernel's 3% change can count, a bimodal one's 15% need not.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,25 +49,42 @@ const char* to_string(Verdict v);
 
 struct VerdictRule {
   double alpha = 0.05; ///< the rank test's significance level
-  /// Changes at most this large (relative) never count: runs of the same code on a shared
-  /// machine drift apart by a few percent (clocks, neighbours, placement), and no single run's
-  /// samples show that drift.
+  /// The floor for a measurement without a history: runs of the same code on a shared machine
+  /// drift apart by a few percent, and no single run's samples show that drift.
   double min_change = 0.05;
+  /// With a history, the floor is the measurement's own drift, but never below this.
+  double history_floor = 0.01;
+  /// A history needs the measurement in this many earlier runs (this many - 1 changes).
+  int history_min_runs = 6;
 };
+
+/// A measurement's run-to-run drift as earlier runs showed it.
+struct Drift {
+  int runs = 0;     ///< the earlier runs that measured it
+  double fence = 0; ///< Q3 + 1.5 IQR of |change| between consecutive runs' medians
+};
+
+/// The drift of a measurement whose medians in earlier runs were `medians` (in run order); none
+/// with fewer than `min_runs`. A change is max/min - 1 of two consecutive medians, so a step up
+/// and the same step down weigh the same; the fence ignores the few real changes among them.
+std::optional<Drift> drift_of(const std::vector<double>& medians, int min_runs);
 
 /// A measured thing's change between two runs, and the verdict on it.
 struct Delta {
   SampleStats baseline, candidate;
-  double change = 0; ///< relative: +0.2 is 20% slower
-  double noise = 0;  ///< the larger relative IQR of the two
+  double change = 0;    ///< relative: +0.2 is 20% slower
+  double noise = 0;     ///< the larger relative IQR of the two
+  double floor = 0;     ///< the drift floor (see VerdictRule)
+  int history_runs = 0; ///< the earlier runs the floor came from (0: rule.min_change)
   double threshold = 0;
   double p = 1;
   bool tested = false; ///< the rank test could reach alpha (else the band alone decided)
   Verdict verdict = Verdict::unknown;
 };
 
+/// Judges `candidate` against `baseline`; `drift` (when known) sets the floor.
 Delta compare_samples(const std::vector<double>& baseline, const std::vector<double>& candidate,
-                      const VerdictRule& rule);
+                      const VerdictRule& rule, const std::optional<Drift>& drift = std::nullopt);
 
 /// The rule in one sentence, for a report's Method section.
 std::string describe_rule(const VerdictRule& rule);

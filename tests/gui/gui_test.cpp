@@ -329,7 +329,7 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
   ASSERT_EQ(t->rowCount(), 2) << c->summary().toStdString();
   std::map<std::string, std::string> verdicts;
   for (int r = 0; r < t->rowCount(); ++r)
-    verdicts[t->item(r, 7)->text().toStdString()] = t->item(r, 1)->text().toStdString();
+    verdicts[t->item(r, 8)->text().toStdString()] = t->item(r, 1)->text().toStdString();
   ASSERT_TRUE(verdicts.count("regression")) << c->summary().toStdString();
   EXPECT_TRUE(verdicts.count("only in A"));
   EXPECT_TRUE(c->summary().contains("1 regression")) << c->summary().toStdString();

@@ -154,7 +154,75 @@ TEST(ReportStats, FewSamplesLetTheBandAloneDecide) {
   EXPECT_EQ(none.verdict, Verdict::unknown);
 }
 
+TEST(ReportStats, DriftIsTheUpperFenceOfConsecutiveChanges) {
+  // Changes 2%, 2%, 1%, 1%, 3%: Q1 1%, Q3 2%, fence 2% + 1.5 x 1% = 3.5%.
+  std::optional<Drift> d = drift_of({1.0, 1.02, 1.0, 1.01, 1.0, 1.03}, 6);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->runs, 6);
+  EXPECT_NEAR(d->fence, 0.035, 1e-12);
+  EXPECT_FALSE(drift_of({1.0, 1.02, 1.0, 1.01, 1.0}, 6)); // too few runs
+  // A step up and the same step down weigh the same.
+  EXPECT_NEAR(drift_of({1, 2}, 2)->fence, 1.0, 1e-12);
+  EXPECT_NEAR(drift_of({2, 1}, 2)->fence, 1.0, 1e-12);
+  // One real change among steady runs is an outlier the fence ignores.
+  EXPECT_LT(drift_of({1, 1.01, 1, 1.01, 1, 1.01, 1.5, 1.51, 1.5, 1.51}, 6)->fence, 0.02);
+  // The floor: the drift, at least history_floor; the rule's min_change without one.
+  VerdictRule rule;
+  std::vector<double> base = {1.0, 1.001, 0.999, 1.0, 1.002, 0.998, 1.0, 1.001, 0.999, 1.0};
+  std::vector<double> up3 = base;
+  for (double& x : up3) x *= 1.03;
+  EXPECT_EQ(compare_samples(base, up3, rule).verdict, Verdict::unchanged); // 3% < 5%
+  Delta steady = compare_samples(base, up3, rule, Drift{8, 0.004});
+  EXPECT_DOUBLE_EQ(steady.floor, 0.01);
+  EXPECT_EQ(steady.history_runs, 8);
+  EXPECT_EQ(steady.verdict, Verdict::regression);
+  EXPECT_EQ(compare_samples(base, up3, rule, Drift{8, 0.04}).verdict, Verdict::unchanged);
+}
+
 // --- comparisons ------------------------------------------------------------------------------
+
+// Ten earlier runs on this device: kernel 0 steady within 0.3%, kernel 1 flipping by 15% from
+// run to run. With that history a clean 3% slowdown of kernel 0 counts and kernel 1's 10% is
+// its usual drift; without it (--history 0) the 5% floor says the opposite of both.
+TEST_F(ReportTest, AHistoryGivesEachMeasurementItsOwnFloor) {
+  db::Database db(path());
+  for (int i = 0; i < 10; ++i) {
+    SyntheticRun earlier("nightly", 100 + i);
+    earlier.with(2).jittered(0.005);
+    earlier.factor[0] = i % 2 ? 1.003 : 0.997;
+    earlier.factor[1] = i % 2 ? 1.15 : 1.0;
+    add_run(db, earlier);
+  }
+  int64_t a = add_run(db, SyntheticRun("main", 7).with(2).jittered(0.005));
+  int64_t b =
+      add_run(db, SyntheticRun("pr", 8).with(2).jittered(0.005).slower(0, 1.03).slower(1, 1.10));
+  Comparison with = compare_stored(db, a, b, {}, kDefaultHistoryWindow);
+  EXPECT_EQ(with.history_runs, 11); // the ten and the baseline; never the candidate
+  std::map<std::string, const ComparedRow*> rows;
+  for (const ComparedRow& r : with.rows) rows[r.name()] = &r;
+  ASSERT_EQ(rows.size(), 2u);
+  const Delta& steady = rows.at(kernel_name(0))->delta;
+  const Delta& flipping = rows.at(kernel_name(1))->delta;
+  EXPECT_EQ(steady.history_runs, 11);
+  EXPECT_LT(steady.floor, 0.02);
+  EXPECT_EQ(steady.verdict, Verdict::regression);
+  EXPECT_GT(flipping.floor, 0.14);
+  EXPECT_EQ(flipping.verdict, Verdict::unchanged);
+  EXPECT_NE(render_markdown(with).find("(11 runs)"), std::string::npos);
+
+  Comparison without = compare_stored(db, a, b, {}, 0);
+  EXPECT_EQ(without.history_runs, 0);
+  for (const ComparedRow& r : without.rows) {
+    EXPECT_EQ(r.delta.history_runs, 0);
+    EXPECT_DOUBLE_EQ(r.delta.floor, 0.05);
+    EXPECT_EQ(r.delta.verdict,
+              r.name() == kernel_name(0) ? Verdict::unchanged : Verdict::regression);
+  }
+  EXPECT_NE(render_markdown(without).find("No measurement has a history yet"), std::string::npos);
+  // Another device's runs are not this device's history.
+  int64_t elsewhere = add_run(db, SyntheticRun("elsewhere", 9).with(2).on("Other CPU"));
+  EXPECT_EQ(compare_stored(db, a, elsewhere, {}, kDefaultHistoryWindow).history_runs, 0);
+}
 
 TEST_F(ReportTest, APlantedTwentyPercentSlowdownIsTheOneRegression) {
   db::Database db(path());

@@ -106,13 +106,21 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   save_ = new QPushButton("Save report...");
   save_->setEnabled(false);
-  save_->setToolTip("The comparison as beamlab report writes it: .html, .md or JUnit .xml");
+  save_->setToolTip("The comparison as beamlab report writes it: .html, .md, JUnit .xml or .json");
   connect(save_, &QPushButton::clicked, this, [this] {
-    QString path = QFileDialog::getSaveFileName(
-        this, "Save report", "report.html", "HTML (*.html);;Markdown (*.md);;JUnit XML (*.xml)");
-    if (path.isEmpty()) return;
+    QFileDialog dialog(this, "Save report", "report.html");
+    dialog.setAcceptMode(QFileDialog::AcceptSave);
+    dialog.setNameFilters(
+        {"HTML (*.html)", "Markdown (*.md)", "JUnit XML (*.xml)", "JSON (*.json)"});
+    dialog.setDefaultSuffix("html");
+    // A name typed without a suffix gets the chosen filter's.
+    connect(&dialog, &QFileDialog::filterSelected, &dialog, [&dialog](const QString& filter) {
+      dialog.setDefaultSuffix(filter.section("*.", 1).chopped(1));
+    });
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return;
+    QString path = dialog.selectedFiles().front();
     std::optional<QString> error = save_report(path);
-    summary_->setText(error ? *error : "saved " + path);
+    summary_->setText((error ? *error : "saved " + path).toHtmlEscaped());
   });
   runs_table_ = new QTableWidget(0, 9);
   runs_table_->setHorizontalHeaderLabels(
@@ -241,6 +249,7 @@ void CompareView::compare_candidates(int a, int b) {
 
 void CompareView::compare_runs(int64_t a, int64_t b) {
   std::string path = db_path_;
+  int serial = ++runs_serial_;
   summary_->setText(QString("comparing runs %1 and %2...").arg(a).arg(b));
   last_.reset();
   save_->setEnabled(false);
@@ -249,11 +258,15 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
   tabs_->setCurrentWidget(runs_table_);
   run_async(
       this, [path, a, b] { return compare_stored_runs(path, a, b); },
-      [this](const Expected<reports::Comparison>& c) {
+      [this, serial](const Expected<reports::Comparison>& c) {
+        if (serial != runs_serial_) return; // a newer comparison was asked for
         runs_table_->setSortingEnabled(false);
         runs_table_->setRowCount(0);
+        // Rows keep the report's order (worst first) until a header is clicked.
+        runs_table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
         if (!c) {
-          summary_->setText(qstr(c.error()));
+          runs_table_->setSortingEnabled(true);
+          summary_->setText(qstr(c.error()).toHtmlEscaped());
           Q_EMIT compared();
           return;
         }
@@ -269,7 +282,7 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
           runs_table_->setItem(row, 0, new QTableWidgetItem(reports::to_string(m.section)));
           runs_table_->setItem(row, 1, new QTableWidgetItem(qstr(m.name)));
           auto* v = new QTableWidgetItem(verdict);
-          if (d) {
+          if (d && d->verdict != reports::Verdict::unknown) {
             runs_table_->setItem(row, 2, num(d->baseline.median, 4));
             runs_table_->setItem(row, 3, num(d->candidate.median, 4));
             runs_table_->setItem(row, 4, num(100 * d->change, 1));
@@ -291,16 +304,15 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
         QString warnings;
         for (const std::string& w : c->warnings)
           warnings += "<div style='color:#d62728'><b>" + qstr(w).toHtmlEscaped() + "</b></div>";
+        // One arg() call: a run label holding "%1" must not be read as a placeholder.
         summary_->setText(
             QString("%1<div>%2 -&gt; %3: %4 shared: %5; %6 only in A, %7 only in B.</div>"
                     "<div style='color:#666'>%8 %9</div>")
                 .arg(warnings, qstr(c->baseline.title()).toHtmlEscaped(),
-                     qstr(c->candidate.title()).toHtmlEscaped())
-                .arg(c->rows.size())
-                .arg(qstr(c->counts_text()))
-                .arg(c->only_baseline.size())
-                .arg(c->only_candidate.size())
-                .arg(qstr(reports::describe_rule(c->rule)).toHtmlEscaped(),
+                     qstr(c->candidate.title()).toHtmlEscaped(), QString::number(c->rows.size()),
+                     qstr(c->counts_text()), QString::number(c->only_baseline.size()),
+                     QString::number(c->only_candidate.size()),
+                     qstr(reports::describe_rule(c->rule)).toHtmlEscaped(),
                      qstr(c->history_text()).toHtmlEscaped()));
         last_ = *c;
         save_->setEnabled(true);

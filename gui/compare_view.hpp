@@ -51,7 +51,7 @@ Q_SIGNALS:
 private:
   std::string db_path_;
   TuningDetail detail_;
-  int code_serial_ = 0;
+  int code_serial_ = 0, runs_serial_ = 0;
   QComboBox *cand_a_, *cand_b_, *run_a_, *run_b_;
   QLabel* summary_;
   QTextEdit* opts_diff_;

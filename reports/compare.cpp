@@ -87,16 +87,16 @@ std::string Comparison::counts_text() const {
 std::string Comparison::history_text() const {
   size_t own = 0;
   for (const ComparedRow& r : rows) own += r.delta.history_runs > 0;
+  std::string read = fmt::format(
+      "{} earlier bench run(s) on the candidate's device with its settings", history_runs);
   if (own == 0)
-    return fmt::format(
-        "No measurement has a history yet ({} earlier bench run(s) on the candidate's device, "
-        "{} needed): every floor is {:.1f}%.",
-        history_runs, rule.history_min_runs, rule.min_change * 100);
+    return fmt::format("No measurement was in enough of the history ({}; {} needed): every floor "
+                       "is {:.1f}%.",
+                       read, rule.history_min_runs, rule.min_change * 100);
   std::string rest =
       own < rows.size() ? fmt::format(", the rest {:.1f}%", rule.min_change * 100) : "";
-  return fmt::format("The history held {} earlier bench runs on the candidate's device: {} of {} "
-                     "measurements have their own floor{}.",
-                     history_runs, own, rows.size(), rest);
+  return fmt::format("The history held {}: {} of {} measurements have their own floor{}.", read,
+                     own, rows.size(), rest);
 }
 
 std::vector<const ComparedRow*> Comparison::regressions_above(double pct) const {
@@ -110,8 +110,7 @@ Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& 
                         const History& history) {
   Comparison c;
   c.rule = rule;
-  for (const auto& [key, medians] : history)
-    c.history_runs = std::max(c.history_runs, static_cast<int>(medians.size()));
+  c.history_runs = history.runs;
   // Unknown devices (a run without one) are not called different.
   c.same_device = !baseline.device || !candidate.device ||
                   baseline.device->fingerprint == candidate.device->fingerprint;
@@ -121,9 +120,7 @@ Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& 
       c.only_candidate.push_back(m);
       continue;
     }
-    std::optional<Drift> drift;
-    if (auto h = history.find({m.section, m.key}); h != history.end())
-      drift = drift_of(h->second, rule.history_min_runs);
+    std::optional<Drift> drift = drift_of(history.medians_of(m), rule.history_min_runs);
     c.rows.push_back({*base, m, compare_samples(base->samples_ms, m.samples_ms, rule, drift)});
   }
   for (const Measurement& m : baseline.items)

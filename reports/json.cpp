@@ -96,7 +96,10 @@ std::string render_json(const Comparison& c) {
     const Delta& d = r.delta;
     const bool known = d.verdict != Verdict::unknown;
     json row = measurement_json(r.candidate);
-    if (r.section() == Section::kernel) row["baseline_opts"] = r.baseline.plan;
+    if (r.section() == Section::kernel) {
+      row["baseline_opts"] = r.baseline.plan;
+      row["baseline_source"] = r.baseline.source;
+    }
     row["baseline"] = stats_json(d.baseline);
     row["candidate"] = stats_json(d.candidate);
     row["change"] = known ? number(d.change) : json(nullptr);

@@ -44,9 +44,10 @@ std::string code_span(const std::string& text) {
     longest = std::max(longest, run);
   }
   std::string fence(longest + 1, '`');
-  bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  bool pad = text.empty() || text.front() == '`' || text.back() == '`';
   std::string body = text;
-  std::replace(body.begin(), body.end(), '\n', ' ');
+  for (char& ch : body)
+    if (ch == '\n' || ch == '\r') ch = ' ';
   return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
 }
 
@@ -100,7 +101,7 @@ void only_list(std::string& out, const char* which, const std::vector<Measuremen
   out += fmt::format("### Only in the {} ({})\n\n", which, items.size());
   for (const Measurement& m : items)
     out += fmt::format("- {} {}{}\n", to_string(m.section), code_span(m.name),
-                       m.workloads.empty() ? "" : " (" + workloads_text(m) + ")");
+                       m.workloads.empty() ? "" : " (" + inline_text(workloads_text(m)) + ")");
   out += "\n";
 }
 

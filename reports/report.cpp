@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
@@ -44,24 +43,19 @@ Format format_of_file(const std::string& path) {
 
 void write_report(const std::string& path, const std::string& text, const std::string& what) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    user_assert(out) << what << " '" << path << "': cannot write there (" << std::strerror(errno)
-                     << "); check that its directory exists";
-    out << text;
-    out.flush();
-    if (!out.good()) {
-      int err = errno;
-      out.close();
-      std::remove(tmp.c_str());
-      user_error << what << " '" << path << "': writing failed (" << std::strerror(err) << ")";
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    user_error << what << " '" << path << "': cannot replace it (" << std::strerror(err) << ")";
-  }
+  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  user_assert(out) << what << " '" << path << "': cannot write there (" << std::strerror(errno)
+                   << "); check that its directory exists";
+  // Written, flushed and synced before the rename: a crash leaves the old file or the new one.
+  bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0 &&
+            ::fsync(::fileno(out)) == 0;
+  int err = ok ? 0 : errno;
+  if (std::fclose(out) != 0 && ok) ok = false, err = errno;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return;
+  if (ok) err = errno;
+  std::remove(tmp.c_str());
+  user_error << what << " '" << path << "': " << (ok ? "cannot replace it" : "writing failed")
+             << " (" << std::strerror(err) << ")";
 }
 
 std::string render(const Comparison& c, Format format) {

@@ -152,18 +152,43 @@ RunData load_run_data(db::Database& db, int64_t run_id) {
   return data;
 }
 
+std::vector<double> History::medians_of(const Measurement& m) const {
+  std::vector<double> out;
+  auto it = entries.find({m.section, m.key});
+  if (it == entries.end()) return out;
+  for (const auto& [median, plan] : it->second)
+    if (m.section != Section::kernel || plan == m.plan) out.push_back(median);
+  return out;
+}
+
+namespace {
+
+/// The bench settings a history must share with the candidate: other threads or another cache
+/// mode time other plans (null when the run recorded none).
+json comparable_settings(const db::Run& run) {
+  json s = json::parse(run.settings, nullptr, false);
+  if (!s.is_object()) return nullptr;
+  return {{"threads", s.value("threads", json(nullptr))},
+          {"cache", s.value("cache", json(nullptr))}};
+}
+
+} // namespace
+
 History load_history(db::Database& db, const RunData& candidate, int window) {
   History history;
-  if (!candidate.device || window <= 0) return history;
+  if (!candidate.device || window <= 0 || candidate.run.kind != "bench") return history;
+  const json settings = comparable_settings(candidate.run);
   std::vector<int64_t> ids; // newest first
   for (const db::Run& r : db.runs())
-    if (static_cast<int>(ids.size()) < window && r.id != candidate.run.id && r.kind == "bench" &&
-        r.status == "done" && r.device_id == candidate.run.device_id)
+    if (static_cast<int>(ids.size()) < window && r.id < candidate.run.id && r.kind == "bench" &&
+        r.status == "done" && r.device_id == candidate.run.device_id &&
+        comparable_settings(r) == settings)
       ids.push_back(r.id);
+  history.runs = static_cast<int>(ids.size());
   for (auto id = ids.rbegin(); id != ids.rend(); ++id)
     for (const Measurement& m : load_run_data(db, *id).items)
       if (!m.samples_ms.empty())
-        history[{m.section, m.key}].push_back(describe(m.samples_ms).median);
+        history.entries[{m.section, m.key}].emplace_back(describe(m.samples_ms).median, m.plan);
   return history;
 }
 

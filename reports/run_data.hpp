@@ -54,13 +54,19 @@ struct RunData {
 /// Reads run `run_id`; a UserError naming `path` when a benchmarks row does not parse.
 RunData load_run_data(db::Database& db, int64_t run_id);
 
-/// Each measurement's medians in earlier runs, in run order, by (section, key): what sets a
-/// measurement's drift floor (stats.hpp).
-using History = std::map<std::pair<Section, std::string>, std::vector<double>>;
+/// What earlier runs measured: what sets each measurement's drift floor (stats.hpp).
+struct History {
+  int runs = 0; ///< the earlier runs read
+  /// Per (section, key), in run order: each run's median and the plan it ran.
+  std::map<std::pair<Section, std::string>, std::vector<std::pair<double, std::string>>> entries;
+  /// The medians of `m` in the runs that ran it as `m` did (a kernel: with the same plan; a
+  /// plan change is a real change, not drift).
+  std::vector<double> medians_of(const Measurement& m) const;
+};
 
 /// The history a comparison judging `candidate` uses: the newest `window` finished bench runs
-/// on the candidate's device, the candidate excluded (a tuning run times its kernels another
-/// way, and another machine drifts its own way). Empty without a device or with window 0.
+/// on the candidate's device before it, made with its settings (threads, cache). None for a
+/// tuning run (it times its kernels another way), without a device, or with window 0.
 History load_history(db::Database& db, const RunData& candidate, int window);
 
 /// The run a user named with `spec`: an id, "latest" (the newest run), "latest~N" (N before

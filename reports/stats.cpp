@@ -120,15 +120,18 @@ const char* to_string(Verdict v) {
 }
 
 std::optional<Drift> drift_of(const std::vector<double>& medians, int min_runs) {
+  std::vector<double> valid; // a run without a usable time drops out of the series
+  for (double m : medians)
+    if (std::isfinite(m) && m > 0) valid.push_back(m);
+  if (static_cast<int>(valid.size()) < std::max(min_runs, 2)) return std::nullopt;
   std::vector<double> changes;
-  for (size_t i = 1; i < medians.size(); ++i) {
-    auto [lo, hi] = std::minmax(medians[i - 1], medians[i]);
-    if (lo > 0) changes.push_back(hi / lo - 1);
+  for (size_t i = 1; i < valid.size(); ++i) {
+    auto [lo, hi] = std::minmax(valid[i - 1], valid[i]);
+    changes.push_back(hi / lo - 1);
   }
-  if (static_cast<int>(changes.size()) + 1 < std::max(min_runs, 2)) return std::nullopt;
   double q1 = tuner::quantile(changes, 0.25), q3 = tuner::quantile(changes, 0.75);
   Drift d;
-  d.runs = static_cast<int>(changes.size()) + 1;
+  d.runs = static_cast<int>(valid.size());
   d.fence = q3 + 1.5 * (q3 - q1);
   return d;
 }

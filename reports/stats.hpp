@@ -61,12 +61,13 @@ struct VerdictRule {
 /// A measurement's run-to-run drift as earlier runs showed it.
 struct Drift {
   int runs = 0;     ///< the earlier runs that measured it
-  double fence = 0; ///< Q3 + 1.5 IQR of |change| between consecutive runs' medians
+  double fence = 0; ///< Q3 + 1.5 IQR of max/min - 1 of consecutive runs' medians
 };
 
 /// The drift of a measurement whose medians in earlier runs were `medians` (in run order); none
-/// with fewer than `min_runs`. A change is max/min - 1 of two consecutive medians, so a step up
-/// and the same step down weigh the same; the fence ignores the few real changes among them.
+/// with fewer than `min_runs` finite positive ones. A change is max/min - 1 of two consecutive
+/// medians, so a step up and the same step down weigh the same; the fence ignores the few real
+/// changes among them.
 std::optional<Drift> drift_of(const std::vector<double>& medians, int min_runs);
 
 /// A measured thing's change between two runs, and the verdict on it.

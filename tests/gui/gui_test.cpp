@@ -298,7 +298,7 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
     db::Database db(path_);
     bench = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
                           .kind = "bench",
-                          .label = "slower",
+                          .label = "x%1 slower",
                           .command = "beamlab bench",
                           .settings = "{}",
                           .git_revision = "",
@@ -334,6 +334,8 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
   EXPECT_TRUE(verdicts.count("only in A"));
   EXPECT_TRUE(c->summary().contains("1 regression")) << c->summary().toStdString();
   EXPECT_TRUE(c->summary().contains("different kinds")) << c->summary().toStdString();
+  // A label is text, never an arg() placeholder.
+  EXPECT_TRUE(c->summary().contains("'x%1 slower'")) << c->summary().toStdString();
   w->tabs()->setCurrentWidget(c);
   w->show();
   QApplication::processEvents();

@@ -232,7 +232,13 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   EXPECT_TRUE(live->status_text().startsWith("done")) << live->status_text().toStdString();
   int points = 0;
   for (int c = 0; c < kStatusClassCount; ++c) points += live->points(static_cast<StatusClass>(c));
-  EXPECT_GT(live->points(StatusClass::ok), 2);
+  // How many candidates come out ok rather than slow (cut off by the early stop) depends on
+  // the machine's load (one ok under ASan on a busy machine): the chart must hold the winner
+  // and more than the reference.
+  EXPECT_GE(live->points(StatusClass::ok), 1);
+  EXPECT_GT(points, 2) << "ok " << live->points(StatusClass::ok) << ", slow "
+                       << live->points(StatusClass::slow) << "; "
+                       << live->status_text().toStdString();
   EXPECT_GT(live->best_points(), 0);
   EXPECT_GT(live->beam_tree()->topLevelItemCount(), 0);
   db::Database db(path_, db::Database::Access::read_only);

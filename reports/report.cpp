@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -28,16 +27,12 @@ Format parse_format(const std::string& text, const std::string& flag) {
 }
 
 Format format_of_file(const std::string& path) {
-  auto ends_with = [&](std::string_view suffix) {
-    if (path.size() < suffix.size()) return false;
-    std::string tail = path.substr(path.size() - suffix.size());
-    std::transform(tail.begin(), tail.end(), tail.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
-    return tail == suffix;
-  };
-  if (ends_with(".html") || ends_with(".htm")) return Format::html;
-  if (ends_with(".xml")) return Format::junit;
-  if (ends_with(".json")) return Format::json;
+  std::string name = path;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return std::tolower(ch); });
+  if (name.ends_with(".html") || name.ends_with(".htm")) return Format::html;
+  if (name.ends_with(".xml")) return Format::junit;
+  if (name.ends_with(".json")) return Format::json;
   return Format::markdown;
 }
 

@@ -18,7 +18,9 @@ namespace beamlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string workload;
+  std::string workload; // a built-in workload or an ONNX model file
+  std::string expr;
+  std::vector<std::string> inputs; // --input NAME=DIMS
   std::vector<std::string> params; // "--NAME VALUE" pairs, as given
   std::optional<std::string> opts; // set and empty: no Opts at all
   std::string kernel = "*";
@@ -30,7 +32,7 @@ struct RunArgs {
 };
 
 void run(const RunArgs& args) {
-  if (args.list || args.workload.empty()) {
+  if (args.list || (args.workload.empty() && args.expr.empty())) {
     for (const WorkloadInfo& w : workloads()) {
       std::string params;
       for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
@@ -38,7 +40,9 @@ void run(const RunArgs& args) {
     }
     return;
   }
-  Tensor out = build_workload(args.workload, parse_params("run", args.params));
+  tuner::Corpus one = program_corpus("run", args.workload, args.params, args.expr, args.inputs);
+  const tuner::CorpusEntry& entry = one.entries.at(0);
+  Program out = tuner::build_entry(entry);
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
   std::unique_ptr<tuner::CachePolicy> cached;
@@ -67,8 +71,10 @@ void run(const RunArgs& args) {
   ExecutionPlan plan =
       ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = policy});
   std::vector<KernelProfile> prof = plan.profile(args.runs);
-  fmt::print("{} {}: {} kernel(s), median of {} runs\n", args.workload, shape_str(out.shape()),
-             prof.size(), args.runs);
+  std::string shapes;
+  for (const Tensor& t : out.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(t.shape());
+  fmt::print("{} {}: {} kernel(s), median of {} runs\n", entry.label, shapes, prof.size(),
+             args.runs);
   fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
              "compile ms", "opts");
   double total = 0;
@@ -83,6 +89,23 @@ void run(const RunArgs& args) {
 }
 
 } // namespace
+
+bool is_model_file(const std::string& target) { return target.ends_with(".onnx"); }
+
+tuner::Corpus program_corpus(const std::string& command, const std::string& target,
+                             const std::vector<std::string>& params, const std::string& expr,
+                             const std::vector<std::string>& inputs, const std::string& dtype) {
+  user_assert(expr.empty() || target.empty())
+      << command << ": give a workload, a model file or --expr, not two of them";
+  user_assert(params.empty() || (!is_model_file(target) && expr.empty()))
+      << command << ": parameters like " << (params.empty() ? "" : params.front())
+      << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
+  if (!expr.empty()) return tuner::single_expr(expr, inputs, dtype);
+  if (is_model_file(target)) return tuner::single_model(target, inputs);
+  user_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
+                              << "to the built-in workload '" << target << "'";
+  return tuner::single_workload(target, parse_params(command, params), dtype);
+}
 
 std::map<std::string, int64_t> parse_params(const std::string& command,
                                             const std::vector<std::string>& words) {
@@ -111,8 +134,15 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Realize a built-in workload and print each kernel's time, GFLOP/s, GB/s and Opts");
-  cmd->add_option("workload", args->workload, "workload name (see --list)");
+      "run", "Realize a workload, an ONNX model or an expression and print each kernel's time, "
+             "GFLOP/s, GB/s and Opts");
+  cmd->add_option("workload", args->workload,
+                  "workload name (see --list) or an ONNX model file (MODEL.onnx)");
+  cmd->add_option("--expr", args->expr,
+                  "an expression over named inputs instead, e.g. \"(a.matmul(w) + b).relu()\"");
+  cmd->add_option("--input", args->inputs,
+                  "an input's shape, NAME=DIMS like x=1x3x224x224 (models: symbolic dims; "
+                  "--expr: every input)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
   cmd->add_option("--opts", args->opts,
                   "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)");

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tuner/corpus.hpp"
+
 namespace beamlab::cli {
 
 void add_run_command(CLI::App& app);
@@ -17,5 +19,15 @@ void add_run_command(CLI::App& app);
 /// and the bad word otherwise.
 std::map<std::string, int64_t> parse_params(const std::string& command,
                                             const std::vector<std::string>& words);
+
+/// Whether a command-line target names an ONNX model (MODEL.onnx).
+bool is_model_file(const std::string& target);
+
+/// The one-entry corpus a command line names: a built-in workload with its parameters, an
+/// ONNX model file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
+tuner::Corpus program_corpus(const std::string& command, const std::string& target,
+                             const std::vector<std::string>& params, const std::string& expr,
+                             const std::vector<std::string>& inputs,
+                             const std::string& dtype = "float32");
 
 } // namespace beamlab::cli

@@ -56,8 +56,10 @@ namespace {
 
 // Everything a run needs to be repeated: stored as the run's settings, read back by --resume.
 struct TuneArgs {
-  std::string target; // a workload name or a corpus file
+  std::string target; // a workload name, a corpus file or a model file
   std::vector<std::string> params;
+  std::string expr;
+  std::vector<std::string> inputs; // --input NAME=DIMS
   std::string dtype = "float32";
   int beam = 4;
   double budget_s = 0;
@@ -82,6 +84,8 @@ struct TuneArgs {
   json to_json() const {
     return {{"target", target},
             {"params", params},
+            {"expr", expr},
+            {"inputs", inputs},
             {"dtype", dtype},
             {"beam", beam},
             {"budget_s", budget_s},
@@ -100,6 +104,8 @@ struct TuneArgs {
   void from_json(const json& j) {
     target = j.at("target");
     params = j.at("params").get<std::vector<std::string>>();
+    expr = j.value("expr", ""); // runs recorded before models and expressions have none
+    inputs = j.value("inputs", std::vector<std::string>{});
     dtype = j.at("dtype");
     beam = j.at("beam");
     budget_s = j.at("budget_s");
@@ -118,6 +124,7 @@ struct TuneArgs {
 };
 
 bool is_corpus_file(const std::string& target) {
+  if (target.empty() || is_model_file(target)) return false;
   return target.find('/') != std::string::npos || target.ends_with(".json") ||
          ::access(target.c_str(), R_OK) == 0;
 }
@@ -319,12 +326,13 @@ void tune(TuneArgs args) {
     std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(run_id),
                  run.command.c_str());
   }
-  user_assert(!args.target.empty())
-      << "tune: name a workload (see 'beamlab run --list') or a corpus file, or pass --resume";
-  tuner::Corpus corpus =
-      is_corpus_file(args.target)
-          ? tuner::load_corpus(args.target)
-          : tuner::single_workload(args.target, parse_params("tune", args.params), args.dtype);
+  user_assert(!args.target.empty() || !args.expr.empty())
+      << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model file or "
+      << "--expr, or pass --resume";
+  tuner::Corpus corpus = is_corpus_file(args.target)
+                             ? tuner::load_corpus(args.target)
+                             : program_corpus("tune", args.target, args.params, args.expr,
+                                              args.inputs, args.dtype);
   user_assert(args.params.empty() || corpus.path.empty())
       << "tune: parameters like " << args.params.front()
       << " apply to a workload, not to the corpus file '" << args.target << "'";
@@ -354,7 +362,10 @@ void tune(TuneArgs args) {
       r.device_id = store.device_id;
       r.kind = "tune";
       r.label = args.label;
-      r.command = "beamlab tune " + shell_word(args.target);
+      r.command = "beamlab tune";
+      if (!args.target.empty()) r.command += " " + shell_word(args.target);
+      if (!args.expr.empty()) r.command += " --expr " + shell_word(args.expr);
+      for (const std::string& i : args.inputs) r.command += " --input " + shell_word(i);
       for (const std::string& p : args.params) r.command += " " + shell_word(p);
       r.command += fmt::format(" --beam {}", args.beam);
       if (args.budget_s > 0) r.command += fmt::format(" --budget {:g}", args.budget_s);
@@ -416,7 +427,12 @@ void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "BEAM-search every kernel of a workload or a corpus file, journaled in the database");
   cmd->add_option("target", args->target,
-                  "a workload name (see 'beamlab run --list') or a corpus file (corpora/*.json)");
+                  "a workload name (see 'beamlab run --list'), a corpus file (corpora/*.json) "
+                  "or an ONNX model (MODEL.onnx)");
+  cmd->add_option("--expr", args->expr,
+                  "tune an expression over named inputs, e.g. \"(a.matmul(w) + b).relu()\"");
+  cmd->add_option("--input", args->inputs,
+                  "an input's shape, NAME=DIMS (models: symbolic dims; --expr: every input)");
   cmd->add_option("--beam", args->beam, "beam width (1: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

@@ -37,7 +37,7 @@ namespace {
 std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o, int runs,
                                      const OptPolicy& policy, const tuner::CachePolicy* cache) {
   const std::string& label = e.label;
-  Tensor out = tuner::build_entry(e);
+  Program out = tuner::build_entry(e);
   ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
                                               {.threads = o.threads, .policy = &policy});
   Measurement whole;

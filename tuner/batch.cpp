@@ -24,7 +24,7 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, doub
   std::map<std::string, BatchKernel> by_key; // hex key: a deterministic order
   HeuristicPolicy heuristic;
   for (const CorpusEntry& entry : corpus.entries) {
-    Tensor out = build_entry(entry);
+    Program out = build_entry(entry);
     Schedule schedule = out.schedule();
     ExecutionPlan plan =
         ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});

@@ -1,10 +1,14 @@
 // Corpus files; see corpus.hpp.
 #include "tuner/corpus.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "frontends/expr/expr.hpp"
+#include "frontends/onnx/model.hpp"
 
 namespace beamlab::tuner {
 
@@ -13,26 +17,63 @@ using json = nlohmann::json;
 namespace {
 
 std::string default_label(const CorpusEntry& e) {
+  if (!e.model.empty()) return std::filesystem::path(e.model).stem().string();
+  if (!e.expr.empty()) return e.expr;
   std::string label = e.workload;
   for (const auto& [k, v] : e.params) label += "_" + k + std::to_string(v);
   if (e.dtype != "float32") label += "_" + e.dtype;
   return label;
 }
 
-CorpusEntry parse_entry(const json& j, const std::string& where) {
+std::map<std::string, Shape> parse_inputs(const json& j, const std::string& where) {
+  user_assert(j.is_object()) << where << ": field 'inputs': expected an object of shapes like "
+                             << "{\"a\": [64, 128]}";
+  std::map<std::string, Shape> out;
+  for (const auto& [name, dims] : j.items()) {
+    bool ok = dims.is_array();
+    for (const json& d : dims) ok = ok && d.is_number_integer() && d.get<int64_t>() >= 1;
+    user_assert(ok) << where << ": field 'inputs." << name
+                    << "': expected a shape of positive integers like [64, 128], not " << dims.dump();
+    out[name] = dims.get<Shape>();
+  }
+  return out;
+}
+
+// What the entry builds: exactly one of workload, model, expr.
+void check_kind(const json& j, const std::string& where) {
+  int kinds = static_cast<int>(j.contains("workload")) + static_cast<int>(j.contains("model")) +
+              static_cast<int>(j.contains("expr"));
+  user_assert(kinds == 1) << where << ": name exactly one of 'workload' (a built-in, see "
+                          << "'beamlab run --list'), 'model' (an ONNX file) or 'expr' (an "
+                          << "expression)";
+  for (const char* k : {"workload", "model", "expr"})
+    user_assert(!j.contains(k) || (j[k].is_string() && !j[k].get<std::string>().empty()))
+        << where << ": field '" << k << "': expected a non-empty string";
+  user_assert(!j.contains("params") || j.contains("workload"))
+      << where << ": field 'params' applies to built-in workloads only";
+  user_assert(!j.contains("inputs") || !j.contains("workload"))
+      << where << ": field 'inputs' applies to models and expressions only";
+}
+
+CorpusEntry parse_entry(const json& j, const std::string& where, const std::string& base_dir) {
   user_assert(j.is_object()) << where << ": expected an object like {\"workload\": \"matmul\", "
                              << "\"params\": {\"M\": 256}}";
-  static const char* const kFields[] = {"workload", "params", "dtype", "label"};
+  static const char* const kFields[] = {"workload", "params", "dtype", "label",
+                                        "model",    "expr",   "inputs"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* f : kFields) known |= key == f;
     user_assert(known) << where << ": unknown field '" << key
-                       << "' (the fields: workload, params, dtype, label)";
+                       << "' (the fields: workload, params, model, expr, inputs, dtype, label)";
   }
+  check_kind(j, where);
   CorpusEntry e;
-  user_assert(j.contains("workload") && j["workload"].is_string())
-      << where << ": field 'workload': expected a workload name (see 'beamlab run --list')";
-  e.workload = j["workload"];
+  e.workload = j.value("workload", "");
+  e.expr = j.value("expr", "");
+  if (j.contains("model")) {
+    std::filesystem::path m(j["model"].get<std::string>());
+    e.model = m.is_absolute() || base_dir.empty() ? m.string() : (base_dir / m).string();
+  }
   if (j.contains("params")) {
     const json& p = j["params"];
     user_assert(p.is_object()) << where << ": field 'params': expected an object of integers";
@@ -42,6 +83,7 @@ CorpusEntry parse_entry(const json& j, const std::string& where) {
       e.params[key] = value.get<int64_t>();
     }
   }
+  if (j.contains("inputs")) e.inputs = parse_inputs(j["inputs"], where);
   if (j.contains("dtype")) {
     user_assert(j["dtype"].is_string())
         << where << ": field 'dtype': expected a dtype name like \"float32\"";
@@ -54,16 +96,43 @@ CorpusEntry parse_entry(const json& j, const std::string& where) {
   }
   if (e.label.empty()) e.label = default_label(e);
   try {
-    (void)build_entry(e); // names an unknown workload or parameter, or a bad value or dtype
+    (void)build_entry(e); // names an unknown workload or parameter, a bad value or dtype,
+                          // a bad model or expression
   } catch (const UserError& err) {
     user_error << where << ": " << err.what();
   }
   return e;
 }
 
+std::map<std::string, Shape> parse_input_flags(const std::vector<std::string>& flags) {
+  onnx::InputShapes shapes;
+  for (const std::string& f : flags) onnx::parse_input_shape(f, shapes, "--input");
+  return shapes;
+}
+
+Program build_expr(const CorpusEntry& e) {
+  std::optional<DType> dt = parse_dtype(e.dtype);
+  user_assert(dt && !dt->is_ptr() && dt->lanes() == 1 && !dt->is_void())
+      << "expr: dtype '" << e.dtype << "' is not an element dtype (float32, float16, int32, ...)";
+  std::map<std::string, Tensor> inputs;
+  uint64_t seed = 1;
+  for (const auto& [name, shape] : e.inputs) inputs.emplace(name, Tensor::rand(shape, seed++, *dt));
+  for (const std::string& name : expr::input_names(e.expr))
+    user_assert(inputs.count(name)) << "expr: input '" << name << "' has no shape; give it with "
+                                    << "--input " << name << "=64x128 (or in 'inputs')";
+  return {{expr::evaluate(e.expr, inputs)}};
+}
+
 } // namespace
 
-Tensor build_entry(const CorpusEntry& e) { return build_workload(e.workload, e.params, e.dtype); }
+Program build_entry(const CorpusEntry& e) {
+  if (!e.model.empty()) {
+    onnx::Model m = onnx::Model::load(e.model, e.inputs);
+    return {m.build(m.random_inputs())};
+  }
+  if (!e.expr.empty()) return build_expr(e);
+  return {{build_workload(e.workload, e.params, e.dtype)}};
+}
 
 Corpus load_corpus(const std::string& path) {
   std::ifstream f(path);
@@ -90,9 +159,11 @@ Corpus parse_corpus(const std::string& text, const std::string& path) {
   for (const json& entry : j["workloads"]) {
     ++n;
     std::string where = path + ": entry " + std::to_string(n);
-    if (entry.is_object() && entry.contains("workload") && entry["workload"].is_string())
-      where += " (" + entry["workload"].get<std::string>() + ")";
-    c.entries.push_back(parse_entry(entry, where));
+    for (const char* k : {"workload", "model"})
+      if (entry.is_object() && entry.contains(k) && entry[k].is_string())
+        where += " (" + entry[k].get<std::string>() + ")";
+    c.entries.push_back(
+        parse_entry(entry, where, std::filesystem::path(path).parent_path().string()));
   }
   user_assert(!c.entries.empty()) << path << ": the \"workloads\" array is empty";
   return c;
@@ -100,10 +171,33 @@ Corpus parse_corpus(const std::string& text, const std::string& path) {
 
 Corpus single_workload(const std::string& workload, const std::map<std::string, int64_t>& params,
                        const std::string& dtype) {
-  CorpusEntry e{workload, params, dtype, ""};
+  CorpusEntry e;
+  e.workload = workload;
+  e.params = params;
+  e.dtype = dtype;
   e.label = default_label(e);
   (void)build_entry(e);
   return {"", workload, "", {e}};
+}
+
+Corpus single_model(const std::string& path, const std::vector<std::string>& input_flags) {
+  CorpusEntry e;
+  e.model = path;
+  e.inputs = parse_input_flags(input_flags);
+  e.label = default_label(e);
+  (void)build_entry(e);
+  return {"", e.label, "", {e}};
+}
+
+Corpus single_expr(const std::string& expr, const std::vector<std::string>& input_flags,
+                   const std::string& dtype) {
+  CorpusEntry e;
+  e.expr = expr;
+  e.inputs = parse_input_flags(input_flags);
+  e.dtype = dtype;
+  e.label = default_label(e);
+  (void)build_entry(e);
+  return {"", e.label, "", {e}};
 }
 
 } // namespace beamlab::tuner

@@ -5,8 +5,15 @@
 //                   "dtype": "float32", "label": "matmul_256"}, ...]}
 //
 // Each entry names a built-in workload (beamlab/workloads.hpp) with its parameters (missing
-// ones take the workload's defaults) and dtype. A bad entry is a UserError naming the file, the
-// entry and the field.
+// ones take the workload's defaults) and dtype; or a user's own work:
+//
+//    {"model": "resnet18.onnx", "inputs": {"input": [1, 3, 224, 224]}}   an ONNX model (its
+//        path relative to the corpus file; inputs: shapes for the model's symbolic dims)
+//    {"expr": "(a.matmul(w) + b).relu()", "inputs": {"a": [64, 128], "w": [128, 256],
+//     "b": [256]}, "dtype": "float32"}                                     an expression over
+//        seeded random inputs of these shapes (frontends/expr)
+//
+// A bad entry is a UserError naming the file, the entry and the field.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +26,14 @@
 namespace beamlab::tuner {
 
 struct CorpusEntry {
-  std::string workload;
+  std::string workload; ///< a built-in workload, or empty for a model or an expression
   std::map<std::string, int64_t> params;
   std::string dtype = "float32";
-  std::string label; ///< defaults to the workload and its parameters
+  std::string model; ///< an ONNX file (resolved against the corpus file's folder)
+  std::string expr;  ///< an expression over `inputs`
+  std::map<std::string, Shape> inputs; ///< the model's symbolic input shapes; expr's inputs
+  std::string label; ///< defaults to the workload and its parameters, the model's file name
+                     ///< or the expression
 };
 
 struct Corpus {
@@ -40,7 +51,13 @@ Corpus parse_corpus(const std::string& text, const std::string& path);
 Corpus single_workload(const std::string& workload, const std::map<std::string, int64_t>& params,
                        const std::string& dtype = "float32");
 
+/// A one-entry corpus for an ONNX model or an expression named on the command line, with
+/// `--input NAME=DIMS` flags (`input_flags`).
+Corpus single_model(const std::string& path, const std::vector<std::string>& input_flags);
+Corpus single_expr(const std::string& expr, const std::vector<std::string>& input_flags,
+                   const std::string& dtype = "float32");
+
 /// The entry's tensor program.
-Tensor build_entry(const CorpusEntry& e);
+Program build_entry(const CorpusEntry& e);
 
 } // namespace beamlab::tuner

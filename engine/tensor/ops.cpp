@@ -564,26 +564,6 @@ Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
   return reshape(ones_then).expand(grown).reshape(out);
 }
 
-Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
-  int64_t a = resolve_axis(axis, "gather");
-  user_assert(index.ndim() == ndim() && index.dtype().is_int())
-      << "gather: index must be an integer tensor of rank " << ndim() << ", not "
-      << index.dtype().str() << " " << shape_str(index.shape());
-  std::vector<std::pair<int64_t, int64_t>> bounds;
-  for (int64_t i = 0; i < ndim(); ++i) {
-    int64_t want = i == a ? shape_[static_cast<size_t>(i)] : index.shape()[static_cast<size_t>(i)];
-    user_assert(want <= shape_[static_cast<size_t>(i)])
-        << "gather: index shape " << shape_str(index.shape()) << " is larger than "
-        << shape_str(shape_) << " on axis " << i;
-    bounds.emplace_back(0, want);
-  }
-  int64_t n = shape_[static_cast<size_t>(a)];
-  Tensor x = shrink(bounds).transpose(a, -1).unsqueeze(-2); // (..., 1, n)
-  Tensor idx = index.transpose(a, -1).unsqueeze(-1);        // (..., m, 1)
-  Tensor onehot = idx.eq(arange(n).cast(index.dtype()));    // (..., m, n)
-  return onehot.where(x, Tensor(0.0, dtype())).sum({-1}).cast(dtype()).transpose(a, -1);
-}
-
 Tensor Tensor::contiguous() const { return Tensor(tensor_contiguous(uop_), shape_, lineage_); }
 
 Tensor Tensor::cat(std::span<const Tensor> tensors, int64_t axis) {

@@ -205,6 +205,23 @@ Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype) {
   return Tensor(std::span<const double>(v), shape, dtype);
 }
 
+Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype) {
+  check_shape(shape, "from_bytes");
+  user_assert(!dtype.is_ptr() && dtype.lanes() == 1 && !dtype.is_void() &&
+              dtype.scalar() != Scalar::Index)
+      << "from_bytes: " << dtype.str() << " is not an element dtype";
+  auto want = static_cast<size_t>(shape_numel(shape) * dtype.itemsize());
+  user_assert(bytes.size() == want)
+      << "from_bytes: " << bytes.size() << " bytes do not fill shape " << shape_str(shape) << " of "
+      << dtype.str() << " (" << want << " bytes)";
+  auto storage = std::make_shared<Buffer>(want);
+  std::memcpy(storage->data(), bytes.data(), want);
+  if (dtype.is_bool()) // a bool element is 0 or 1
+    for (uint8_t& b : storage->as<uint8_t>()) b = b != 0;
+  UOpPtr buf = tensor_buffer(dtype, shape_numel(shape));
+  return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), storage));
+}
+
 // ---------------------------------------------------------------- running
 
 std::shared_ptr<const Lineage> Tensor::join(std::initializer_list<const Tensor*> ts) {
@@ -271,6 +288,13 @@ std::vector<T> Tensor::to_vector() const {
   std::vector<T> out(static_cast<size_t>(numel()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = get<T>(l.buffer->data(), dtype(), i);
   return out;
+}
+
+std::vector<std::byte> Tensor::to_bytes() const {
+  Tensor t = *this;
+  t.realize();
+  const auto* p = static_cast<const std::byte*>(t.lineage_->buffer->data());
+  return {p, p + numel() * dtype().itemsize()};
 }
 
 template std::vector<float> Tensor::to_vector<float>() const;

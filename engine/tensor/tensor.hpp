@@ -7,6 +7,7 @@
 // is a UserError naming the op, the shapes and the problem.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -37,6 +38,15 @@ inline constexpr Scalar boolean = Scalar::Bool;
 
 struct Lineage;
 
+/// Per-spatial-dim window settings for conv and pooling; empty vectors mean 1 (stride,
+/// dilation) or 0 (padding) for every spatial dim; a single value applies to all.
+struct WindowArgs {
+  std::vector<int64_t> stride = {}, dilation = {};
+  std::vector<std::pair<int64_t, int64_t>> padding = {}; ///< (begin, end) per spatial dim
+  bool ceil_mode = false;         ///< pooling: output size rounds up (extra windows padded)
+  bool count_include_pad = false; ///< avg pooling: divide by the full window, pads included
+};
+
 class Tensor {
 public:
   // ---- creation ----
@@ -61,6 +71,9 @@ public:
   static Tensor rand(const Shape& shape, uint64_t seed, DType dtype = Scalar::Float32);
   /// Standard normal (Box-Muller over rand's stream).
   static Tensor randn(const Shape& shape, uint64_t seed, DType dtype = Scalar::Float32);
+  /// Raw host bytes of `dtype` (exact, any element dtype), row-major in `shape`; the size must
+  /// be numel * itemsize. Bool bytes other than 0 read as true.
+  static Tensor from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype);
 
   // ---- what it is ----
   const Shape& shape() const { return shape_; }
@@ -77,6 +90,8 @@ public:
   /// The values, converted to T, row-major.
   template <class T>
   std::vector<T> to_vector() const;
+  /// The realized values as raw bytes of dtype(), row-major (numel * itemsize bytes).
+  std::vector<std::byte> to_bytes() const;
   /// The schedule that would compute this tensor now.
   Schedule schedule() const;
   /// The buffers this tensor's graph reads, by BUFFER id.
@@ -175,21 +190,73 @@ public:
   Tensor unsqueeze(int64_t axis) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor repeat(std::vector<int64_t> repeats) const;
+  /// out[..i..] = this[..index[..i..]..] along `axis` (torch's gather, ONNX GatherElements);
+  /// index has this rank and is no larger on the other axes; negative indices count from
+  /// the end of the axis; out-of-range indices give 0.
   Tensor gather(int64_t axis, const Tensor& index) const;
+  /// numpy take along one axis: out shape = shape[:axis] + index.shape + shape[axis+1:]
+  /// (ONNX Gather); negative indices count from the end; out-of-range indices give 0. A
+  /// one-hot sum: the work is index.numel() * shape[axis] per element of the other dims.
+  Tensor take(const Tensor& index, int64_t axis = 0) const;
+  /// ONNX/torch scatter along axis: a copy of this with out[..idx[i]..] = src[i] ("none"; of
+  /// several updates to one element the last along the axis wins), or combined with "add" /
+  /// "mul" / "max" / "min". index (int, may be negative) has src's shape, this rank, and is no
+  /// larger than this on the other axes; out-of-range indices update nothing.
+  Tensor scatter(int64_t axis, const Tensor& index, const Tensor& src,
+                 const std::string& reduce = "none") const;
+  /// One-hot along a new last axis of `num_classes` (this: integer indices; negatives count
+  /// from the end): int32 1 where the index matches, 0 elsewhere (out of range: all 0).
+  Tensor one_hot(int64_t num_classes) const;
+  /// Upper triangle of the last two dims (elements with col - row >= k), zeros elsewhere.
+  Tensor triu(int64_t k = 0) const;
+  /// Lower triangle of the last two dims (elements with col - row <= k), zeros elsewhere.
+  Tensor tril(int64_t k = 0) const;
+  /// The k largest (or smallest) along `axis`, sorted; values and int64 indices (ties: lower
+  /// index first; NaN counts as larger than everything). Costs O(n^2) per row.
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t axis = -1, bool largest = true) const;
+  /// Sorted along axis (stable), values and int64 indices; NaN sorts last (first descending).
+  std::pair<Tensor, Tensor> sort(int64_t axis = -1, bool descending = false) const;
   Tensor contiguous() const;
   static Tensor cat(std::span<const Tensor> tensors, int64_t axis = 0);
   static Tensor stack(std::span<const Tensor> tensors, int64_t axis = 0);
 
   // ---- composite ----
   Tensor matmul(const Tensor& w) const;
+  /// matmul accumulating and returning in `acc` (e.g. int32 for int8 inputs, float32 for
+  /// float16); acc must be a number dtype, and a float one if either input is float.
+  Tensor matmul(const Tensor& w, DType acc) const;
   Tensor dot(const Tensor& w) const { return matmul(w); }
   /// x @ weight.T + bias, weight (out, in) as torch's.
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;
+  /// N-d convolution over the dims after (N, C): input (N, C, d1..dk), weight
+  /// (Cout, C/groups, k1..kk), bias (Cout,). Pads with zeros; ceil_mode and count_include_pad
+  /// must be unset.
+  Tensor conv(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              int64_t groups = 1, const WindowArgs& args = {}) const;
+  /// Transposed convolution, weight (C, Cout/groups, k1..kk) as torch's; output_padding per
+  /// dim (none: 0; one: all) adds elements at the end of each output dim. Output size per dim:
+  /// (in - 1) * stride - pad_begin - pad_end + dilation * (k - 1) + output_padding + 1.
+  Tensor conv_transpose(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        int64_t groups = 1, const WindowArgs& args = {},
+                        std::vector<int64_t> output_padding = {}) const;
+  /// Max pooling over the last kernel.size() dims (any count), padded per args with the
+  /// dtype's lowest value (-inf for floats). The stride is 1 unless given (ONNX's default;
+  /// torch's is the kernel); ceil_mode follows torch (no window starts in the end padding).
+  Tensor max_pool(std::vector<int64_t> kernel, const WindowArgs& args = {}) const;
+  /// Average pooling over the last kernel.size() dims (any count), padded per args with zeros;
+  /// divides by the window's non-pad elements, or with count_include_pad by all but ceil_mode's
+  /// extra ones. Integer inputs give float32.
+  Tensor avg_pool(std::vector<int64_t> kernel, const WindowArgs& args = {}) const;
+  /// Lp pooling: (sum |x|^p over the window)^(1/p), pads contributing 0; p > 0.
+  Tensor lp_pool(std::vector<int64_t> kernel, double p, const WindowArgs& args = {}) const;
+  /// conv with square padding, stride and dilation; input (N, C, H, W).
   Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                 int64_t stride = 1, int64_t padding = 0, int64_t dilation = 1,
                 int64_t groups = 1) const;
+  /// max_pool over the last 2 dims with a square kernel (stride: the kernel by default).
   Tensor max_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = std::nullopt,
                     int64_t padding = 0, int64_t dilation = 1) const;
+  /// avg_pool over the last 2 dims with a square kernel, pads counted (torch's default).
   Tensor avg_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = std::nullopt,
                     int64_t padding = 0) const;
   Tensor softmax(int64_t axis = -1) const;
@@ -219,7 +286,6 @@ public:
 private:
   Tensor unary(Op op) const;
   Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim, const char* name) const;
-  Tensor pool(int64_t kernel, int64_t stride, int64_t dilation) const;
 
   UOpPtr uop_;
   Shape shape_;

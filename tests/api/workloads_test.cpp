@@ -384,7 +384,7 @@ TEST(WorkloadErrors, BadParameters) {
                 (void)build_workload("depthwise_conv2d",
                                      {{"H", 2}, {"W", 2}, {"R", 5}, {"P", 0}, {"C", 2}});
               }),
-              AllOf(HasSubstr("workload 'depthwise_conv2d'"), HasSubstr("does not fit")));
+              AllOf(HasSubstr("workload 'depthwise_conv2d'"), HasSubstr("use a smaller kernel")));
 }
 
 TEST(WorkloadErrors, ZeroPaddingIsAllowed) {

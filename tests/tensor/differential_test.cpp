@@ -19,7 +19,9 @@
 #include <deque>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -830,6 +832,296 @@ TEST(Differential, TensorProgramsMatchTheReference) {
 
 TEST(Differential, RandomOptsMatchTheReference) {
   run_cases("BEAMLAB_TENSOR_OPT_CASES", 150, true);
+}
+
+} // namespace
+} // namespace beamlab
+
+// ---------------------------------------------------------------- window and indexing ops
+//
+// Random cases of conv (1-3 spatial dims, groups, stride, dilation, asymmetric pads, non-square
+// kernels, bias), conv_transpose (with output_padding and pads beyond the kernel), max / avg /
+// Lp pooling (ceil_mode, count_include_pad), topk and sort (ties, NaN), scatter (every reduce,
+// duplicates, negative and out-of-range indices), gather and take, each against the plain-loop
+// reference. Knobs: BEAMLAB_TENSOR_WINDOW_CASES (per op, default 40), BEAMLAB_TENSOR_SEED.
+namespace beamlab {
+namespace {
+
+namespace nd = ::beamlab::testing;
+using nd::NdArray;
+
+/// A tensor and its reference.
+struct Both {
+  Tensor t;
+  NdArray ref;
+};
+
+/// Draws the inputs and settings of one case, and writes down what it drew.
+class CaseGen {
+public:
+  explicit CaseGen(uint64_t seed) : rng_(seed) {}
+
+  int64_t pick(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+
+  /// Uniform in [-1, 1), or small integers (ties) with probability `ties`.
+  Both input(const Shape& shape, double ties = 0.2, double nans = 0) {
+    bool ints = chance(ties);
+    std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+    for (double& x : v) {
+      x = ints ? static_cast<double>(pick(-3, 3))
+               : static_cast<double>(
+                     static_cast<float>(std::uniform_real_distribution<double>(-1, 1)(rng_)));
+      if (chance(nans)) x = std::numeric_limits<double>::quiet_NaN();
+    }
+    note("input " + shape_str(shape) + (ints ? " (integers)" : ""));
+    return {Tensor(std::span<const double>(v), shape), NdArray(shape, v)};
+  }
+
+  /// int64 indices in [lo, hi].
+  Both indices(const Shape& shape, int64_t lo, int64_t hi) {
+    std::vector<int64_t> v(static_cast<size_t>(shape_numel(shape)));
+    std::vector<double> d;
+    for (int64_t& x : v) d.push_back(static_cast<double>(x = pick(lo, hi)));
+    note("index " + shape_str(shape) + " " + list(v));
+    return {Tensor(std::span<const int64_t>(v), shape), NdArray(shape, d)};
+  }
+
+  /// A per-dim list as WindowArgs takes it: empty when all are `fill`, one value when all
+  /// agree (sometimes), else one per dim.
+  std::vector<int64_t> spelled(const std::vector<int64_t>& v, int64_t fill) {
+    if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == fill; }) && chance(0.5))
+      return {};
+    if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; }) && chance(0.5))
+      return {v[0]};
+    return v;
+  }
+
+  void note(const std::string& s) { text_ += "  " + s + "\n"; }
+  const std::string& text() const { return text_; }
+
+private:
+  std::mt19937_64 rng_;
+  std::string text_;
+};
+
+/// Window settings drawn for `nd` dims, on both sides.
+struct DrawnWindow {
+  WindowArgs args;
+  nd::WindowSpec spec;
+};
+
+DrawnWindow draw_window(CaseGen& g, std::vector<int64_t> kernel, int64_t max_stride,
+                        int64_t max_dilation, int64_t max_pad) {
+  nd::WindowSpec s{.kernel = kernel};
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    s.stride.push_back(g.pick(1, max_stride));
+    s.dilation.push_back(g.pick(1, max_dilation));
+    s.pads.emplace_back(g.pick(0, max_pad), g.pick(0, max_pad));
+  }
+  WindowArgs a{.stride = g.spelled(s.stride, 1), .dilation = g.spelled(s.dilation, 1)};
+  bool no_pads = std::all_of(s.pads.begin(), s.pads.end(),
+                             [](auto p) { return p.first == 0 && p.second == 0; });
+  if (!no_pads || g.chance(0.5)) a.padding = s.pads;
+  g.note("kernel " + list(kernel) + " stride " + list(s.stride) + " dilation " + list(s.dilation) +
+         " pads " + pairs(s.pads));
+  return {a, s};
+}
+
+// Spatial sizes in which windows of `s` fit (after padding), small enough to stay quick.
+Shape fitting_sizes(CaseGen& g, const nd::WindowSpec& s, int64_t extra) {
+  Shape in;
+  for (size_t i = 0; i < s.kernel.size(); ++i) {
+    int64_t span = s.dilation[i] * (s.kernel[i] - 1) + 1;
+    in.push_back(std::max<int64_t>(1, span - s.pads[i].first - s.pads[i].second) +
+                 g.pick(0, extra));
+  }
+  return in;
+}
+
+// "" when `got` equals `ref` within tol (1 + |ref|) (NaN and infinities exactly), else the
+// first element that doesn't.
+std::string mismatch(const std::vector<double>& got, const NdArray& ref, double tol) {
+  if (static_cast<int64_t>(got.size()) != ref.numel())
+    return std::to_string(got.size()) + " elements, the reference has " +
+           std::to_string(ref.numel());
+  for (size_t e = 0; e < got.size(); ++e) {
+    double r = ref.values[e], x = got[e];
+    bool same = std::isnan(r)   ? std::isnan(x)
+                : std::isinf(r) ? x == r
+                                : std::fabs(x - r) <= tol * (1 + std::fabs(r));
+    if (same) continue;
+    std::ostringstream os;
+    os.precision(9);
+    os << "element " << nd::index_str(ref.shape, static_cast<int64_t>(e)) << ": got " << x
+       << ", reference " << r;
+    return os.str();
+  }
+  return "";
+}
+
+// Runs `one_case(gen)` for each case: it returns the failure or "".
+void run_window_cases(const std::function<std::string(CaseGen&)>& one_case) {
+  int64_t cases = knob_int("BEAMLAB_TENSOR_WINDOW_CASES", 40);
+  int64_t seed = knob_int("BEAMLAB_TENSOR_SEED", 1), failures = 0;
+  for (int64_t c = 0; c < cases && failures < 3; ++c) {
+    CaseGen gen(static_cast<uint64_t>(seed) * 7919 + static_cast<uint64_t>(c));
+    std::string failure;
+    try {
+      failure = one_case(gen);
+    } catch (const std::exception& e) {
+      failure = std::string("threw: ") + e.what();
+    }
+    if (failure.empty()) continue;
+    ++failures;
+    ADD_FAILURE() << "case " << c << ", seed " << seed << ": " << failure << "\n" << gen.text();
+  }
+}
+
+TEST(WindowOps, ConvMatchesTheReference) {
+  run_window_cases([](CaseGen& g) {
+    auto nd_ = static_cast<size_t>(g.pick(1, 3));
+    int64_t groups = g.pick(1, 3), cg = g.pick(1, 3), cog = g.pick(1, 3), n = g.pick(1, 2);
+    std::vector<int64_t> kernel;
+    for (size_t i = 0; i < nd_; ++i) kernel.push_back(g.pick(1, nd_ == 3 ? 2 : 3));
+    DrawnWindow w = draw_window(g, kernel, 3, 2, 2);
+    Shape xs = {n, cg * groups}, ws = {cog * groups, cg};
+    Shape in = fitting_sizes(g, w.spec, nd_ == 3 ? 2 : 5);
+    xs.insert(xs.end(), in.begin(), in.end());
+    ws.insert(ws.end(), kernel.begin(), kernel.end());
+    Both x = g.input(xs), wt = g.input(ws);
+    std::optional<Both> bias;
+    if (g.chance(0.5)) bias = g.input({cog * groups});
+    g.note("groups " + std::to_string(groups));
+    Tensor out = x.t.conv(wt.t, bias ? std::optional(bias->t) : std::nullopt, groups, w.args);
+    NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, groups, w.spec);
+    return mismatch(out.to_vector<double>(), want, 1e-5 * static_cast<double>(shape_numel(ws)));
+  });
+}
+
+TEST(WindowOps, ConvTransposeMatchesTheReference) {
+  run_window_cases([](CaseGen& g) {
+    auto nd_ = static_cast<size_t>(g.pick(1, 3));
+    int64_t groups = g.pick(1, 2), cig = g.pick(1, 3), cog = g.pick(1, 3);
+    std::vector<int64_t> kernel, output_padding;
+    for (size_t i = 0; i < nd_; ++i) kernel.push_back(g.pick(1, 3));
+    DrawnWindow w = draw_window(g, kernel, 3, 2, 3);
+    Shape xs = {g.pick(1, 2), cig * groups}, ws = {cig * groups, cog};
+    for (size_t i = 0; i < nd_; ++i) {
+      int64_t in = g.pick(1, nd_ == 3 ? 3 : 5);
+      output_padding.push_back(g.pick(0, std::max(w.spec.stride[i], w.spec.dilation[i]) - 1));
+      int64_t out = (in - 1) * w.spec.stride[i] - w.spec.pads[i].first - w.spec.pads[i].second +
+                    w.spec.dilation[i] * (kernel[i] - 1) + output_padding[i] + 1;
+      if (out < 1) in += (1 - out + w.spec.stride[i] - 1) / w.spec.stride[i];
+      xs.push_back(in);
+    }
+    ws.insert(ws.end(), kernel.begin(), kernel.end());
+    Both x = g.input(xs), wt = g.input(ws);
+    std::optional<Both> bias;
+    if (g.chance(0.5)) bias = g.input({cog * groups});
+    g.note("groups " + std::to_string(groups) + " output_padding " + list(output_padding));
+    Tensor out = x.t.conv_transpose(wt.t, bias ? std::optional(bias->t) : std::nullopt, groups,
+                                    w.args, g.spelled(output_padding, 0));
+    NdArray want = nd::conv_transpose(x.ref, wt.ref, bias ? &bias->ref : nullptr, groups, w.spec,
+                                      output_padding);
+    return mismatch(out.to_vector<double>(), want, 1e-5 * static_cast<double>(shape_numel(ws)));
+  });
+}
+
+TEST(WindowOps, PoolingMatchesTheReference) {
+  run_window_cases([](CaseGen& g) {
+    auto nd_ = static_cast<size_t>(g.pick(1, 3));
+    std::vector<int64_t> kernel;
+    for (size_t i = 0; i < nd_; ++i) kernel.push_back(g.pick(1, 3));
+    DrawnWindow w = draw_window(g, kernel, 3, 2, 1);
+    w.args.ceil_mode = w.spec.ceil_mode = g.chance(0.4);
+    auto op = static_cast<nd::PoolOp>(g.pick(0, 3));
+    w.args.count_include_pad = op == nd::PoolOp::AvgIncludePad;
+    double p = static_cast<double>(g.pick(1, 3));
+    Shape xs(static_cast<size_t>(g.pick(0, 2)), 2);
+    Shape in = fitting_sizes(g, w.spec, nd_ == 3 ? 3 : 6);
+    xs.insert(xs.end(), in.begin(), in.end());
+    Both x = g.input(xs);
+    static const char* const kNames[] = {"max", "avg", "avg (count_include_pad)", "lp"};
+    g.note(std::string(kNames[static_cast<int>(op)]) + " p " + std::to_string(p) +
+           (w.args.ceil_mode ? " ceil_mode" : ""));
+    NdArray want = nd::pool(x.ref, op, w.spec, p);
+    if (std::any_of(want.values.begin(), want.values.end(), [](double v) { return std::isnan(v); }))
+      return std::string(); // a window of pads only: nothing to average
+    Tensor out = op == nd::PoolOp::Max  ? x.t.max_pool(kernel, w.args)
+                 : op == nd::PoolOp::Lp ? x.t.lp_pool(kernel, p, w.args)
+                                        : x.t.avg_pool(kernel, w.args);
+    return mismatch(out.to_vector<double>(), want, 1e-5);
+  });
+}
+
+TEST(WindowOps, TopkAndSortMatchTheReference) {
+  run_window_cases([](CaseGen& g) {
+    Shape shape(static_cast<size_t>(g.pick(1, 3)));
+    for (int64_t& d : shape) d = g.pick(1, 7);
+    Both x = g.input(shape, 0.5, g.chance(0.2) ? 0.15 : 0);
+    auto rank = static_cast<int64_t>(shape.size());
+    int64_t axis = g.pick(-rank, rank - 1),
+            n = shape[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    bool descending = g.chance(0.5), sort = g.chance(0.3);
+    int64_t k = sort ? n : g.pick(1, n);
+    g.note((sort ? "sort axis " : "topk k " + std::to_string(k) + " axis ") + std::to_string(axis) +
+           (descending ? " descending" : " ascending"));
+    auto [values, indices] = sort ? x.t.sort(axis, descending) : x.t.topk(k, axis, descending);
+    auto [want_values, want_indices] = nd::topk(x.ref, k, axis, descending);
+    std::string bad = mismatch(values.to_vector<double>(), want_values, 0);
+    if (!bad.empty()) return "values: " + bad;
+    bad = mismatch(indices.to_vector<double>(), want_indices, 0);
+    return bad.empty() ? bad : "indices: " + bad;
+  });
+}
+
+TEST(WindowOps, ScatterMatchesTheReference) {
+  run_window_cases([](CaseGen& g) {
+    Shape shape(static_cast<size_t>(g.pick(1, 3)));
+    for (int64_t& d : shape) d = g.pick(1, 5);
+    auto rank = static_cast<int64_t>(shape.size());
+    int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
+    int64_t n = shape[static_cast<size_t>(a)];
+    Shape is = shape;
+    for (int64_t i = 0; i < rank; ++i)
+      is[static_cast<size_t>(i)] =
+          i == a ? g.pick(1, n + 2) : g.pick(1, shape[static_cast<size_t>(i)]);
+    static const char* const kReduce[] = {"none", "add", "mul", "max", "min"};
+    std::string reduce = kReduce[g.pick(0, 4)];
+    g.note("scatter axis " + std::to_string(axis) + " reduce " + reduce);
+    Both x = g.input(shape), idx = g.indices(is, -n - 1, n), src = g.input(is);
+    Tensor out = x.t.scatter(axis, idx.t, src.t, reduce);
+    return mismatch(out.to_vector<double>(), nd::scatter(x.ref, axis, idx.ref, src.ref, reduce),
+                    1e-6);
+  });
+}
+
+TEST(WindowOps, GatherAndTakeMatchTheReference) {
+  run_window_cases([](CaseGen& g) {
+    Shape shape(static_cast<size_t>(g.pick(1, 3)));
+    for (int64_t& d : shape) d = g.pick(1, 5);
+    auto rank = static_cast<int64_t>(shape.size());
+    int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
+    int64_t n = shape[static_cast<size_t>(a)];
+    Both x = g.input(shape);
+    if (g.chance(0.5)) {
+      Shape is(static_cast<size_t>(g.pick(0, 2)));
+      for (int64_t& d : is) d = g.pick(1, 4);
+      g.note("take axis " + std::to_string(axis));
+      Both idx = g.indices(is, -n, n - 1);
+      return mismatch(x.t.take(idx.t, axis).to_vector<double>(), nd::take(x.ref, idx.ref, axis), 0);
+    }
+    Shape is = shape;
+    for (int64_t i = 0; i < rank; ++i)
+      is[static_cast<size_t>(i)] = i == a ? g.pick(1, 6) : g.pick(1, shape[static_cast<size_t>(i)]);
+    g.note("gather axis " + std::to_string(axis));
+    Both idx = g.indices(is, -n, n - 1);
+    return mismatch(x.t.gather(axis, idx.t).to_vector<double>(), nd::gather(x.ref, axis, idx.ref),
+                    0);
+  });
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -306,6 +307,249 @@ NdArray matmul(const NdArray& a, const NdArray& b) {
   if (a.rank() != 1) final_shape.push_back(n);
   if (b.rank() != 1) final_shape.push_back(m);
   return reshape(out, final_shape);
+}
+
+// ---------------------------------------------------------------- windows
+
+namespace {
+
+// The element of `a` at `idx`.
+double at(const NdArray& a, const std::vector<int64_t>& idx) {
+  return a.values[static_cast<size_t>(ravel(idx, a.shape))];
+}
+
+// Output size of one pooled or convolved dim.
+int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t d, std::pair<int64_t, int64_t> p,
+                   bool ceil_mode) {
+  int64_t room = in + p.first + p.second - d * (k - 1) - 1;
+  if (room < 0) fail("window does not fit");
+  int64_t o = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
+  if (ceil_mode && (o - 1) * s >= in + p.first) --o; // the last window may not start in the end pad
+  return o;
+}
+
+} // namespace
+
+NdArray conv(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t groups,
+             const WindowSpec& win) {
+  size_t nd = x.shape.size() - 2;
+  int64_t cout = w.shape[0], cg = w.shape[1];
+  if (cg * groups != x.shape[1] || cout % groups != 0) fail("conv: channels do not match");
+  Shape out = {x.shape[0], cout}, ks(w.shape.begin() + 2, w.shape.end());
+  for (size_t i = 0; i < nd; ++i)
+    out.push_back(
+        window_out(x.shape[i + 2], ks[i], win.stride[i], win.dilation[i], win.pads[i], false));
+  NdArray r = NdArray::full(out, 0);
+  for (int64_t e = 0; e < r.numel(); ++e) {
+    std::vector<int64_t> o = unravel(e, out);
+    int64_t co = o[1], g = co / (cout / groups);
+    double acc = bias ? bias->values[static_cast<size_t>(co)] : 0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t kk = 0; kk < numel_of(ks); ++kk) {
+        std::vector<int64_t> kidx = unravel(kk, ks), xi = {o[0], g * cg + ci}, wi = {co, ci};
+        bool inside = true;
+        for (size_t i = 0; i < nd; ++i) {
+          int64_t p = o[i + 2] * win.stride[i] - win.pads[i].first + kidx[i] * win.dilation[i];
+          inside &= p >= 0 && p < x.shape[i + 2];
+          xi.push_back(p);
+          wi.push_back(kidx[i]);
+        }
+        if (inside) acc += at(x, xi) * at(w, wi);
+      }
+    r.values[static_cast<size_t>(e)] = acc;
+  }
+  return r;
+}
+
+NdArray conv_transpose(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t groups,
+                       const WindowSpec& win, const std::vector<int64_t>& output_padding) {
+  size_t nd = x.shape.size() - 2;
+  int64_t cin = x.shape[1], cog = w.shape[1], cig = cin / groups;
+  if (w.shape[0] != cin || cin % groups != 0) fail("conv_transpose: channels do not match");
+  Shape out = {x.shape[0], cog * groups}, ks(w.shape.begin() + 2, w.shape.end());
+  for (size_t i = 0; i < nd; ++i)
+    out.push_back((x.shape[i + 2] - 1) * win.stride[i] - win.pads[i].first - win.pads[i].second +
+                  win.dilation[i] * (ks[i] - 1) + output_padding[i] + 1);
+  NdArray r = NdArray::full(out, 0);
+  for (int64_t e = 0; e < r.numel(); ++e)
+    r.values[static_cast<size_t>(e)] =
+        bias ? bias->values[static_cast<size_t>(unravel(e, out)[1])] : 0;
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    std::vector<int64_t> i = unravel(e, x.shape);
+    int64_t g = i[1] / cig;
+    for (int64_t col = 0; col < cog; ++col)
+      for (int64_t kk = 0; kk < numel_of(ks); ++kk) {
+        std::vector<int64_t> kidx = unravel(kk, ks), t = {i[0], g * cog + col}, wi = {i[1], col};
+        bool inside = true;
+        for (size_t d = 0; d < nd; ++d) {
+          int64_t p = i[d + 2] * win.stride[d] - win.pads[d].first + kidx[d] * win.dilation[d];
+          inside &= p >= 0 && p < out[d + 2];
+          t.push_back(p);
+          wi.push_back(kidx[d]);
+        }
+        if (inside)
+          r.values[static_cast<size_t>(ravel(t, out))] +=
+              x.values[static_cast<size_t>(e)] * at(w, wi);
+      }
+  }
+  return r;
+}
+
+NdArray pool(const NdArray& x, PoolOp op, const WindowSpec& win, double p) {
+  size_t nd = win.kernel.size(), lead = x.shape.size() - nd;
+  Shape out(x.shape.begin(), x.shape.begin() + static_cast<long>(lead));
+  for (size_t i = 0; i < nd; ++i)
+    out.push_back(window_out(x.shape[lead + i], win.kernel[i], win.stride[i], win.dilation[i],
+                             win.pads[i], win.ceil_mode));
+  NdArray r = NdArray::full(out, 0);
+  for (int64_t e = 0; e < r.numel(); ++e) {
+    std::vector<int64_t> o = unravel(e, out);
+    double acc = op == PoolOp::Max ? -std::numeric_limits<double>::infinity() : 0, count = 0;
+    for (int64_t kk = 0; kk < numel_of(win.kernel); ++kk) {
+      std::vector<int64_t> kidx = unravel(kk, win.kernel),
+                           xi(o.begin(), o.begin() + static_cast<long>(lead));
+      bool in_input = true, in_pads = true;
+      for (size_t i = 0; i < nd; ++i) {
+        int64_t n = x.shape[lead + i];
+        int64_t q = o[lead + i] * win.stride[i] - win.pads[i].first + kidx[i] * win.dilation[i];
+        in_input &= q >= 0 && q < n;
+        in_pads &= q >= -win.pads[i].first && q < n + win.pads[i].second;
+        xi.push_back(q);
+      }
+      count += op == PoolOp::AvgIncludePad ? in_pads : in_input;
+      if (!in_input) continue;
+      double v = at(x, xi);
+      acc = op == PoolOp::Max  ? std::max(acc, v)
+            : op == PoolOp::Lp ? acc + std::pow(std::fabs(v), p)
+                               : acc + v;
+    }
+    if (op == PoolOp::Avg || op == PoolOp::AvgIncludePad) acc /= count;
+    if (op == PoolOp::Lp) acc = std::pow(acc, 1 / p);
+    r.values[static_cast<size_t>(e)] = acc;
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- indexing
+
+NdArray triangle(const NdArray& a, int64_t k, bool upper) {
+  NdArray r = a;
+  for (int64_t e = 0; e < a.numel(); ++e) {
+    std::vector<int64_t> idx = unravel(e, a.shape);
+    int64_t diff = idx[idx.size() - 1] - idx[idx.size() - 2];
+    if (upper ? diff < k : diff > k) r.values[static_cast<size_t>(e)] = 0;
+  }
+  return r;
+}
+
+NdArray one_hot(const NdArray& a, int64_t n) {
+  Shape shape = a.shape;
+  shape.push_back(n);
+  NdArray r = NdArray::full(shape, 0);
+  for (int64_t e = 0; e < a.numel(); ++e) {
+    auto i = static_cast<int64_t>(a.values[static_cast<size_t>(e)]);
+    if (i < 0) i += n;
+    if (i >= 0 && i < n) r.values[static_cast<size_t>(e * n + i)] = 1;
+  }
+  return r;
+}
+
+std::pair<NdArray, NdArray> topk(const NdArray& a, int64_t k, int64_t axis, bool descending) {
+  int64_t ax = resolve(axis, a.rank()), n = a.shape[static_cast<size_t>(ax)];
+  Shape shape = a.shape;
+  shape[static_cast<size_t>(ax)] = k;
+  NdArray values = NdArray::full(shape, 0), indices = NdArray::full(shape, 0);
+  // NaN is above every number.
+  auto before = [descending](double x, double y) {
+    if (std::isnan(x) || std::isnan(y)) return descending ? !std::isnan(y) : !std::isnan(x);
+    return descending ? x > y : x < y;
+  };
+  for (int64_t e = 0; e < values.numel(); ++e) {
+    std::vector<int64_t> idx = unravel(e, shape);
+    if (idx[static_cast<size_t>(ax)] != 0) continue; // one row per position off the axis
+    std::vector<double> row;
+    for (int64_t j = 0; j < n; ++j) {
+      idx[static_cast<size_t>(ax)] = j;
+      row.push_back(at(a, idx));
+    }
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { // stable: ties by index
+      double vx = row[static_cast<size_t>(x)], vy = row[static_cast<size_t>(y)];
+      return before(vx, vy) || (!before(vy, vx) && x < y);
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      idx[static_cast<size_t>(ax)] = j;
+      int64_t flat = ravel(idx, shape);
+      values.values[static_cast<size_t>(flat)] =
+          row[static_cast<size_t>(order[static_cast<size_t>(j)])];
+      indices.values[static_cast<size_t>(flat)] =
+          static_cast<double>(order[static_cast<size_t>(j)]);
+    }
+  }
+  return {values, indices};
+}
+
+NdArray scatter(const NdArray& a, int64_t axis, const NdArray& index, const NdArray& src,
+                const std::string& reduce) {
+  int64_t ax = resolve(axis, a.rank()), n = a.shape[static_cast<size_t>(ax)];
+  NdArray r = a;
+  for (int64_t e = 0; e < index.numel(); ++e) {
+    std::vector<int64_t> idx = unravel(e, index.shape);
+    auto i = static_cast<int64_t>(index.values[static_cast<size_t>(e)]);
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) continue;
+    idx[static_cast<size_t>(ax)] = i;
+    double& out = r.values[static_cast<size_t>(ravel(idx, a.shape))];
+    double v = src.values[static_cast<size_t>(e)];
+    if (reduce == "none")
+      out = v;
+    else if (reduce == "add")
+      out += v;
+    else if (reduce == "mul")
+      out *= v;
+    else if (reduce == "max")
+      out = std::max(out, v);
+    else if (reduce == "min")
+      out = std::min(out, v);
+    else
+      fail("scatter: bad reduce " + reduce);
+  }
+  return r;
+}
+
+NdArray gather(const NdArray& a, int64_t axis, const NdArray& index) {
+  int64_t ax = resolve(axis, a.rank()), n = a.shape[static_cast<size_t>(ax)];
+  NdArray r = NdArray::full(index.shape, 0);
+  for (int64_t e = 0; e < index.numel(); ++e) {
+    std::vector<int64_t> idx = unravel(e, index.shape);
+    auto i = static_cast<int64_t>(index.values[static_cast<size_t>(e)]);
+    if (i < 0) i += n;
+    idx[static_cast<size_t>(ax)] = i;
+    r.values[static_cast<size_t>(e)] = at(a, idx);
+  }
+  return r;
+}
+
+NdArray take(const NdArray& a, const NdArray& index, int64_t axis) {
+  auto ax = static_cast<size_t>(resolve(axis, a.rank()));
+  int64_t n = a.shape[ax];
+  Shape shape(a.shape.begin(), a.shape.begin() + static_cast<long>(ax));
+  shape.insert(shape.end(), index.shape.begin(), index.shape.end());
+  shape.insert(shape.end(), a.shape.begin() + static_cast<long>(ax) + 1, a.shape.end());
+  NdArray r = NdArray::full(shape, 0);
+  for (int64_t e = 0; e < r.numel(); ++e) {
+    std::vector<int64_t> o = unravel(e, shape);
+    std::vector<int64_t> ii(o.begin() + static_cast<long>(ax),
+                            o.begin() + static_cast<long>(ax + index.shape.size()));
+    auto i = static_cast<int64_t>(index.values[static_cast<size_t>(ravel(ii, index.shape))]);
+    if (i < 0) i += n;
+    std::vector<int64_t> src(o.begin(), o.begin() + static_cast<long>(ax));
+    src.push_back(i);
+    src.insert(src.end(), o.begin() + static_cast<long>(ax + index.shape.size()), o.end());
+    r.values[static_cast<size_t>(e)] = at(a, src);
+  }
+  return r;
 }
 
 } // namespace beamlab::testing

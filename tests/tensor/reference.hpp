@@ -81,4 +81,41 @@ NdArray flip(const NdArray& a, std::vector<int64_t> axes);
 /// numpy's matmul: 2D products, batch dims broadcast, 1D operands promoted and then dropped.
 NdArray matmul(const NdArray& a, const NdArray& b);
 
+// ---- windows: settings per spatial dim (the last dims), torch's semantics ----
+struct WindowSpec {
+  std::vector<int64_t> kernel = {}, stride = {}, dilation = {};
+  std::vector<std::pair<int64_t, int64_t>> pads = {}; ///< (begin, end)
+  bool ceil_mode = false;
+};
+
+/// torch's convolution: x (N, C, d...), w (Cout, C/groups, k...), bias (Cout,) if given.
+NdArray conv(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t groups,
+             const WindowSpec& win);
+/// torch's conv_transpose: x (N, C, d...), w (C, Cout/groups, k...); each input element adds
+/// x * w into output position i*stride - pad_begin + j*dilation.
+NdArray conv_transpose(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t groups,
+                       const WindowSpec& win, const std::vector<int64_t>& output_padding);
+
+enum class PoolOp { Max, Avg, AvgIncludePad, Lp };
+/// Pooling over the last win.kernel.size() dims. Max ignores pads (-inf if a window has only
+/// pads); Avg divides by the input elements in the window, AvgIncludePad by those inside the
+/// padding too; Lp is (sum |x|^p)^(1/p) over the input elements.
+NdArray pool(const NdArray& x, PoolOp op, const WindowSpec& win, double p = 2);
+
+// ---- indexing ----
+/// Upper (col - row >= k) or lower (col - row <= k) triangle of the last two dims.
+NdArray triangle(const NdArray& a, int64_t k, bool upper);
+/// 0/1 along a new last axis; negative indices count from the end, out of range: all 0.
+NdArray one_hot(const NdArray& a, int64_t n);
+/// The first k along `axis` of a stable sort (descending: largest first); values, indices.
+std::pair<NdArray, NdArray> topk(const NdArray& a, int64_t k, int64_t axis, bool descending);
+/// ONNX ScatterElements applied in index order: reduce none (the last write wins), add, mul,
+/// max or min; negative indices count from the end.
+NdArray scatter(const NdArray& a, int64_t axis, const NdArray& index, const NdArray& src,
+                const std::string& reduce);
+/// torch's gather (negative indices count from the end).
+NdArray gather(const NdArray& a, int64_t axis, const NdArray& index);
+/// numpy's take along one axis.
+NdArray take(const NdArray& a, const NdArray& index, int64_t axis);
+
 } // namespace beamlab::testing

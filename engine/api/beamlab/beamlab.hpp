@@ -8,4 +8,5 @@
 #include "engine/opt/opt.hpp"
 #include "engine/realize/realize.hpp"
 #include "engine/tensor/tensor.hpp"
+#include <beamlab/program.hpp>
 #include <beamlab/workloads.hpp>

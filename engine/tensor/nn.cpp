@@ -1,0 +1,428 @@
+// Windowed tensor ops: N-d convolution and transposed convolution, max / average / Lp pooling,
+// and their 2-D forms (conv2d, max_pool2d, avg_pool2d) as thin wrappers.
+//
+// All are movement ops and reductions. The input is padded, `sliding_windows` views its last k
+// dims as (o1..ok, k1..kk) windows (no data is copied: a reshape when windows are disjoint, the
+// repeat-and-reshape view when they overlap), and a reduction over the window dims finishes
+// the op. A transposed convolution is a convolution of the zero-interleaved input.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/tensor/tensor_internal.hpp"
+
+namespace beamlab {
+namespace {
+
+using detail::Pads;
+
+// Pads for every dim of a tensor of `rank` dims: none, then `spatial` for the last dims.
+Pads full_pads(size_t rank, const Pads& spatial) {
+  Pads p(rank - spatial.size(), {0, 0});
+  p.insert(p.end(), spatial.begin(), spatial.end());
+  return p;
+}
+
+// The last n axes, as negative axes.
+std::vector<int64_t> last_axes(size_t n) {
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < n; ++i) axes.push_back(-1 - static_cast<int64_t>(i));
+  return axes;
+}
+
+// The geometry of windows over a tensor's last dims, and the per-dim shapes of their views.
+struct WindowView {
+  using Dims = std::vector<int64_t>;
+  Shape prefix;          ///< the dims before the windowed ones
+  Dims in, out, k, s, d; ///< per windowed dim
+  Dims ones, zeros;
+
+  // prefix, then each part's i-th value for each windowed dim i: {&out, &s} -> (.., o0, s0, o1, s1)
+  Shape dims(std::initializer_list<const Dims*> parts) const {
+    Shape r = prefix;
+    for (size_t i = 0; i < in.size(); ++i)
+      for (const Dims* part : parts) r.push_back((*part)[i]);
+    return r;
+  }
+  // For shrink: the prefix whole, then [0, part[i]) per part of each windowed dim.
+  Pads ranges(std::initializer_list<const Dims*> parts) const {
+    Pads r;
+    for (int64_t n : prefix) r.emplace_back(0, n);
+    for (size_t i = 0; i < in.size(); ++i)
+      for (const Dims* part : parts) r.emplace_back(0, (*part)[i]);
+    return r;
+  }
+  // For pad: nothing on the prefix, then part[i] at the end per part of each windowed dim.
+  Pads end_pads(std::initializer_list<const Dims*> parts) const {
+    Pads r(prefix.size(), {0, 0});
+    for (size_t i = 0; i < in.size(); ++i)
+      for (const Dims* part : parts) r.emplace_back(0, (*part)[i]);
+    return r;
+  }
+  // f(i) for each windowed dim.
+  template <class F>
+  Dims each(F f) const {
+    Dims r;
+    for (size_t i = 0; i < in.size(); ++i) r.push_back(f(i));
+    return r;
+  }
+};
+
+// Windows that don't overlap: cut or pad each dim to o*s, view it as (o, s), keep k of each
+// s: (..., o0, k0, o1, k1, ...).
+Tensor disjoint_windows(const Tensor& x, const WindowView& v) {
+  auto os = v.each([&](size_t i) { return v.out[i] * v.s[i]; });
+  auto grow = v.each([&](size_t i) { return std::max<int64_t>(0, os[i] - v.in[i]); });
+  return x.pad(v.end_pads({&grow}))
+      .shrink(v.ranges({&os}))
+      .reshape(v.dims({&v.out, &v.s}))
+      .shrink(v.ranges({&v.out, &v.k}));
+}
+
+// Overlapping windows: repeat each dim e times and view the repeats as k rows of i+d, so row
+// r starts r*d elements further in; keep o*s columns, then every s-th: (..., k0, o0, k1, o1, ...).
+Tensor overlapping_windows(const Tensor& x, const WindowView& v) {
+  auto e = v.each([&](size_t i) { return (v.k[i] * (v.in[i] + v.d[i]) + v.in[i] - 1) / v.in[i]; });
+  auto repeated = v.each([&](size_t i) { return e[i] * v.in[i]; });
+  auto row = v.each([&](size_t i) { return v.in[i] + v.d[i]; });
+  auto rows = v.each([&](size_t i) { return v.k[i] * row[i]; });
+  auto os = v.each([&](size_t i) { return v.out[i] * v.s[i]; });
+  auto grow = v.each([&](size_t i) { return std::max<int64_t>(0, os[i] - row[i]); });
+  return x.reshape(v.dims({&v.ones, &v.in}))
+      .expand(v.dims({&e, &v.in}))
+      .reshape(v.dims({&repeated}))
+      .shrink(v.ranges({&rows}))
+      .reshape(v.dims({&v.k, &row}))
+      .pad(v.end_pads({&v.zeros, &grow}))
+      .shrink(v.ranges({&v.k, &os}))
+      .reshape(v.dims({&v.k, &v.out, &v.s}))
+      .shrink(v.ranges({&v.k, &v.out, &v.ones}))
+      .reshape(v.dims({&v.k, &v.out}));
+}
+
+// Sliding windows over the last kernel.size() dims: (..., o1..ok, k1..kk), window o of dim i
+// reading elements o*stride + j*dilation (j < kernel). Every window must fit.
+Tensor sliding_windows(const Tensor& t, const std::vector<int64_t>& k,
+                       const std::vector<int64_t>& s, const std::vector<int64_t>& d) {
+  const size_t nd = k.size();
+  const Shape& shape = t.shape();
+  internal_assert(nd <= shape.size() && s.size() == nd && d.size() == nd)
+      << "sliding_windows: " << nd << " kernel dims for " << shape_str(shape);
+  auto split = shape.end() - static_cast<long>(nd);
+  WindowView v{.prefix = Shape(shape.begin(), split),
+               .in = WindowView::Dims(split, shape.end()),
+               .out = {},
+               .k = k,
+               .s = s,
+               .d = d,
+               .ones = WindowView::Dims(nd, 1),
+               .zeros = WindowView::Dims(nd, 0)};
+  bool disjoint = true;
+  for (size_t i = 0; i < nd; ++i) {
+    internal_assert(v.in[i] >= d[i] * (k[i] - 1) + 1)
+        << "sliding_windows: a window of " << k[i] << " does not fit " << shape_str(shape);
+    v.out.push_back((v.in[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1);
+    disjoint &= k[i] <= s[i] && d[i] == 1;
+  }
+  Tensor x = disjoint ? disjoint_windows(t, v) : overlapping_windows(t, v);
+  // Each dim is now a pair, (o, k) without overlap or (k, o) with it: -> (..., o..., k...).
+  int64_t o_at = disjoint ? 0 : 1;
+  auto p = static_cast<int64_t>(v.prefix.size()), n = static_cast<int64_t>(nd);
+  std::vector<int64_t> order(static_cast<size_t>(p));
+  std::iota(order.begin(), order.end(), 0);
+  for (int64_t i = 0; i < n; ++i) order.push_back(p + 2 * i + o_at);
+  for (int64_t i = 0; i < n; ++i) order.push_back(p + 2 * i + 1 - o_at);
+  return x.permute(order);
+}
+
+// A window op's settings resolved for each of its spatial dims (the last kernel.size()).
+struct Window {
+  std::vector<int64_t> kernel, stride, dilation, in, out;
+  Pads pads;                 ///< the caller's
+  std::vector<int64_t> trim; ///< added to the end padding to make `out` windows (ceil_mode)
+};
+
+// `values` for nd dims: empty -> `fill` everywhere, one value -> everywhere, else one per dim.
+template <class T>
+std::vector<T> per_dim(const char* op, const char* what, const std::vector<T>& values, size_t nd,
+                       T fill) {
+  user_assert(values.size() <= 1 || values.size() == nd)
+      << op << ": " << what << " has " << values.size() << " values for " << nd
+      << " spatial dims (give none, one for all dims, or one per dim)";
+  if (values.empty()) return std::vector<T>(nd, fill);
+  if (values.size() == 1) return std::vector<T>(nd, values[0]);
+  return values;
+}
+
+// The arguments per spatial dim, checked; `out` is left to size.
+Window window_args(const char* op, const Shape& shape, const std::vector<int64_t>& kernel,
+                   const WindowArgs& args, bool pooling) {
+  const size_t nd = kernel.size();
+  user_assert(pooling || (!args.ceil_mode && !args.count_include_pad))
+      << op << ": ceil_mode and count_include_pad apply to pooling only; leave them unset";
+  Window w{.kernel = kernel,
+           .stride = per_dim<int64_t>(op, "stride", args.stride, nd, 1),
+           .dilation = per_dim<int64_t>(op, "dilation", args.dilation, nd, 1),
+           .in = std::vector<int64_t>(shape.end() - static_cast<long>(nd), shape.end()),
+           .out = std::vector<int64_t>(nd),
+           .pads = per_dim<std::pair<int64_t, int64_t>>(op, "padding", args.padding, nd, {0, 0}),
+           .trim = std::vector<int64_t>(nd)};
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t k = w.kernel[i], s = w.stride[i], d = w.dilation[i];
+    auto [pb, pe] = w.pads[i];
+    user_assert(k >= 1) << op << ": kernel " << shape_str(kernel)
+                        << " has a size below 1; every window dim needs at least 1 element";
+    user_assert(s >= 1) << op << ": stride must be at least 1, not " << s << " (spatial dim " << i
+                        << ")";
+    user_assert(d >= 1) << op << ": dilation must be at least 1, not " << d << " (spatial dim " << i
+                        << ")";
+    user_assert(pb >= 0 && pe >= 0) << op << ": padding (" << pb << ", " << pe << ") of dim " << i
+                                    << " is negative (shrink the input to cut it)";
+  }
+  return w;
+}
+
+// Checks the arguments and sizes each window dim. ceil_mode rounds the window count up, then
+// (torch's rule) drops a last window that would start in the end padding; windows past the
+// padded input are padded out.
+Window resolve_window(const char* op, const Shape& shape, const std::vector<int64_t>& kernel,
+                      const WindowArgs& args, bool pooling) {
+  Window w = window_args(op, shape, kernel, args, pooling);
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    int64_t k = w.kernel[i], s = w.stride[i], d = w.dilation[i];
+    auto [pb, pe] = w.pads[i];
+    int64_t padded = w.in[i] + pb + pe, span = d * (k - 1) + 1;
+    user_assert(padded >= span) << op << ": a window of " << k << " (dilation " << d << ") spans "
+                                << span << " elements but dim " << shape.size() - kernel.size() + i
+                                << " of " << shape_str(shape) << " has " << padded
+                                << " with padding; pad more or use a smaller kernel";
+    int64_t o = (args.ceil_mode ? (padded - span + s - 1) / s : (padded - span) / s) + 1;
+    if (args.ceil_mode && (o - 1) * s >= w.in[i] + pb) --o; // starts in the end padding
+    w.out[i] = o;
+    // pad out a window past the end; cut a window the rule dropped
+    int64_t trim = (o - 1) * s + span - padded;
+    if (trim > 0 || (padded - span) / s + 1 > o) w.trim[i] = trim;
+  }
+  return w;
+}
+
+// The window for pooling the last kernel.size() dims of `x`.
+Window resolve_pool(const char* op, const Tensor& x, const std::vector<int64_t>& kernel,
+                    const WindowArgs& args) {
+  user_assert(!kernel.empty()) << op << ": the kernel is empty; give one size per pooled dim";
+  user_assert(static_cast<int64_t>(kernel.size()) <= x.ndim())
+      << op << ": a kernel of " << kernel.size() << " dims pools the last " << kernel.size()
+      << " dims, but " << shape_str(x.shape()) << " has " << x.ndim()
+      << " (give one kernel size per pooled dim)";
+  return resolve_window(op, x.shape(), kernel, args, true);
+}
+
+// x grown by pads of `value` that may be negative (a negative pad cuts).
+Tensor pad_or_cut(const Tensor& x, const Pads& pads, double value = 0) {
+  Pads grow, cut;
+  for (size_t i = 0; i < pads.size(); ++i) {
+    auto [b, e] = pads[i];
+    int64_t grown = x.shape()[i] + std::max<int64_t>(0, b) + std::max<int64_t>(0, e);
+    grow.emplace_back(std::max<int64_t>(0, b), std::max<int64_t>(0, e));
+    cut.emplace_back(std::max<int64_t>(0, -b), grown - std::max<int64_t>(0, -e));
+  }
+  return x.pad(grow, value).shrink(cut);
+}
+
+// `x` padded by w's pads (with `value`), as windows: (..., o..., k...).
+Tensor windows(const Tensor& x, const Window& w, double value = 0) {
+  Pads pads = w.pads;
+  for (size_t i = 0; i < pads.size(); ++i) pads[i].second += w.trim[i];
+  return sliding_windows(pad_or_cut(x, full_pads(x.shape().size(), pads), value), w.kernel,
+                         w.stride, w.dilation);
+}
+
+// How many elements each window averages over, row-major over the output's spatial dims:
+// those inside the input, or with count_include_pad those inside the caller's padding too.
+// Windows are boxes, so the count is a product of per-dim counts.
+std::vector<double> window_counts(const Window& w, const WindowArgs& args) {
+  std::vector<double> counts = {1};
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
+    auto [pb, pe] = w.pads[i];
+    int64_t lo = args.count_include_pad ? 0 : pb;
+    int64_t hi = args.count_include_pad ? pb + w.in[i] + pe : pb + w.in[i];
+    std::vector<double> next;
+    for (double c : counts)
+      for (int64_t o = 0; o < w.out[i]; ++o) {
+        int64_t n = 0;
+        for (int64_t j = 0; j < w.kernel[i]; ++j) {
+          int64_t at = o * w.stride[i] + j * w.dilation[i];
+          n += at >= lo && at < hi;
+        }
+        next.push_back(c * static_cast<double>(n));
+      }
+    counts = std::move(next);
+  }
+  return counts;
+}
+
+// Convolution of x (N, C, d1..dk) with weight (Cout, C/groups, k1..kk); `op` names it in errors.
+Tensor conv_nd(const char* op, const Tensor& x, const Tensor& weight,
+               const std::optional<Tensor>& bias, int64_t groups, const WindowArgs& args) {
+  const Shape &xs = x.shape(), &ws = weight.shape();
+  user_assert(x.ndim() >= 3 && weight.ndim() == x.ndim())
+      << op << ": input must be (N, C, d1..dk) and weight (Cout, C/groups, k1..kk) of the same "
+      << "rank, not " << shape_str(xs) << " and " << shape_str(ws);
+  int64_t n = xs[0], cin = xs[1], cout = ws[0], cg = ws[1];
+  user_assert(groups >= 1 && cin == cg * groups && cout % groups == 0)
+      << op << ": input " << shape_str(xs) << " and weight " << shape_str(ws)
+      << " do not match with groups=" << groups
+      << " (need C = weight C * groups, Cout % groups = 0)";
+  user_assert(!bias || bias->shape() == Shape{cout})
+      << op << ": bias has shape " << shape_str(bias->shape()) << ", not (" << cout << ",)";
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  Window w = resolve_window(op, xs, kernel, args, false);
+  const auto nd = static_cast<int64_t>(kernel.size());
+  int64_t rcout = cout / groups;
+  // windows (N, G, Cg, 1, o.., k..) -> (N, G, rcout, o.., Cg, k..) times the weight as
+  // (1, G, rcout, 1.., Cg, k..), summed over (Cg, k..)
+  Shape grouped = {n, groups, cg, 1}, spread = {n, groups, cg, rcout}, wshape = {1, groups, rcout};
+  std::vector<int64_t> order = {0, 1, 3}, summed = {3 + nd};
+  for (int64_t i = 0; i < nd; ++i) {
+    grouped.push_back(w.out[static_cast<size_t>(i)]);
+    order.push_back(4 + i);
+    wshape.push_back(1);
+  }
+  order.push_back(2);
+  wshape.push_back(cg);
+  grouped.insert(grouped.end(), kernel.begin(), kernel.end());
+  wshape.insert(wshape.end(), kernel.begin(), kernel.end());
+  spread.insert(spread.end(), grouped.begin() + 4, grouped.end());
+  for (int64_t i = 0; i < nd; ++i) {
+    order.push_back(4 + nd + i);
+    summed.push_back(4 + nd + i);
+  }
+  DType dt = detail::product_dtype(x.dtype(), weight.dtype());
+  Tensor win = windows(x, w).cast(dt).reshape(grouped).expand(spread).permute(order);
+  Shape out_shape = {n, cout};
+  out_shape.insert(out_shape.end(), w.out.begin(), w.out.end());
+  Tensor out = (win * weight.cast(dt).reshape(wshape)).sum(summed).reshape(out_shape);
+  Shape per_channel(out_shape.size(), 1);
+  per_channel[1] = cout;
+  return bias ? out + bias->reshape(per_channel) : out;
+}
+
+// x (N, C, d1..dk) with s-1 zeros after each element of spatial dim i but the last.
+Tensor interleave_zeros(const Tensor& x, const std::vector<int64_t>& s) {
+  const Shape& xs = x.shape();
+  if (std::all_of(s.begin(), s.end(), [](int64_t v) { return v == 1; })) return x;
+  Shape pairs = {xs[0], xs[1]}, merged = {xs[0], xs[1]};
+  Pads pads = {{0, 0}, {0, 0}}, cut = {{0, xs[0]}, {0, xs[1]}};
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t in = xs[i + 2];
+    pairs.insert(pairs.end(), {in, 1});
+    pads.insert(pads.end(), {{0, 0}, {0, s[i] - 1}});
+    merged.push_back(in * s[i]);
+    cut.emplace_back(0, (in - 1) * s[i] + 1);
+  }
+  return x.reshape(pairs).pad(pads).reshape(merged).shrink(cut);
+}
+
+} // namespace
+
+Tensor Tensor::conv(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
+                    const WindowArgs& args) const {
+  return conv_nd("conv", *this, weight, bias, groups, args);
+}
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
+                      int64_t padding, int64_t dilation, int64_t groups) const {
+  user_assert(ndim() == 4 && weight.ndim() == 4)
+      << "conv2d: input must be (N, C, H, W) and weight (Cout, C/groups, kh, kw), not "
+      << shape_str(shape_) << " and " << shape_str(weight.shape());
+  WindowArgs args{.stride = {stride}, .dilation = {dilation}, .padding = {{padding, padding}}};
+  return conv_nd("conv2d", *this, weight, bias, groups, args);
+}
+
+// The convolution whose gradient this is: a convolution of the zero-interleaved input, padded
+// by d*(k-1) minus the caller's padding, with the weight flipped and its channel dims swapped
+// per group (as tinygrad's conv_transpose2d).
+Tensor Tensor::conv_transpose(const Tensor& weight, const std::optional<Tensor>& bias,
+                              int64_t groups, const WindowArgs& args,
+                              std::vector<int64_t> output_padding) const {
+  const Shape& ws = weight.shape();
+  user_assert(ndim() >= 3 && weight.ndim() == ndim())
+      << "conv_transpose: input must be (N, C, d1..dk) and weight (C, Cout/groups, k1..kk) of "
+      << "the same rank, not " << shape_str(shape_) << " and " << shape_str(ws);
+  int64_t cin = shape_[1], cog = ws[1];
+  user_assert(groups >= 1 && cin == ws[0] && cin % groups == 0)
+      << "conv_transpose: input " << shape_str(shape_) << " and weight " << shape_str(ws)
+      << " do not match with groups=" << groups << " (need C = weight dim 0, C % groups = 0)";
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  const size_t nd = kernel.size();
+  Window w = window_args("conv_transpose", shape_, kernel, args, false);
+  std::vector<int64_t> extra =
+      per_dim<int64_t>("conv_transpose", "output_padding", output_padding, nd, 0);
+  Pads pads = {{0, 0}, {0, 0}};
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t span = w.dilation[i] * (kernel[i] - 1);
+    int64_t size = (w.in[i] - 1) * w.stride[i] + span + 1 - w.pads[i].first - w.pads[i].second;
+    user_assert(extra[i] >= 0) << "conv_transpose: output_padding " << extra[i]
+                               << " is negative; it adds elements at the end of a dim";
+    user_assert(size + extra[i] >= 1)
+        << "conv_transpose: the output of spatial dim " << i << " would have " << size + extra[i]
+        << " elements; padding (" << w.pads[i].first << ", " << w.pads[i].second
+        << ") cuts more than the input gives";
+    pads.emplace_back(span - w.pads[i].first, span - w.pads[i].second + extra[i]);
+  }
+  Shape grouped = {groups, cin / groups, cog}, flat = {groups * cog, cin / groups};
+  grouped.insert(grouped.end(), kernel.begin(), kernel.end());
+  flat.insert(flat.end(), kernel.begin(), kernel.end());
+  std::vector<int64_t> spatial(nd);
+  std::iota(spatial.begin(), spatial.end(), 3);
+  Tensor flipped = weight.reshape(grouped).transpose(1, 2).flip(spatial).reshape(flat);
+  Tensor x = pad_or_cut(interleave_zeros(*this, w.stride), pads);
+  return conv_nd("conv_transpose", x, flipped, bias, groups, {.dilation = w.dilation});
+}
+
+Tensor Tensor::max_pool(std::vector<int64_t> kernel, const WindowArgs& args) const {
+  user_assert(!args.count_include_pad)
+      << "max_pool: count_include_pad applies to avg_pool only; leave it unset";
+  Window w = resolve_pool("max_pool", *this, kernel, args);
+  return windows(*this, w, detail::lowest_value(dtype())).max(last_axes(kernel.size()));
+}
+
+Tensor Tensor::avg_pool(std::vector<int64_t> kernel, const WindowArgs& args) const {
+  Window w = resolve_pool("avg_pool", *this, kernel, args);
+  Tensor x = windows(*this, w);
+  std::vector<int64_t> axes = last_axes(kernel.size());
+  std::vector<double> counts = window_counts(w, args);
+  double full = 1;
+  for (int64_t k : kernel) full *= static_cast<double>(k);
+  if (std::all_of(counts.begin(), counts.end(), [&](double c) { return c == full; }))
+    return x.mean(axes);
+  DType dt = dtype().is_float() ? dtype() : DType(Scalar::Float32);
+  return x.sum(axes).div(Tensor(std::span<const double>(counts), w.out, dt));
+}
+
+Tensor Tensor::lp_pool(std::vector<int64_t> kernel, double p, const WindowArgs& args) const {
+  user_assert(p > 0 && std::isfinite(p)) << "lp_pool: p must be positive and finite, not " << p;
+  user_assert(!args.count_include_pad)
+      << "lp_pool: count_include_pad applies to avg_pool only; leave it unset";
+  Window w = resolve_pool("lp_pool", *this, kernel, args);
+  Tensor x = cast(dtype().is_float() ? dtype() : DType(Scalar::Float32)).abs();
+  Tensor sum = windows(p == 1 ? x : x.pow(p), w).sum(last_axes(kernel.size()));
+  return p == 1 ? sum : sum.pow(1 / p);
+}
+
+Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding,
+                          int64_t dilation) const {
+  user_assert(ndim() >= 2) << "max_pool2d: needs at least 2 dims, not " << shape_str(shape_);
+  return max_pool({kernel, kernel}, {.stride = {stride.value_or(kernel)},
+                                     .dilation = {dilation},
+                                     .padding = {{padding, padding}}});
+}
+
+Tensor Tensor::avg_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding) const {
+  user_assert(ndim() >= 2) << "avg_pool2d: needs at least 2 dims, not " << shape_str(shape_);
+  return avg_pool({kernel, kernel}, {.stride = {stride.value_or(kernel)},
+                                     .padding = {{padding, padding}},
+                                     .count_include_pad = true});
+}
+
+} // namespace beamlab

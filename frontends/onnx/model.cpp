@@ -1,0 +1,281 @@
+// ONNX models; see model.hpp.
+#include "frontends/onnx/model.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
+
+namespace beamlab::onnx {
+
+struct ModelImpl {
+  std::string path, base_dir;
+  ::onnx::ModelProto proto;
+  int64_t opset = 0;
+  std::vector<ModelInput> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, int64_t> op_counts;
+  std::map<std::string, Value> initializers;
+};
+
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+int64_t default_opset(const ::onnx::ModelProto& m, const std::string& path) {
+  (void)path;
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return 0; // only other domains' ops; each is reported as unsupported where it is used
+}
+
+// The input's shape: the model's fixed dims, symbolic ones from `given`.
+Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
+                    const std::string& path) {
+  const auto& tt = vi.type().tensor_type();
+  const std::string& name = vi.name();
+  auto it = given.find(name);
+  if (!tt.has_shape()) {
+    user_assert(it != given.end()) << path << ": input '" << name << "' has no shape in the "
+                                   << "model; give it with --input " << name << "=1x3x224x224";
+    return it->second;
+  }
+  const auto& dims = tt.shape().dim();
+  if (it != given.end()) {
+    const Shape& s = it->second;
+    user_assert(static_cast<int>(s.size()) == dims.size())
+        << path << ": --input " << name << "=" << shape_str(s) << " has rank " << s.size()
+        << " but the model's input has rank " << dims.size();
+    for (int i = 0; i < dims.size(); ++i)
+      user_assert(!dims[i].has_dim_value() || dims[i].dim_value() == s[static_cast<size_t>(i)])
+          << path << ": --input " << name << "=" << shape_str(s) << " contradicts the model, "
+          << "which fixes dim " << i << " to " << dims[i].dim_value();
+    return s;
+  }
+  Shape s;
+  for (int i = 0; i < dims.size(); ++i) {
+    user_assert(dims[i].has_dim_value() && dims[i].dim_value() >= 0)
+        << path << ": input '" << name << "' dim " << i << " is symbolic ('"
+        << dims[i].dim_param() << "'); give the shape with --input " << name << "=...";
+    s.push_back(dims[i].dim_value());
+  }
+  return s;
+}
+
+// ONNX's checker. It looks for external data relative to the working directory, so it
+// checks a copy without it; decode() reads that data, relative to the model.
+void check(const ::onnx::ModelProto& proto) {
+  auto external = [](const ::onnx::TensorProto& t) {
+    return t.data_location() == ::onnx::TensorProto::EXTERNAL;
+  };
+  const auto& inits = proto.graph().initializer();
+  if (std::none_of(inits.begin(), inits.end(), external)) {
+    ::onnx::checker::check_model(proto);
+    return;
+  }
+  ::onnx::ModelProto copy = proto;
+  for (auto& t : *copy.mutable_graph()->mutable_initializer()) {
+    if (!external(t)) continue;
+    t.clear_external_data();
+    t.set_data_location(::onnx::TensorProto::DEFAULT);
+    t.set_raw_data(std::string(1, '\0')); // a placeholder the checker counts as data
+  }
+  ::onnx::checker::check_model(copy);
+}
+
+void prepare(ModelImpl& m, const InputShapes& given) {
+  const std::string& path = m.path;
+  user_assert(m.proto.has_graph()) << path << ": the model has no graph; is it an ONNX model?";
+  m.opset = default_opset(m.proto, path);
+  user_assert(m.opset <= kMaxOpset)
+      << path << ": opset " << m.opset << " is newer than beamlab supports (up to " << kMaxOpset
+      << "); re-export the model with opset_version=" << kMaxOpset;
+  try {
+    check(m.proto);
+  } catch (const std::exception& e) {
+    user_error << path << ": the ONNX checker rejects the model: " << first_line(e.what());
+  }
+  const auto& g = m.proto.graph();
+  for (const auto& init : g.initializer()) {
+    HostTensor h = decode(init, m.base_dir, path + ": initializer '" + init.name() + "'");
+    m.initializers[init.name()] = h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
+  }
+  std::set<std::string> known;
+  for (const auto& vi : g.input()) {
+    if (m.initializers.count(vi.name())) continue;
+    user_assert(vi.type().has_tensor_type())
+        << path << ": input '" << vi.name() << "' is not a tensor (sequences, maps and "
+        << "optionals are not supported)";
+    ModelInput in{vi.name(), dtype_of(vi.type().tensor_type().elem_type(),
+                                      path + ": input '" + vi.name() + "'"),
+                  resolve_shape(vi, given, path)};
+    m.inputs.push_back(std::move(in));
+    known.insert(vi.name());
+  }
+  for (const auto& [name, shape] : given) {
+    std::string names;
+    for (const ModelInput& i : m.inputs) names += (names.empty() ? "" : ", ") + i.name;
+    user_assert(known.count(name)) << path << ": --input names '" << name
+                                   << "', which is not an input of the model (its inputs: "
+                                   << names << ")";
+  }
+  for (const auto& o : g.output()) m.outputs.push_back(o.name());
+  for (const auto& n : g.node()) ++m.op_counts[n.op_type()];
+}
+
+std::string node_label(const ::onnx::NodeProto& n, int index, int64_t opset) {
+  std::string name = n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'";
+  std::string domain = n.domain().empty() || n.domain() == "ai.onnx" ? "" : n.domain() + ".";
+  return "node " + name + " (" + domain + n.op_type() + ", opset " + std::to_string(opset) + ")";
+}
+
+// Runs one node's converter; errors get the file and the node in front.
+void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
+             std::map<std::string, Value>& env) {
+  std::string where = m.path + ": " + node_label(n, index, m.opset);
+  bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+  auto it = converters().find(n.op_type());
+  user_assert(default_domain && it != converters().end())
+      << where << ": this op is not supported";
+  user_assert(m.opset > 0) << where << ": the model imports no default-domain opset; "
+                           << "re-export it (e.g. torch.onnx.export with opset_version="
+                           << kMaxOpset << ")";
+  std::vector<const Value*> inputs;
+  for (const std::string& name : n.input()) {
+    if (name.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    auto v = env.find(name);
+    user_assert(v != env.end()) << where << ": input '" << name
+                                << "' is not computed before it (the graph is not sorted)";
+    inputs.push_back(&v->second);
+  }
+  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  std::vector<Value> outs;
+  Node node(n, m.opset, std::move(inputs), m.base_dir);
+  try {
+    outs = it->second(node);
+  } catch (const UserError& e) {
+    throw UserError(where + ": " + e.what());
+  } catch (const InternalError& e) {
+    throw InternalError(where + ": " + e.what());
+  }
+  for (int i = 0; i < n.output_size(); ++i) {
+    if (n.output(i).empty()) continue;
+    user_assert(static_cast<size_t>(i) < outs.size())
+        << where << ": output " << i << " ('" << n.output(i) << "') is not supported";
+    env[n.output(i)] = outs[static_cast<size_t>(i)];
+  }
+}
+
+} // namespace
+
+void parse_input_shape(const std::string& text, InputShapes& shapes, const std::string& flag) {
+  size_t eq = text.find('=');
+  user_assert(eq != std::string::npos && eq > 0)
+      << flag << " '" << text << "': expected NAME=DIMS like input=1x3x224x224";
+  std::string name = text.substr(0, eq), dims = text.substr(eq + 1);
+  Shape shape;
+  std::stringstream ss(dims);
+  for (std::string d; !dims.empty() && std::getline(ss, d, 'x');) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    user_assert(ec == std::errc{} && p == d.data() + d.size() && v >= 1)
+        << flag << " '" << text << "': dimension '" << d
+        << "' is not a positive integer; expected NAME=DIMS like input=1x3x224x224";
+    shape.push_back(v);
+  }
+  user_assert(!shapes.count(name)) << flag << " '" << text << "': input '" << name
+                                   << "' is given twice";
+  shapes[name] = shape;
+}
+
+Model Model::load(const std::string& path, const InputShapes& input_shapes) {
+  std::error_code ec;
+  user_assert(std::filesystem::is_regular_file(path, ec))
+      << "cannot read the model '" << path << "': no such file; check the path";
+  std::ifstream f(path, std::ios::binary);
+  user_assert(f) << "cannot read the model '" << path << "'; check its permissions";
+  std::stringstream bytes;
+  bytes << f.rdbuf();
+  return parse(bytes.str(), path, input_shapes);
+}
+
+Model Model::parse(std::string_view bytes, const std::string& path,
+                   const InputShapes& input_shapes) {
+  auto m = std::make_shared<ModelImpl>();
+  m->path = path;
+  m->base_dir = std::filesystem::path(path).parent_path().string();
+  user_assert(bytes.size() < (size_t{1} << 31))
+      << path << ": larger than 2 GiB; keep the weights as external data beside the model";
+  user_assert(m->proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      << path << ": not an ONNX model (it does not parse as a ModelProto; is the file "
+      << "truncated or of another format?)";
+  prepare(*m, input_shapes);
+  Model model;
+  model.impl_ = std::move(m);
+  return model;
+}
+
+const std::string& Model::path() const { return impl_->path; }
+int64_t Model::opset() const { return impl_->opset; }
+const std::vector<ModelInput>& Model::inputs() const { return impl_->inputs; }
+const std::vector<std::string>& Model::output_names() const { return impl_->outputs; }
+const std::map<std::string, int64_t>& Model::op_counts() const { return impl_->op_counts; }
+
+std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& feeds) const {
+  const ModelImpl& m = *impl_;
+  std::map<std::string, Value> env = m.initializers;
+  for (const ModelInput& in : m.inputs) {
+    auto it = feeds.find(in.name);
+    if (it == feeds.end() && shape_numel(in.shape) == 0) { // an empty input needs no data
+      env[in.name] = Value::empty(in.shape, in.dtype);
+      continue;
+    }
+    user_assert(it != feeds.end()) << m.path << ": input '" << in.name << "' is not given";
+    const Tensor& t = it->second;
+    user_assert(t.shape() == in.shape && t.dtype() == in.dtype)
+        << m.path << ": input '" << in.name << "' must be " << in.dtype.str() << " "
+        << shape_str(in.shape) << ", not " << t.dtype().str() << " " << shape_str(t.shape());
+    env[in.name] = t;
+  }
+  const auto& nodes = m.proto.graph().node();
+  for (int i = 0; i < nodes.size(); ++i) convert(m, nodes[i], i, env);
+  std::vector<Tensor> outs;
+  for (const std::string& name : m.outputs) {
+    auto it = env.find(name);
+    user_assert(it != env.end()) << m.path << ": output '" << name << "' is never computed";
+    user_assert(it->second.tensor) << m.path << ": output '" << name << "' is an empty tensor "
+                                   << shape_str(it->second.shape)
+                                   << "; beamlab does not compute on empty tensors";
+    outs.push_back(*it->second.tensor);
+  }
+  return outs;
+}
+
+std::map<std::string, Tensor> Model::random_inputs(uint64_t seed) const {
+  std::map<std::string, Tensor> feeds;
+  for (const ModelInput& in : impl_->inputs) {
+    if (in.dtype.is_float()) {
+      feeds.emplace(in.name, Tensor::rand(in.shape, seed++, in.dtype));
+      continue;
+    }
+    // Integers and bools: 0 or 1, as host data (a buffer of the input's dtype).
+    std::vector<float> bits = Tensor::rand(in.shape, seed++).to_vector<float>();
+    std::vector<int64_t> v(bits.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = bits[i] < 0.5f ? 0 : 1;
+    feeds.emplace(in.name, Tensor(std::span<const int64_t>(v), in.shape, in.dtype));
+  }
+  return feeds;
+}
+
+} // namespace beamlab::onnx

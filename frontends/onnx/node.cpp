@@ -1,0 +1,147 @@
+// One ONNX node's inputs and attributes; see node.hpp.
+#include "frontends/onnx/node.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include "frontends/onnx/tensor_proto.hpp"
+
+namespace beamlab::onnx {
+
+Node::Node(const ::onnx::NodeProto& proto, int64_t opset, std::vector<const Value*> inputs,
+           std::string base_dir)
+    : proto_(proto), opset_(opset), inputs_(std::move(inputs)), base_dir_(std::move(base_dir)) {}
+
+const std::string& Node::op() const { return proto_.op_type(); }
+
+size_t Node::num_outputs() const {
+  size_t n = 0;
+  for (int i = 0; i < proto_.output_size(); ++i)
+    if (!proto_.output(i).empty()) n = static_cast<size_t>(i) + 1;
+  return n;
+}
+
+bool Node::wants_output(size_t i) const {
+  return static_cast<int>(i) < proto_.output_size() && !proto_.output(static_cast<int>(i)).empty();
+}
+
+const Value* Node::value(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+
+bool Node::has(size_t i) const { return value(i) && value(i)->tensor; }
+
+const Tensor& Node::in(size_t i) const {
+  const Value* v = value(i);
+  user_assert(v) << "input " << i << " is missing (the node has " << inputs_.size()
+                 << "); the model is malformed";
+  user_assert(v->tensor) << "input " << i << " ('" << proto_.input(static_cast<int>(i))
+                         << "') is an empty tensor " << shape_str(v->shape)
+                         << "; beamlab does not compute on empty tensors";
+  return *v->tensor;
+}
+
+std::optional<Tensor> Node::opt(size_t i) const {
+  return has(i) ? std::optional<Tensor>(in(i)) : std::nullopt;
+}
+
+std::vector<Tensor> Node::all_inputs() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (has(i)) out.push_back(in(i));
+  return out;
+}
+
+const ::onnx::AttributeProto* Node::attr(const std::string& name) const {
+  for (const auto& a : proto_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+bool Node::has_attr(const std::string& name) const { return attr(name) != nullptr; }
+
+int64_t Node::attr_int(const std::string& name, int64_t dflt) const {
+  const auto* a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+int64_t Node::attr_int(const std::string& name) const {
+  const auto* a = attr(name);
+  user_assert(a) << "attribute '" << name << "' is required";
+  return a->i();
+}
+
+double Node::attr_float(const std::string& name, double dflt) const {
+  const auto* a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string Node::attr_string(const std::string& name, const std::string& dflt) const {
+  const auto* a = attr(name);
+  return a ? a->s() : dflt;
+}
+
+std::vector<int64_t> Node::attr_ints(const std::string& name, std::vector<int64_t> dflt) const {
+  const auto* a = attr(name);
+  if (!a) return dflt;
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::vector<double> Node::attr_floats(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a) return {};
+  return {a->floats().begin(), a->floats().end()};
+}
+
+Tensor Node::attr_tensor(const std::string& name) const {
+  const auto* a = attr(name);
+  user_assert(a && a->has_t()) << "attribute '" << name << "' must be a tensor";
+  return to_tensor(decode(a->t(), base_dir_, "attribute '" + name + "'"));
+}
+
+Value Node::attr_value(const std::string& name) const {
+  const auto* a = attr(name);
+  user_assert(a && a->has_t()) << "attribute '" << name << "' must be a tensor";
+  HostTensor h = decode(a->t(), base_dir_, "attribute '" + name + "'");
+  return h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
+}
+
+std::vector<int64_t> Node::host_ints(size_t i) const {
+  HostTensor h = to_host(in(i));
+  std::vector<int64_t> out(static_cast<size_t>(h.numel()));
+  for (int64_t k = 0; k < h.numel(); ++k) out[static_cast<size_t>(k)] = h.int_at(k);
+  return out;
+}
+
+std::vector<double> Node::host_floats(size_t i) const {
+  HostTensor h = to_host(in(i));
+  std::vector<double> out(static_cast<size_t>(h.numel()));
+  for (int64_t k = 0; k < h.numel(); ++k) out[static_cast<size_t>(k)] = h.at(k);
+  return out;
+}
+
+std::optional<std::vector<int64_t>> Node::ints_from(size_t i, const std::string& name) const {
+  if (has(i)) return host_ints(i);
+  if (value(i)) return std::vector<int64_t>{}; // given but empty
+  if (has_attr(name)) return attr_ints(name);
+  return std::nullopt;
+}
+
+int64_t Node::axis(int64_t a, int64_t rank, const char* what) {
+  user_assert(a >= -rank && a < std::max<int64_t>(rank, 1))
+      << what << " " << a << " is out of range for rank " << rank;
+  return a < 0 ? a + rank : a;
+}
+
+const ConverterTable& converters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    add_elementwise_ops(t);
+    add_reduce_ops(t);
+    add_movement_ops(t);
+    add_nn_ops(t);
+    add_resize_ops(t);
+    add_loss_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+} // namespace beamlab::onnx

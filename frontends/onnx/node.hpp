@@ -1,0 +1,120 @@
+// The importer's private view of one ONNX node: its inputs as tensors, its attributes by name
+// with defaults, and its static inputs (shapes, axes, pads) read back to the host. Each op
+// family's converters (ops_*.cpp) take a Node and return the node's outputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <beamlab/beamlab.hpp>
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+class TensorProto;
+} // namespace onnx
+
+namespace beamlab::onnx {
+
+/// A value in the graph: a tensor, or an empty one (0 elements; beamlab computes on none, so
+/// ops treat it as absent, like ONNX's empty optional inputs).
+struct Value {
+  std::optional<Tensor> tensor;
+  Shape shape;
+  DType dtype = Scalar::Float32;
+
+  Value() = default;
+  Value(Tensor t) : tensor(t), shape(t.shape()), dtype(t.dtype()) {} // NOLINT: implicit
+  /// An empty tensor of `shape` (some dim 0).
+  static Value empty(Shape shape, DType dtype) {
+    Value v;
+    v.shape = std::move(shape);
+    v.dtype = dtype;
+    return v;
+  }
+};
+
+class Node {
+public:
+  Node(const ::onnx::NodeProto& proto, int64_t opset, std::vector<const Value*> inputs,
+       std::string base_dir);
+
+  const std::string& op() const;
+  int64_t opset() const { return opset_; }
+  /// How many outputs the graph wants (named, non-empty).
+  size_t num_outputs() const;
+  bool wants_output(size_t i) const;
+
+  /// Input i is given and not empty.
+  bool has(size_t i) const;
+  /// Input i; a UserError if it is missing or empty.
+  const Tensor& in(size_t i) const;
+  std::optional<Tensor> opt(size_t i) const;
+  /// Every given input, in order (variadic ops: Sum, Max, Concat).
+  std::vector<Tensor> all_inputs() const;
+  size_t input_count() const { return inputs_.size(); }
+  /// Input i's shape and dtype, also for an empty input.
+  const Value* value(size_t i) const;
+
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t dflt) const;
+  int64_t attr_int(const std::string& name) const;
+  double attr_float(const std::string& name, double dflt) const;
+  std::string attr_string(const std::string& name, const std::string& dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> dflt = {}) const;
+  std::vector<double> attr_floats(const std::string& name) const;
+  /// A tensor attribute (Constant's value), decoded.
+  Tensor attr_tensor(const std::string& name) const;
+  /// The same, empty tensors included.
+  Value attr_value(const std::string& name) const;
+  const ::onnx::AttributeProto* attr(const std::string& name) const;
+
+  /// Input i's values on the host as integers (realizing it if it is computed).
+  std::vector<int64_t> host_ints(size_t i) const;
+  std::vector<double> host_floats(size_t i) const;
+  /// Integers from input i when given, else from attribute `name`, else `dflt` (ops that
+  /// moved an attribute to an input in a later opset: axes, pads, starts, ...).
+  std::optional<std::vector<int64_t>> ints_from(size_t i, const std::string& name) const;
+
+  /// An axis in [0, rank), from a possibly negative one; a UserError names `what`.
+  static int64_t axis(int64_t a, int64_t rank, const char* what);
+
+private:
+  const ::onnx::NodeProto& proto_;
+  int64_t opset_;
+  std::vector<const Value*> inputs_;
+  std::string base_dir_;
+};
+
+using Converter = std::function<std::vector<Value>(const Node&)>;
+using ConverterTable = std::map<std::string, Converter>;
+
+/// The ops each family converts (ops_elementwise.cpp, ops_reduce.cpp, ops_movement.cpp,
+/// ops_nn.cpp, ops_resize.cpp, ops_loss.cpp).
+void add_elementwise_ops(ConverterTable& table);
+void add_reduce_ops(ConverterTable& table);
+void add_movement_ops(ConverterTable& table);
+void add_nn_ops(ConverterTable& table);
+void add_resize_ops(ConverterTable& table);
+void add_loss_ops(ConverterTable& table);
+
+/// Every converter, by op type (built once).
+const ConverterTable& converters();
+
+} // namespace beamlab::onnx
+
+namespace beamlab::onnx {
+
+/// The float type an op on `t` computes in (t's own if it is a float, else float32).
+inline DType float_of(DType t) { return t.is_float() ? t : DType(Scalar::Float32); }
+
+/// A 1-D int64 tensor of host values (shapes, indices).
+Tensor int64_tensor(const std::vector<int64_t>& values);
+
+/// Elements start, start + step, ... (count of them) along `axis`; step may be negative.
+Tensor strided_slice(const Tensor& x, int64_t axis, int64_t start, int64_t count, int64_t step);
+
+} // namespace beamlab::onnx

@@ -1,0 +1,369 @@
+// ONNX ops that move, select or create data: shapes and constants, reshapes, slices, concat
+// and split, gathers, padding, tiling, one-hot, triangles, cumulative sums, einsum. Static
+// operands (a Reshape's shape, a Slice's starts) are read back to the host.
+#include <algorithm>
+#include <numeric>
+
+#include <onnx/onnx_pb.h>
+
+#include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
+
+namespace beamlab::onnx {
+
+Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return Tensor(std::span<const int64_t>(values), {static_cast<int64_t>(values.size())},
+                Scalar::Int64);
+}
+
+Tensor strided_slice(const Tensor& x, int64_t axis, int64_t start, int64_t count, int64_t step) {
+  user_assert(count >= 1) << "the slice of axis " << axis << " of " << shape_str(x.shape())
+                          << " is empty; beamlab does not compute on empty tensors";
+  int64_t d = x.shape()[static_cast<size_t>(axis)];
+  Tensor y = x;
+  int64_t s = step;
+  if (step < 0) { // flip, then slice forward
+    y = y.flip({axis});
+    start = d - 1 - start;
+    s = -step;
+  }
+  int64_t span = (count - 1) * s + 1;
+  y = y.slice(axis, start, start + span);
+  if (s == 1) return y;
+  // Pad to count * s, view as (count, s), keep column 0.
+  std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(y.ndim()), {0, 0});
+  pads[static_cast<size_t>(axis)] = {0, count * s - span};
+  Shape split = y.shape();
+  split[static_cast<size_t>(axis)] = count;
+  split.insert(split.begin() + axis + 1, s);
+  y = y.pad(pads).reshape(split).slice(axis + 1, 0, 1);
+  return y.squeeze(axis + 1);
+}
+
+namespace {
+
+std::vector<Value> one(Tensor t) { return {std::move(t)}; }
+
+int64_t dim(const Tensor& x, int64_t axis) { return x.shape()[static_cast<size_t>(axis)]; }
+
+Value constant(const Node& n) {
+  if (n.has_attr("value")) return n.attr_value("value");
+  if (n.has_attr("value_float")) return Tensor(n.attr_float("value_float", 0), Scalar::Float32);
+  if (n.has_attr("value_int"))
+    return Tensor(static_cast<double>(n.attr_int("value_int", 0)), Scalar::Int64);
+  if (n.has_attr("value_floats")) {
+    std::vector<double> v = n.attr_floats("value_floats");
+    return Tensor(std::span<const double>(v), {static_cast<int64_t>(v.size())});
+  }
+  if (n.has_attr("value_ints")) return int64_tensor(n.attr_ints("value_ints"));
+  user_error << "only tensor, float and int values are supported (not strings or sparse)";
+  return Tensor(0.0);
+}
+
+Tensor reshape(const Node& n) {
+  const Tensor& x = n.in(0);
+  std::vector<int64_t> shape = n.ints_from(1, "shape").value_or(std::vector<int64_t>{});
+  bool allow_zero = n.attr_int("allowzero", 0) != 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] != 0 || allow_zero) continue;
+    user_assert(i < x.shape().size())
+        << "shape " << shape_str(shape) << " copies dim " << i << " of " << shape_str(x.shape())
+        << ", which has no such dim";
+    shape[i] = x.shape()[i];
+  }
+  return x.reshape(shape);
+}
+
+// An empty result (a count of 0 on some axis) is a Value of that shape: shape arithmetic in
+// exported graphs slices empty ranges of shapes.
+Value slice(const Node& n) {
+  Tensor x = n.in(0);
+  bool inputs = n.opset() >= 10;
+  std::vector<int64_t> starts = inputs ? n.host_ints(1) : n.attr_ints("starts");
+  std::vector<int64_t> ends = inputs ? n.host_ints(2) : n.attr_ints("ends");
+  std::vector<int64_t> axes = (inputs ? n.ints_from(3, "") : n.ints_from(99, "axes"))
+                                  .value_or(std::vector<int64_t>{});
+  std::vector<int64_t> steps = inputs && n.has(4) ? n.host_ints(4) : std::vector<int64_t>{};
+  user_assert(starts.size() == ends.size())
+      << "starts and ends have different lengths (" << starts.size() << ", " << ends.size() << ")";
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = Node::axis(axes[i], x.ndim(), "axis"), d = dim(x, a);
+    int64_t step = i < steps.size() ? steps[i] : 1;
+    user_assert(step != 0) << "a step of 0 on axis " << a;
+    auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
+      if (v < 0) v += d;
+      return std::clamp(v, lo, hi);
+    };
+    int64_t s = step > 0 ? norm(starts[i], 0, d) : norm(starts[i], -1, d - 1);
+    int64_t e = step > 0 ? norm(ends[i], 0, d) : norm(ends[i], -1, d - 1);
+    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
+    if (s == 0 && count == d && step == 1) continue;
+    if (count <= 0) {
+      Shape shape = x.shape();
+      shape[static_cast<size_t>(a)] = 0;
+      return Value::empty(shape, x.dtype());
+    }
+    x = strided_slice(x, a, s, count, step);
+  }
+  return x;
+}
+
+std::vector<Value> split(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t a = Node::axis(n.attr_int("axis", 0), x.ndim(), "axis"), d = dim(x, a);
+  std::vector<int64_t> sizes = (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "split"))
+                                   .value_or(std::vector<int64_t>{});
+  if (sizes.empty()) {
+    auto parts = static_cast<int64_t>(n.num_outputs());
+    if (n.has_attr("num_outputs")) parts = n.attr_int("num_outputs");
+    int64_t each = (d + parts - 1) / parts;
+    for (int64_t at = 0; at < d; at += each) sizes.push_back(std::min(each, d - at));
+  }
+  std::vector<Value> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    out.push_back(x.slice(a, at, at + s));
+    at += s;
+  }
+  user_assert(at == d) << "split sizes " << shape_str(sizes) << " do not add up to dim " << a
+                       << " (" << d << ")";
+  return out;
+}
+
+Tensor unsqueeze(const Node& n) {
+  Tensor x = n.in(0);
+  std::vector<int64_t> axes =
+      (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes")).value_or(std::vector<int64_t>{});
+  int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
+  for (int64_t& a : axes) a = Node::axis(a, rank, "axis");
+  std::sort(axes.begin(), axes.end());
+  for (int64_t a : axes) x = x.unsqueeze(a);
+  return x;
+}
+
+Tensor squeeze(const Node& n) {
+  Tensor x = n.in(0);
+  std::optional<std::vector<int64_t>> axes =
+      n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes");
+  if (!axes || axes->empty()) return x.squeeze();
+  std::vector<int64_t> as = *axes;
+  for (int64_t& a : as) a = Node::axis(a, x.ndim(), "axis");
+  std::sort(as.rbegin(), as.rend());
+  for (int64_t a : as) x = x.squeeze(a);
+  return x;
+}
+
+// Edge and reflect padding of one axis by `b` before and `e` after.
+Tensor pad_axis(const Tensor& x, int64_t a, int64_t b, int64_t e, const std::string& mode) {
+  int64_t d = dim(x, a);
+  std::vector<Tensor> parts;
+  if (mode == "edge") {
+    auto edge = [&](int64_t at, int64_t count) {
+      Shape s = x.shape();
+      s[static_cast<size_t>(a)] = count;
+      return x.slice(a, at, at + 1).expand(s);
+    };
+    if (b > 0) parts.push_back(edge(0, b));
+    parts.push_back(x);
+    if (e > 0) parts.push_back(edge(d - 1, e));
+  } else {
+    user_assert(b < d && e < d) << "reflect padding of " << std::max(b, e)
+                                << " needs a dim larger than " << d;
+    if (b > 0) parts.push_back(x.slice(a, 1, b + 1).flip({a}));
+    parts.push_back(x);
+    if (e > 0) parts.push_back(x.slice(a, d - e - 1, d - 1).flip({a}));
+  }
+  return parts.size() == 1 ? x : Tensor::cat(parts, a);
+}
+
+Tensor pad(const Node& n) {
+  Tensor x = n.in(0);
+  int64_t r = x.ndim();
+  std::vector<int64_t> pads = n.opset() >= 11 ? n.host_ints(1) : n.attr_ints("pads");
+  std::vector<int64_t> axes = n.opset() >= 18 && n.has(3) ? n.host_ints(3) : std::vector<int64_t>{};
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  user_assert(pads.size() == 2 * axes.size())
+      << "pads has " << pads.size() << " values; it needs 2 per axis (" << 2 * axes.size() << ")";
+  std::string mode = n.attr_string("mode", "constant");
+  user_assert(mode == "constant" || mode == "edge" || mode == "reflect")
+      << "mode '" << mode << "' is not supported (constant, edge, reflect)";
+  double value = n.opset() >= 11 ? (n.has(2) ? n.host_floats(2)[0] : 0.0)
+                                 : n.attr_float("value", 0.0);
+  std::vector<std::pair<int64_t, int64_t>> amounts(static_cast<size_t>(r), {0, 0});
+  size_t k = axes.size();
+  for (size_t i = 0; i < k; ++i) {
+    int64_t a = Node::axis(axes[i], r, "axis");
+    int64_t b = pads[i], e = pads[i + k];
+    if (b < 0) x = x.slice(a, -b, dim(x, a)), b = 0; // negative pads crop
+    if (e < 0) x = x.slice(a, 0, dim(x, a) + e), e = 0;
+    amounts[static_cast<size_t>(a)] = {b, e};
+  }
+  if (mode == "constant") return x.pad(amounts, value);
+  for (int64_t a = 0; a < r; ++a) {
+    auto [b, e] = amounts[static_cast<size_t>(a)];
+    if (b || e) x = pad_axis(x, a, b, e, mode);
+  }
+  return x;
+}
+
+Tensor depth_to_space(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t b = n.attr_int("blocksize");
+  user_assert(x.ndim() == 4) << "needs (N, C, H, W), not " << shape_str(x.shape());
+  int64_t N = dim(x, 0), C = dim(x, 1), H = dim(x, 2), W = dim(x, 3);
+  user_assert(C % (b * b) == 0) << "channels " << C << " are not a multiple of blocksize^2";
+  int64_t c = C / (b * b);
+  if (n.attr_string("mode", "DCR") == "CRD")
+    return x.reshape({N, c, b, b, H, W}).permute({0, 1, 4, 2, 5, 3}).reshape({N, c, H * b, W * b});
+  return x.reshape({N, b, b, c, H, W}).permute({0, 3, 4, 1, 5, 2}).reshape({N, c, H * b, W * b});
+}
+
+Tensor space_to_depth(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t b = n.attr_int("blocksize");
+  user_assert(x.ndim() == 4) << "needs (N, C, H, W), not " << shape_str(x.shape());
+  int64_t N = dim(x, 0), C = dim(x, 1), H = dim(x, 2), W = dim(x, 3);
+  user_assert(H % b == 0 && W % b == 0) << "H and W must be multiples of blocksize " << b;
+  return x.reshape({N, C, H / b, b, W / b, b})
+      .permute({0, 3, 5, 1, 2, 4})
+      .reshape({N, C * b * b, H / b, W / b});
+}
+
+Tensor one_hot(const Node& n) {
+  Tensor idx = n.in(0);
+  int64_t depth = static_cast<int64_t>(n.host_floats(1)[0]);
+  const Tensor& values = n.in(2);
+  int64_t rank = idx.ndim() + 1;
+  int64_t a = Node::axis(n.attr_int("axis", -1), rank, "axis");
+  Tensor i = idx.cast(Scalar::Int64);
+  i = (i < 0).where(i + static_cast<double>(depth), i);
+  Shape along(static_cast<size_t>(rank), 1);
+  along[static_cast<size_t>(a)] = depth;
+  Tensor hit = i.unsqueeze(a).eq(Tensor::arange(0, static_cast<double>(depth), 1, Scalar::Int64)
+                                     .reshape(along));
+  return hit.where(values.slice(0, 1, 2).reshape({}), values.slice(0, 0, 1).reshape({}));
+}
+
+Tensor cumsum(const Node& n) {
+  Tensor x = n.in(0);
+  int64_t a = Node::axis(n.host_ints(1)[0], x.ndim(), "axis");
+  bool exclusive = n.attr_int("exclusive", 0) != 0, reverse = n.attr_int("reverse", 0) != 0;
+  if (reverse) x = x.flip({a});
+  Tensor c = x.cumsum(a).cast(x.dtype());
+  if (exclusive) {
+    std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(x.ndim()), {0, 0});
+    pads[static_cast<size_t>(a)] = {1, 0};
+    c = c.pad(pads).slice(a, 0, dim(x, a));
+  }
+  return reverse ? c.flip({a}) : c;
+}
+
+Tensor range(const Node& n) {
+  double start = n.host_floats(0)[0], limit = n.host_floats(1)[0], delta = n.host_floats(2)[0];
+  return Tensor::arange(start, limit, delta, n.in(0).dtype());
+}
+
+Tensor eye_like(const Node& n) {
+  const Tensor& x = n.in(0);
+  user_assert(x.ndim() == 2) << "needs a 2-D input, not " << shape_str(x.shape());
+  DType dt = n.has_attr("dtype") ? dtype_of(static_cast<int>(n.attr_int("dtype", 1)), "dtype")
+                                 : x.dtype();
+  int64_t k = n.attr_int("k", 0);
+  Tensor r = Tensor::arange(dim(x, 0)).reshape({dim(x, 0), 1}).cast(Scalar::Int64);
+  Tensor c = Tensor::arange(dim(x, 1)).reshape({1, dim(x, 1)}).cast(Scalar::Int64);
+  return (c - r).eq(Tensor(static_cast<double>(k), Scalar::Int64)).cast(dt);
+}
+
+void add_shapes(ConverterTable& t) {
+  t["Constant"] = [](const Node& n) { return std::vector<Value>{constant(n)}; };
+  t["Shape"] = [](const Node& n) {
+    const Value* v = n.value(0);
+    user_assert(v) << "input 0 is missing";
+    auto r = static_cast<int64_t>(v->shape.size());
+    int64_t s = n.attr_int("start", 0), e = n.attr_int("end", r);
+    s = std::clamp(s < 0 ? s + r : s, int64_t{0}, r);
+    e = std::clamp(e < 0 ? e + r : e, int64_t{0}, r);
+    return one(int64_tensor(std::vector<int64_t>(v->shape.begin() + s, v->shape.begin() + e)));
+  };
+  t["Size"] = [](const Node& n) {
+    return one(Tensor(static_cast<double>(shape_numel(n.value(0)->shape)), Scalar::Int64));
+  };
+  t["ConstantOfShape"] = [](const Node& n) {
+    Tensor v = n.has_attr("value") ? n.attr_tensor("value") : Tensor(0.0, Scalar::Float32);
+    return one(v.reshape({}).expand(n.host_ints(0)).contiguous());
+  };
+  t["Range"] = [](const Node& n) { return one(range(n)); };
+  t["EyeLike"] = [](const Node& n) { return one(eye_like(n)); };
+  t["OneHot"] = [](const Node& n) { return one(one_hot(n)); };
+}
+
+void add_reshapes(ConverterTable& t) {
+  t["Reshape"] = [](const Node& n) { return one(reshape(n)); };
+  t["Flatten"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    int64_t a = n.attr_int("axis", 1);
+    a = Node::axis(a < 0 ? a + x.ndim() : a, x.ndim() + 1, "axis");
+    int64_t outer = 1;
+    for (int64_t i = 0; i < a; ++i) outer *= dim(x, i);
+    return one(x.reshape({outer, x.numel() / outer}));
+  };
+  t["Transpose"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = x.ndim() - 1; i >= 0; --i) perm.push_back(i);
+    return one(x.permute(perm));
+  };
+  t["Squeeze"] = [](const Node& n) { return one(squeeze(n)); };
+  t["Unsqueeze"] = [](const Node& n) { return one(unsqueeze(n)); };
+  t["Expand"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    Shape s = broadcast_shapes(x.shape(), n.host_ints(1), "Expand");
+    return one(x.expand(s));
+  };
+  t["Tile"] = [](const Node& n) { return one(n.in(0).repeat(n.host_ints(1))); };
+  t["DepthToSpace"] = [](const Node& n) { return one(depth_to_space(n)); };
+  t["SpaceToDepth"] = [](const Node& n) { return one(space_to_depth(n)); };
+}
+
+void add_selections(ConverterTable& t) {
+  t["Slice"] = [](const Node& n) { return std::vector<Value>{slice(n)}; };
+  t["Split"] = split;
+  t["Concat"] = [](const Node& n) {
+    std::vector<Tensor> xs = n.all_inputs();
+    user_assert(!xs.empty()) << "needs at least one non-empty input";
+    int64_t a = Node::axis(n.attr_int("axis"), xs[0].ndim(), "axis");
+    return one(xs.size() == 1 ? xs[0] : Tensor::cat(xs, a));
+  };
+  t["Pad"] = [](const Node& n) { return one(pad(n)); };
+  t["Gather"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    return one(x.take(n.in(1), Node::axis(n.attr_int("axis", 0), x.ndim(), "axis")));
+  };
+  t["GatherElements"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    return one(x.gather(Node::axis(n.attr_int("axis", 0), x.ndim(), "axis"), n.in(1)));
+  };
+  t["Trilu"] = [](const Node& n) {
+    int64_t k = n.has(1) ? n.host_ints(1)[0] : 0;
+    const Tensor& x = n.in(0);
+    return one(n.attr_int("upper", 1) ? x.triu(k) : x.tril(k));
+  };
+  t["CumSum"] = [](const Node& n) { return one(cumsum(n)); };
+  t["Einsum"] = [](const Node& n) {
+    return one(Tensor::einsum(n.attr_string("equation", ""), n.all_inputs()));
+  };
+}
+
+} // namespace
+
+void add_movement_ops(ConverterTable& table) {
+  add_shapes(table);
+  add_reshapes(table);
+  add_selections(table);
+}
+
+} // namespace beamlab::onnx

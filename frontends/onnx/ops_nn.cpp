@@ -1,0 +1,264 @@
+// ONNX neural-network ops: matrix products, convolutions, pooling, normalizations, softmax
+// and friends, top-k and scatter. Window ops map ONNX's attributes (kernel_shape, strides,
+// dilations, pads as [begins..., ends...], auto_pad, ceil_mode) onto WindowArgs.
+#include <algorithm>
+#include <limits>
+
+#include "frontends/onnx/node.hpp"
+
+namespace beamlab::onnx {
+namespace {
+
+std::vector<Value> one(Tensor t) { return {std::move(t)}; }
+
+int64_t dim(const Tensor& x, int64_t axis) { return x.shape()[static_cast<size_t>(axis)]; }
+
+// The window settings of a conv or pool over x's spatial dims with kernel `k`.
+WindowArgs window(const Node& n, const Tensor& x, const std::vector<int64_t>& k, bool pool) {
+  auto nd = static_cast<int64_t>(k.size());
+  WindowArgs w;
+  w.stride = n.attr_ints("strides", std::vector<int64_t>(static_cast<size_t>(nd), 1));
+  w.dilation = n.attr_ints("dilations", std::vector<int64_t>(static_cast<size_t>(nd), 1));
+  user_assert(static_cast<int64_t>(w.stride.size()) == nd &&
+              static_cast<int64_t>(w.dilation.size()) == nd)
+      << "strides and dilations need " << nd << " values each (one per spatial dim)";
+  w.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  w.count_include_pad = n.attr_int("count_include_pad", 0) != 0;
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * k.size(), 0));
+  user_assert(static_cast<int64_t>(pads.size()) == 2 * nd)
+      << "pads needs " << 2 * nd << " values ([begins..., ends...]), not " << pads.size();
+  for (int64_t i = 0; i < nd; ++i) {
+    auto u = static_cast<size_t>(i);
+    int64_t in = dim(x, i + 2), eff = (k[u] - 1) * w.dilation[u] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t out = (in + w.stride[u] - 1) / w.stride[u];
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[u] + eff - in);
+      int64_t small = total / 2, big = total - small;
+      w.padding.emplace_back(auto_pad == "SAME_UPPER" ? small : big,
+                             auto_pad == "SAME_UPPER" ? big : small);
+    } else if (auto_pad == "VALID") {
+      w.padding.emplace_back(0, 0);
+    } else {
+      user_assert(auto_pad == "NOTSET") << "auto_pad '" << auto_pad << "' is not one of NOTSET, "
+                                        << "SAME_UPPER, SAME_LOWER, VALID";
+      w.padding.emplace_back(pads[u], pads[u + k.size()]);
+    }
+  }
+  (void)pool;
+  return w;
+}
+
+std::vector<int64_t> kernel_of(const Node& n, const Tensor& weight) {
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  if (k.empty()) k.assign(weight.shape().begin() + 2, weight.shape().end());
+  return k;
+}
+
+Tensor conv(const Node& n) {
+  const Tensor &x = n.in(0), &w = n.in(1);
+  std::vector<int64_t> k = kernel_of(n, w);
+  return x.conv(w, n.opt(2), n.attr_int("group", 1), window(n, x, k, false));
+}
+
+Tensor conv_transpose(const Node& n) {
+  const Tensor &x = n.in(0), &w = n.in(1);
+  std::vector<int64_t> k = kernel_of(n, w);
+  auto nd = k.size();
+  WindowArgs args;
+  args.stride = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  args.dilation = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> out_pad = n.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  std::vector<int64_t> out_shape = n.attr_ints("output_shape");
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t in = dim(x, static_cast<int64_t>(i) + 2);
+    int64_t full = args.stride[i] * (in - 1) + out_pad[i] + (k[i] - 1) * args.dilation[i] + 1;
+    int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - nd + i]
+                   : auto_pad.rfind("SAME", 0) == 0 ? in * args.stride[i]
+                                                    : -1;
+    if (want >= 0) {
+      int64_t total = full - want, half = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[i + nd] = total - pads[i];
+    }
+    if (pads[i + nd] < 0) { // an output_shape past the full size: zeros at the end
+      out_pad[i] -= pads[i + nd];
+      pads[i + nd] = 0;
+    }
+    args.padding.emplace_back(pads[i], pads[i + nd]);
+  }
+  return x.conv_transpose(w, n.opt(2), n.attr_int("group", 1), args, out_pad);
+}
+
+Tensor gemm(const Node& n) {
+  Tensor a = n.in(0), b = n.in(1);
+  if (n.attr_int("transA", 0)) a = a.transpose(0, 1);
+  if (n.attr_int("transB", 0)) b = b.transpose(0, 1);
+  double alpha = n.attr_float("alpha", 1.0), beta = n.attr_float("beta", 1.0);
+  Tensor y = a.matmul(b).cast(a.dtype());
+  if (alpha != 1.0) y = y * alpha;
+  if (n.has(2)) y = y + (beta != 1.0 ? n.in(2) * beta : n.in(2));
+  return y;
+}
+
+// Softmax-like ops: before opset 13 over the input flattened to 2-D at `axis` (default 1),
+// from 13 over `axis` alone (default -1).
+Tensor along_axis(const Node& n, Tensor (*f)(const Tensor&, int64_t)) {
+  const Tensor& x = n.in(0);
+  if (n.opset() >= 13) return f(x, Node::axis(n.attr_int("axis", -1), x.ndim(), "axis"));
+  int64_t a = Node::axis(n.attr_int("axis", 1), x.ndim(), "axis"), outer = 1;
+  for (int64_t i = 0; i < a; ++i) outer *= dim(x, i);
+  return f(x.reshape({outer, x.numel() / outer}), 1).reshape(x.shape());
+}
+
+Tensor hardmax(const Tensor& x, int64_t a) {
+  Shape along(static_cast<size_t>(x.ndim()), 1);
+  along[static_cast<size_t>(a)] = dim(x, a);
+  Tensor idx = x.argmax(a, true);
+  return idx.eq(Tensor::arange(dim(x, a)).reshape(along)).cast(x.dtype());
+}
+
+Tensor pool(const Node& n, bool is_max) {
+  const Tensor& x = n.in(0);
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  user_assert(!k.empty()) << "attribute 'kernel_shape' is required";
+  WindowArgs w = window(n, x, k, true);
+  return is_max ? x.max_pool(k, w) : x.avg_pool(k, w);
+}
+
+Tensor global_pool(const Tensor& x, bool is_max) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+  return is_max ? x.max(axes, true) : x.mean(axes, true).cast(x.dtype());
+}
+
+Tensor batchnorm(const Node& n) {
+  user_assert(n.attr_int("training_mode", 0) == 0)
+      << "training_mode=1 is not supported (beamlab runs inference)";
+  const Tensor& x = n.in(0);
+  return x.batchnorm(n.in(1), n.in(2), n.in(3), n.in(4), n.attr_float("epsilon", 1e-5))
+      .cast(x.dtype());
+}
+
+Tensor instance_norm(const Node& n) {
+  const Tensor& x = n.in(0);
+  Shape per_channel(static_cast<size_t>(x.ndim()), 1);
+  per_channel[1] = dim(x, 1);
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < x.ndim(); ++i) axes.push_back(i);
+  Tensor mean = x.mean(axes, true), d = x - mean;
+  Tensor var = (d * d).mean(axes, true);
+  Tensor y = d * (var + n.attr_float("epsilon", 1e-5)).rsqrt();
+  return y * n.in(1).reshape(per_channel) + n.in(2).reshape(per_channel);
+}
+
+std::vector<Value> layernorm(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t a = Node::axis(n.attr_int("axis", -1), x.ndim(), "axis");
+  std::vector<int64_t> axes;
+  for (int64_t i = a; i < x.ndim(); ++i) axes.push_back(i);
+  Tensor f = x.cast(Scalar::Float32);
+  if (x.dtype() == Scalar::Float64) f = x;
+  Tensor mean = f.mean(axes, true), d = f - mean;
+  Tensor inv = ((d * d).mean(axes, true) + n.attr_float("epsilon", 1e-5)).rsqrt();
+  Tensor y = (d * inv).cast(x.dtype()) * n.in(1);
+  if (n.has(2)) y = y + n.in(2);
+  return {y, mean, inv};
+}
+
+Tensor lrn(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t size = n.attr_int("size");
+  double alpha = n.attr_float("alpha", 1e-4), beta = n.attr_float("beta", 0.75);
+  double bias = n.attr_float("bias", 1.0);
+  int64_t c = dim(x, 1), before = (size - 1) / 2, after = size - 1 - before;
+  std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(x.ndim()), {0, 0});
+  pads[1] = {before, after};
+  Tensor sq = (x * x).pad(pads);
+  std::optional<Tensor> sum;
+  for (int64_t i = 0; i < size; ++i) {
+    Tensor part = sq.slice(1, i, i + c);
+    sum = sum ? *sum + part : part;
+  }
+  return x / (*sum * (alpha / static_cast<double>(size)) + bias).pow(beta);
+}
+
+Tensor mean_variance_norm(const Node& n) {
+  const Tensor& x = n.in(0);
+  std::vector<int64_t> axes = n.attr_ints("axes", {0, 2, 3});
+  Tensor d = x - x.mean(axes, true);
+  return d / ((d * d).mean(axes, true).sqrt() + 1e-9);
+}
+
+Tensor lp_norm(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t a = Node::axis(n.attr_int("axis", -1), x.ndim(), "axis"), p = n.attr_int("p", 2);
+  user_assert(p == 1 || p == 2) << "p must be 1 or 2, not " << p;
+  Tensor norm = p == 1 ? x.abs().sum({a}, true) : (x * x).sum({a}, true).sqrt();
+  return x / norm;
+}
+
+std::vector<Value> topk(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t k = n.opset() >= 10 ? n.host_ints(1)[0] : n.attr_int("k");
+  int64_t a = Node::axis(n.attr_int("axis", -1), x.ndim(), "axis");
+  auto [values, indices] = x.topk(k, a, n.attr_int("largest", 1) != 0);
+  return {values, indices.cast(Scalar::Int64)};
+}
+
+Tensor scatter(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t a = Node::axis(n.attr_int("axis", 0), x.ndim(), "axis");
+  return x.scatter(a, n.in(1), n.in(2), n.attr_string("reduction", "none"));
+}
+
+} // namespace
+
+void add_nn_ops(ConverterTable& t) {
+  t["MatMul"] = [](const Node& n) {
+    const Tensor &a = n.in(0), &b = n.in(1);
+    return one(a.matmul(b).cast(least_upper_dtype(a.dtype(), b.dtype())));
+  };
+  t["MatMulInteger"] = [](const Node& n) {
+    Tensor a = n.in(0).cast(Scalar::Int32), b = n.in(1).cast(Scalar::Int32);
+    if (n.has(2)) a = a - n.in(2).cast(Scalar::Int32);
+    if (n.has(3)) b = b - n.in(3).cast(Scalar::Int32);
+    return one(a.matmul(b, Scalar::Int32));
+  };
+  t["Gemm"] = [](const Node& n) { return one(gemm(n)); };
+  t["Conv"] = [](const Node& n) { return one(conv(n)); };
+  t["ConvTranspose"] = [](const Node& n) { return one(conv_transpose(n)); };
+  t["MaxPool"] = [](const Node& n) {
+    user_assert(!n.wants_output(1)) << "the Indices output is not supported";
+    user_assert(n.attr_int("storage_order", 0) == 0) << "storage_order=1 is not supported";
+    return one(pool(n, true));
+  };
+  t["AveragePool"] = [](const Node& n) { return one(pool(n, false)); };
+  t["LpPool"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    std::vector<int64_t> k = n.attr_ints("kernel_shape");
+    return one(x.lp_pool(k, static_cast<double>(n.attr_int("p", 2)), window(n, x, k, true)));
+  };
+  t["GlobalAveragePool"] = [](const Node& n) { return one(global_pool(n.in(0), false)); };
+  t["GlobalMaxPool"] = [](const Node& n) { return one(global_pool(n.in(0), true)); };
+  t["BatchNormalization"] = [](const Node& n) { return one(batchnorm(n)); };
+  t["InstanceNormalization"] = [](const Node& n) { return one(instance_norm(n)); };
+  t["LayerNormalization"] = layernorm;
+  t["LRN"] = [](const Node& n) { return one(lrn(n)); };
+  t["MeanVarianceNormalization"] = [](const Node& n) { return one(mean_variance_norm(n)); };
+  t["LpNormalization"] = [](const Node& n) { return one(lp_norm(n)); };
+  t["Softmax"] = [](const Node& n) {
+    return one(along_axis(n, [](const Tensor& x, int64_t a) { return x.softmax(a); }));
+  };
+  t["LogSoftmax"] = [](const Node& n) {
+    return one(along_axis(n, [](const Tensor& x, int64_t a) { return x.log_softmax(a); }));
+  };
+  t["Hardmax"] = [](const Node& n) { return one(along_axis(n, hardmax)); };
+  t["TopK"] = topk;
+  t["ScatterElements"] = [](const Node& n) { return one(scatter(n)); };
+  t["Scatter"] = [](const Node& n) { return one(scatter(n)); };
+}
+
+} // namespace beamlab::onnx

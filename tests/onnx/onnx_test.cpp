@@ -1,0 +1,210 @@
+// The ONNX importer on models built here with libonnx's protobuf classes: values against the
+// same program written with the Tensor API, fusion, input shapes, external data, and every
+// user error as one line naming the file (and the node, op and opset).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "frontends/onnx/model.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace {
+
+namespace bo = beamlab::onnx;
+using beamlab::Shape;
+using beamlab::Tensor;
+using beamlab::UserError;
+
+void add_dims(::onnx::ValueInfoProto* vi, const std::vector<std::string>& dims) {
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(::onnx::TensorProto::FLOAT);
+  auto* shape = tt->mutable_shape();
+  for (const std::string& d : dims) {
+    auto* dim = shape->add_dim();
+    if (std::isdigit(static_cast<unsigned char>(d[0])))
+      dim->set_dim_value(std::stoll(d));
+    else
+      dim->set_dim_param(d);
+  }
+}
+
+void add_initializer(::onnx::GraphProto* g, const std::string& name, const Shape& shape,
+                     const std::vector<float>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (int64_t d : shape) t->add_dims(d);
+  for (float v : values) t->add_float_data(v);
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto* g, const std::string& op,
+                            const std::vector<std::string>& in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(op + "_" + out);
+  for (const std::string& i : in) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+// relu(x @ W + b): x (batch, 4), W (4, 3), b (3,).
+::onnx::ModelProto linear_relu(const std::string& batch = "2", int64_t opset = 13) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("linear_relu");
+  add_dims(g->add_input(), {batch, "4"});
+  g->mutable_input(0)->set_name("x");
+  add_initializer(g, "W", {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  add_initializer(g, "b", {3}, {-30, 0, 1});
+  add_node(g, "MatMul", {"x", "W"}, "xw");
+  add_node(g, "Add", {"xw", "b"}, "z");
+  add_node(g, "Relu", {"z"}, "y");
+  add_dims(g->add_output(), {batch, "3"});
+  g->mutable_output(0)->set_name("y");
+  return m;
+}
+
+std::string write(const std::string& path, const ::onnx::ModelProto& m) {
+  std::ofstream f(path, std::ios::binary);
+  m.SerializeToOstream(&f);
+  return path;
+}
+
+class OnnxImport : public beamlab::test_support::TempDirTest {};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(OnnxImport, ValuesMatchTheTensorApiAndFuseIntoOneKernel) {
+  bo::Model m = bo::Model::load(write(file("m.onnx"), linear_relu()));
+  ASSERT_EQ(m.inputs().size(), 1u);
+  EXPECT_EQ(m.inputs()[0].shape, (Shape{2, 4}));
+  Tensor x({1, -1, 2, 0.5f, 0, 1, 0, 1}, {2, 4});
+  std::vector<Tensor> out = m.build({{"x", x}});
+  ASSERT_EQ(out.size(), 1u);
+  // Row 0: [1,-1,2,.5] @ W = [1-4+14+5, 2-5+16+5.5, 3-6+18+6] = [16, 18.5, 21]; + b, relu.
+  // Row 1: [0,1,0,1] @ W = [4+10, 5+11, 6+12] = [14, 16, 18].
+  std::vector<float> want = {0, 18.5f, 22, 0, 16, 19};
+  EXPECT_EQ(out[0].to_vector<float>(), want);
+  beamlab::Program p{out};
+  EXPECT_EQ(p.schedule().items.size(), 1u); // matmul + bias + relu fuse
+}
+
+TEST_F(OnnxImport, SymbolicDimsTakeTheGivenShape) {
+  std::string path = write(file("m.onnx"), linear_relu("batch"));
+  EXPECT_EQ(error_of([&] { bo::Model::load(path); }),
+            path + ": input 'x' dim 0 is symbolic ('batch'); give the shape with --input x=...");
+  bo::InputShapes shapes;
+  bo::parse_input_shape("x=5x4", shapes, "--input");
+  bo::Model m = bo::Model::load(path, shapes);
+  EXPECT_EQ(m.build(m.random_inputs())[0].shape(), (Shape{5, 3}));
+}
+
+TEST_F(OnnxImport, InputShapeErrors) {
+  std::string path = write(file("m.onnx"), linear_relu("batch"));
+  bo::InputShapes bad_dim, bad_rank, unknown, twice;
+  bo::parse_input_shape("x=5x7", bad_dim, "--input");
+  EXPECT_EQ(error_of([&] { bo::Model::load(path, bad_dim); }),
+            path + ": --input x=(5, 7) contradicts the model, which fixes dim 1 to 4");
+  bo::parse_input_shape("x=5", bad_rank, "--input");
+  EXPECT_EQ(error_of([&] { bo::Model::load(path, bad_rank); }),
+            path + ": --input x=(5,) has rank 1 but the model's input has rank 2");
+  bo::parse_input_shape("x=5x4", unknown, "--input");
+  bo::parse_input_shape("y=5x4", unknown, "--input");
+  EXPECT_EQ(error_of([&] { bo::Model::load(path, unknown); }),
+            path + ": --input names 'y', which is not an input of the model (its inputs: x)");
+  EXPECT_EQ(error_of([&] { bo::parse_input_shape("x=5xq", twice, "--input"); }),
+            "--input 'x=5xq': dimension 'q' is not a positive integer; expected NAME=DIMS like "
+            "input=1x3x224x224");
+  EXPECT_EQ(error_of([&] { bo::parse_input_shape("5x4", twice, "--input"); }),
+            "--input '5x4': expected NAME=DIMS like input=1x3x224x224");
+}
+
+TEST_F(OnnxImport, BadFilesAreOneLineErrors) {
+  std::string good = write(file("m.onnx"), linear_relu());
+  std::string bytes;
+  {
+    std::ifstream f(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::string cut = file("cut.onnx");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::string text = file("text.onnx");
+  std::ofstream(text) << "this is not a model\n";
+  const std::string not_onnx = ": not an ONNX model (it does not parse as a ModelProto; is the "
+                               "file truncated or of another format?)";
+  EXPECT_EQ(error_of([&] { bo::Model::load(cut); }), cut + not_onnx);
+  EXPECT_EQ(error_of([&] { bo::Model::load(text); }), text + not_onnx);
+  EXPECT_EQ(error_of([&] { bo::Model::load(file("none.onnx")); }),
+            "cannot read the model '" + file("none.onnx") + "': no such file; check the path");
+  std::string newer = write(file("new.onnx"), linear_relu("2", 18));
+  EXPECT_EQ(error_of([&] { bo::Model::load(newer); }),
+            newer + ": opset 18 is newer than beamlab supports (up to 17); re-export the model "
+                    "with opset_version=17");
+}
+
+TEST_F(OnnxImport, UnsupportedOpsAndBadNodesNameTheNode) {
+  ::onnx::ModelProto m = linear_relu();
+  m.mutable_graph()->mutable_node(2)->set_op_type("Frobnicate");
+  m.mutable_graph()->mutable_node(2)->set_domain("com.example");
+  m.add_opset_import()->set_domain("com.example");
+  std::string path = write(file("custom.onnx"), m);
+  bo::Model model = bo::Model::load(path);
+  EXPECT_EQ(error_of([&] { model.build(model.random_inputs()); }),
+            path + ": node 'Relu_y' (com.example.Frobnicate, opset 13): this op is not supported");
+  ::onnx::ModelProto shapes = linear_relu();
+  shapes.mutable_graph()->mutable_initializer(0)->clear_dims();
+  shapes.mutable_graph()->mutable_initializer(0)->add_dims(3);
+  shapes.mutable_graph()->mutable_initializer(0)->add_dims(4);
+  std::string mismatch = write(file("mismatch.onnx"), shapes);
+  bo::Model bad = bo::Model::load(mismatch);
+  EXPECT_EQ(error_of([&] { bad.build(bad.random_inputs()); }),
+            mismatch + ": node 'MatMul_xw' (MatMul, opset 13): matmul: (2, 4) @ (3, 4): inner "
+                       "dimensions differ (4 vs 3)");
+}
+
+TEST_F(OnnxImport, ExternalDataIsReadBesideTheModel) {
+  ::onnx::ModelProto m = linear_relu();
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  std::vector<float> values(w->float_data().begin(), w->float_data().end());
+  w->clear_float_data();
+  w->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto add_kv = [&](const std::string& k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add_kv("location", "weights.bin");
+  add_kv("offset", "16");
+  std::string path = write(file("ext.onnx"), m);
+  std::string blob(16, 'x');
+  blob.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  std::ofstream(file("weights.bin"), std::ios::binary) << blob;
+  bo::Model model = bo::Model::load(path);
+  Tensor x({1, -1, 2, 0.5f, 0, 1, 0, 1}, {2, 4});
+  EXPECT_EQ(model.build({{"x", x}})[0].to_vector<float>(),
+            (std::vector<float>{0, 18.5f, 22, 0, 16, 19}));
+  std::filesystem::remove(file("weights.bin"));
+  EXPECT_EQ(error_of([&] { bo::Model::load(path); }),
+            path + ": initializer 'W': cannot read its external data '" + file("weights.bin") +
+                "'; keep the data file beside the model");
+  w->mutable_external_data(0)->set_value("../../etc/passwd");
+  std::string outside = write(file("outside.onnx"), m);
+  EXPECT_EQ(error_of([&] { bo::Model::load(outside); }),
+            outside + ": initializer 'W': external data '../../etc/passwd' is outside the model's "
+                      "folder; keep the data file beside the model");
+}
+
+} // namespace

@@ -139,6 +139,8 @@ const ConverterTable& converters() {
     add_nn_ops(t);
     add_resize_ops(t);
     add_loss_ops(t);
+    add_quant_ops(t);
+    add_signal_ops(t);
     return t;
   }();
   return table;

@@ -93,13 +93,15 @@ using Converter = std::function<std::vector<Value>(const Node&)>;
 using ConverterTable = std::map<std::string, Converter>;
 
 /// The ops each family converts (ops_elementwise.cpp, ops_reduce.cpp, ops_movement.cpp,
-/// ops_nn.cpp, ops_resize.cpp, ops_loss.cpp).
+/// ops_nn.cpp, ops_resize.cpp, ops_loss.cpp, ops_quant.cpp, ops_signal.cpp).
 void add_elementwise_ops(ConverterTable& table);
 void add_reduce_ops(ConverterTable& table);
 void add_movement_ops(ConverterTable& table);
 void add_nn_ops(ConverterTable& table);
 void add_resize_ops(ConverterTable& table);
 void add_loss_ops(ConverterTable& table);
+void add_quant_ops(ConverterTable& table);
+void add_signal_ops(ConverterTable& table);
 
 /// Every converter, by op type (built once).
 const ConverterTable& converters();

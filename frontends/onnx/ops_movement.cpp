@@ -277,6 +277,75 @@ Tensor eye_like(const Node& n) {
   return (c - r).eq(Tensor(static_cast<double>(k), Scalar::Int64)).cast(dt);
 }
 
+// Linear indices into the first k dims of `data` (after b batch dims) from an index tensor's
+// last axis of k; negative indices count from the end. Shape: indices.shape[:-1].
+Tensor linear_index(const Tensor& data, const Tensor& indices, int64_t b) {
+  int64_t k = indices.shape().back();
+  user_assert(b + k <= data.ndim()) << "indices address " << k << " dims after " << b
+                                    << " batch dims of " << shape_str(data.shape());
+  Shape dims(data.shape().begin() + b, data.shape().begin() + b + k);
+  std::vector<int64_t> strides(static_cast<size_t>(k), 1);
+  for (int64_t j = k - 2; j >= 0; --j)
+    strides[static_cast<size_t>(j)] = strides[static_cast<size_t>(j + 1)] * dims[static_cast<size_t>(j + 1)];
+  Tensor idx = indices.cast(Scalar::Int64);
+  idx = (idx < 0).where(idx + int64_tensor(dims), idx);
+  Tensor lin = (idx * int64_tensor(strides)).sum({-1});
+  if (b == 0) return lin;
+  // Batch dims: each index row also steps over the batches before it.
+  int64_t per_batch = shape_numel(dims), batches = 1;
+  for (int64_t i = 0; i < b; ++i) batches *= dim(data, i);
+  Shape bshape(indices.shape().begin(), indices.shape().begin() + b);
+  Shape along = bshape;
+  along.resize(static_cast<size_t>(lin.ndim()), 1);
+  Tensor batch = Tensor::arange(0, static_cast<double>(batches), 1, Scalar::Int64).reshape(along);
+  return lin + batch * static_cast<double>(per_batch);
+}
+
+// data viewed as (batches * prod(k dims), rest...)
+Tensor rows_of(const Tensor& data, int64_t b, int64_t k) {
+  Shape rows = {-1};
+  rows.insert(rows.end(), data.shape().begin() + b + k, data.shape().end());
+  return data.reshape(rows);
+}
+
+Tensor gather_nd(const Node& n) {
+  const Tensor &data = n.in(0), &indices = n.in(1);
+  int64_t b = n.attr_int("batch_dims", 0), k = indices.shape().back();
+  return rows_of(data, b, k).take(linear_index(data, indices, b), 0);
+}
+
+Tensor scatter_nd(const Node& n) {
+  const Tensor &data = n.in(0), &indices = n.in(1), &updates = n.in(2);
+  int64_t k = indices.shape().back();
+  Tensor rows = rows_of(data, 0, k);
+  int64_t width = rows.numel() / rows.shape()[0];
+  Tensor lin = linear_index(data, indices, 0).reshape({-1, 1});
+  Tensor src = updates.reshape({lin.shape()[0], width});
+  Tensor out = rows.reshape({rows.shape()[0], width})
+                   .scatter(0, lin.expand({lin.shape()[0], width}), src,
+                            n.attr_string("reduction", "none"));
+  return out.reshape(data.shape());
+}
+
+Value compress(const Node& n) {
+  Tensor x = n.in(0);
+  std::vector<int64_t> cond = n.host_ints(1);
+  int64_t a = 0;
+  if (n.has_attr("axis"))
+    a = Node::axis(n.attr_int("axis", 0), x.ndim(), "axis");
+  else
+    x = x.flatten();
+  std::vector<int64_t> keep;
+  for (size_t i = 0; i < cond.size() && static_cast<int64_t>(i) < dim(x, a); ++i)
+    if (cond[i]) keep.push_back(static_cast<int64_t>(i));
+  if (keep.empty()) {
+    Shape s = x.shape();
+    s[static_cast<size_t>(a)] = 0;
+    return Value::empty(s, x.dtype());
+  }
+  return x.take(int64_tensor(keep), a);
+}
+
 void add_shapes(ConverterTable& t) {
   t["Constant"] = [](const Node& n) { return std::vector<Value>{constant(n)}; };
   t["Shape"] = [](const Node& n) {
@@ -354,8 +423,13 @@ void add_selections(ConverterTable& t) {
   };
   t["CumSum"] = [](const Node& n) { return one(cumsum(n)); };
   t["Einsum"] = [](const Node& n) {
-    return one(Tensor::einsum(n.attr_string("equation", ""), n.all_inputs()));
+    std::string eq = n.attr_string("equation", "");
+    eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+    return one(Tensor::einsum(eq, n.all_inputs()));
   };
+  t["GatherND"] = [](const Node& n) { return one(gather_nd(n)); };
+  t["ScatterND"] = [](const Node& n) { return one(scatter_nd(n)); };
+  t["Compress"] = [](const Node& n) { return std::vector<Value>{compress(n)}; };
 }
 
 } // namespace

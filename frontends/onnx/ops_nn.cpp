@@ -79,7 +79,7 @@ Tensor conv_transpose(const Node& n) {
                    : auto_pad.rfind("SAME", 0) == 0 ? in * args.stride[i]
                                                     : -1;
     if (want >= 0) {
-      int64_t total = full - want, half = total / 2;
+      int64_t total = full - want, half = total >= 0 ? total / 2 : -((1 - total) / 2); // floor
       pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
       pads[i + nd] = total - pads[i];
     }

@@ -92,6 +92,10 @@ std::vector<std::string> fed_inputs(const fs::path& model_file) {
   std::vector<std::string> names;
   for (const auto& i : m.graph().input()) {
     if (init.count(i.name())) continue;
+    if (!i.type().has_tensor_type()) { // a sequence or optional: the model reports it
+      names.push_back("");
+      continue;
+    }
     bool symbolic = !i.type().tensor_type().has_shape();
     for (const auto& d : i.type().tensor_type().shape().dim()) symbolic |= !d.has_dim_value();
     names.push_back(symbolic ? i.name() : "");
@@ -250,6 +254,7 @@ std::string reason(std::string why) {
     why = why.substr(why.find(": ", at) + 2);
   auto has = [&](const char* s) { return why.find(s) != std::string::npos; };
   const char* kind = has("ai.onnx.preview.training") ? "training op"
+                     : has("training_mode")            ? "training mode"
                      : has("Sequence") || has("is not a tensor") || has("Optional")
                          ? "sequences and optionals"
                      : has("STRING")                                  ? "strings"

@@ -1,0 +1,104 @@
+// Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the integer and
+// quantized products (ConvInteger, QLinearMatMul, QLinearConv). Integer products accumulate
+// in int32 exactly; rescaling happens in float32 and rounds half to even, then saturates to
+// the zero point's type, as ONNX's reference does.
+#include <algorithm>
+
+#include "frontends/onnx/node.hpp"
+
+namespace beamlab::onnx {
+namespace {
+
+// A per-tensor scalar, or per-axis values broadcast along `axis` of a rank-`rank` tensor.
+Tensor along(const Tensor& v, int64_t axis, int64_t rank) {
+  if (v.ndim() == 0 || v.numel() == 1) return v.reshape({});
+  axis = Node::axis(axis, rank, "axis");
+  Shape s(static_cast<size_t>(rank), 1);
+  s[static_cast<size_t>(axis)] = v.numel();
+  return v.reshape(s);
+}
+
+Tensor saturate(const Tensor& x, DType to) {
+  return x.round().clamp(static_cast<double>(to.int_min()), static_cast<double>(to.int_max())).cast(to);
+}
+
+Tensor quantize(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t axis = n.attr_int("axis", 1);
+  Tensor scale = along(n.in(1), axis, x.ndim());
+  DType to = n.has(2) ? n.in(2).dtype() : DType(Scalar::UInt8);
+  Tensor y = (x.cast(Scalar::Float32) / scale.cast(Scalar::Float32)).round();
+  if (n.has(2)) y = y + along(n.in(2), axis, x.ndim()).cast(Scalar::Float32);
+  return saturate(y, to);
+}
+
+Tensor dequantize(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t axis = n.attr_int("axis", 1);
+  Tensor v = x.cast(Scalar::Int32);
+  if (n.has(2)) v = v - along(n.in(2), axis, x.ndim()).cast(Scalar::Int32);
+  return v.cast(Scalar::Float32) * along(n.in(1), axis, x.ndim());
+}
+
+std::vector<Value> dynamic_quantize(const Node& n) {
+  const Tensor& x = n.in(0);
+  Tensor lo = x.min().minimum(0.0), hi = x.max().maximum(0.0);
+  Tensor scale = (hi - lo) / 255.0;
+  Tensor zp = saturate(-lo / scale, Scalar::UInt8);
+  Tensor y = saturate((x / scale).round() + zp.cast(Scalar::Float32), Scalar::UInt8);
+  return {y, scale, zp};
+}
+
+// x - zero point in int32; `axis` places a per-channel zero point.
+Tensor centered(const Node& n, size_t x_at, size_t zp_at, int64_t axis) {
+  Tensor x = n.in(x_at).cast(Scalar::Int32);
+  if (n.has(zp_at)) x = x - along(n.in(zp_at), axis, x.ndim()).cast(Scalar::Int32);
+  return x;
+}
+
+Tensor integer_conv(const Node& n, const Tensor& x, const Tensor& w) {
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  if (k.empty()) k.assign(w.shape().begin() + 2, w.shape().end());
+  WindowArgs args;
+  auto nd = k.size();
+  args.stride = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  args.dilation = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  for (size_t i = 0; i < nd; ++i) args.padding.emplace_back(pads[i], pads[i + nd]);
+  user_assert(n.attr_string("auto_pad", "NOTSET") == "NOTSET")
+      << "auto_pad is not supported for integer convolutions; give pads";
+  return x.conv(w, std::nullopt, n.attr_int("group", 1), args);
+}
+
+// Rescales an int32 accumulator into the output's quantized type.
+Tensor requantize(const Tensor& acc, const Tensor& scale, const Tensor& y_scale,
+                  const Tensor& y_zp) {
+  Tensor y = (acc.cast(Scalar::Float32) * (scale / y_scale)).round() + y_zp.cast(Scalar::Float32);
+  return saturate(y, y_zp.dtype());
+}
+
+} // namespace
+
+void add_quant_ops(ConverterTable& t) {
+  t["QuantizeLinear"] = [](const Node& n) { return std::vector<Value>{quantize(n)}; };
+  t["DequantizeLinear"] = [](const Node& n) { return std::vector<Value>{dequantize(n)}; };
+  t["DynamicQuantizeLinear"] = dynamic_quantize;
+  t["ConvInteger"] = [](const Node& n) {
+    Tensor x = centered(n, 0, 2, 1), w = centered(n, 1, 3, 0);
+    return std::vector<Value>{integer_conv(n, x, w)};
+  };
+  t["QLinearMatMul"] = [](const Node& n) {
+    Tensor a = centered(n, 0, 2, 0), b = centered(n, 3, 5, 1);
+    Tensor acc = a.matmul(b, Scalar::Int32);
+    return std::vector<Value>{requantize(acc, n.in(1) * n.in(4), n.in(6), n.in(7))};
+  };
+  t["QLinearConv"] = [](const Node& n) {
+    Tensor x = centered(n, 0, 2, 1), w = centered(n, 3, 5, 0);
+    Tensor acc = integer_conv(n, x, w);
+    Tensor w_scale = along(n.in(4), 1, acc.ndim());
+    if (n.has(8)) acc = acc + along(n.in(8), 1, acc.ndim());
+    return std::vector<Value>{requantize(acc, n.in(1) * w_scale, n.in(6), n.in(7))};
+  };
+}
+
+} // namespace beamlab::onnx

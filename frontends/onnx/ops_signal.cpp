@@ -1,0 +1,93 @@
+// Signal ops: the window functions (Hann, Hamming, Blackman) computed on the host, and DFT
+// as two matrix products with cos/sin matrices (complex values are a trailing axis of 2).
+#include <cmath>
+#include <numbers>
+
+#include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
+
+namespace beamlab::onnx {
+namespace {
+
+// w[n] = sum_k c[k] cos(2 pi k n / N), N the size (periodic) or size - 1 (symmetric).
+Tensor cosine_window(const Node& n, std::vector<double> c) {
+  int64_t size = n.host_ints(0).at(0);
+  user_assert(size >= 1) << "size must be at least 1, not " << size;
+  double len = static_cast<double>(n.attr_int("periodic", 1) ? size : size - 1);
+  std::vector<double> w(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) {
+    double v = 0;
+    for (size_t k = 0; k < c.size(); ++k)
+      v += c[k] * std::cos(2 * std::numbers::pi * static_cast<double>(k * i) / len);
+    w[static_cast<size_t>(i)] = v;
+  }
+  DType dt = dtype_of(static_cast<int>(n.attr_int("output_datatype", 1)), "output_datatype");
+  return Tensor(std::span<const double>(w), {size}, dt);
+}
+
+// The (N x K) matrix of cos or sin(2 pi n k / N), signed.
+Tensor dft_matrix(int64_t len, int64_t bins, bool sine, double sign, DType dt) {
+  std::vector<double> m(static_cast<size_t>(len * bins));
+  for (int64_t i = 0; i < len; ++i)
+    for (int64_t k = 0; k < bins; ++k) {
+      double a = 2 * std::numbers::pi * static_cast<double>((i * k) % len) / static_cast<double>(len);
+      m[static_cast<size_t>(i * bins + k)] = sine ? sign * std::sin(a) : std::cos(a);
+    }
+  return Tensor(std::span<const double>(m), {len, bins}, dt);
+}
+
+Tensor dft(const Node& n) {
+  const Tensor& x = n.in(0);
+  user_assert(x.ndim() >= 2 && (x.shape().back() == 1 || x.shape().back() == 2))
+      << "input must be (..., signal, 1) real or (..., signal, 2) complex, not "
+      << shape_str(x.shape());
+  int64_t axis = Node::axis(n.attr_int("axis", 1), x.ndim() - 1, "axis");
+  bool inverse = n.attr_int("inverse", 0) != 0, onesided = n.attr_int("onesided", 0) != 0;
+  Tensor re = x.slice(-1, 0, 1).squeeze(-1).transpose(axis, -1);
+  std::optional<Tensor> im;
+  if (x.shape().back() == 2) im = x.slice(-1, 1, 2).squeeze(-1).transpose(axis, -1);
+  int64_t len = re.shape().back();
+  if (n.has(1)) {
+    int64_t want = n.host_ints(1).at(0);
+    user_assert(want >= 1) << "dft_length must be at least 1, not " << want;
+    auto fit = [&](const Tensor& t) {
+      if (want <= len) return t.slice(-1, 0, want);
+      std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(t.ndim()), {0, 0});
+      pads.back() = {0, want - len};
+      return t.pad(pads);
+    };
+    re = fit(re);
+    if (im) im = fit(*im);
+    len = want;
+  }
+  int64_t bins = onesided ? len / 2 + 1 : len;
+  double sign = inverse ? 1 : -1; // X[k] = sum x[n] e^(sign i 2 pi n k / N)
+  DType dt = float_of(x.dtype());
+  Tensor c = dft_matrix(len, bins, false, sign, dt), s = dft_matrix(len, bins, true, sign, dt);
+  Tensor out_re = re.cast(dt).matmul(c), out_im = re.cast(dt).matmul(s);
+  if (im) {
+    out_re = out_re - im->cast(dt).matmul(s);
+    out_im = out_im + im->cast(dt).matmul(c);
+  }
+  if (inverse) {
+    out_re = out_re / static_cast<double>(len);
+    out_im = out_im / static_cast<double>(len);
+  }
+  std::vector<Tensor> parts = {out_re.transpose(axis, -1), out_im.transpose(axis, -1)};
+  return Tensor::stack(parts, -1);
+}
+
+} // namespace
+
+void add_signal_ops(ConverterTable& t) {
+  t["HannWindow"] = [](const Node& n) { return std::vector<Value>{cosine_window(n, {0.5, -0.5})}; };
+  t["HammingWindow"] = [](const Node& n) {
+    return std::vector<Value>{cosine_window(n, {25.0 / 46, -21.0 / 46})};
+  };
+  t["BlackmanWindow"] = [](const Node& n) {
+    return std::vector<Value>{cosine_window(n, {0.42, -0.5, 0.08})};
+  };
+  t["DFT"] = [](const Node& n) { return std::vector<Value>{dft(n)}; };
+}
+
+} // namespace beamlab::onnx

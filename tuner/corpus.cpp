@@ -17,7 +17,11 @@ using json = nlohmann::json;
 namespace {
 
 std::string default_label(const CorpusEntry& e) {
-  if (!e.model.empty()) return std::filesystem::path(e.model).stem().string();
+  if (!e.model.empty()) { // "model.onnx" is named by its folder (the ONNX test-data layout)
+    std::filesystem::path m(e.model);
+    std::string stem = m.stem().string();
+    return stem == "model" && m.has_parent_path() ? m.parent_path().filename().string() : stem;
+  }
   if (!e.expr.empty()) return e.expr;
   std::string label = e.workload;
   for (const auto& [k, v] : e.params) label += "_" + k + std::to_string(v);

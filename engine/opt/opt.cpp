@@ -112,12 +112,14 @@ public:
         return reject(o.op == OptOp::Upcast
                           ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
                           : "UNROLL applies to reduce axes (UPCAST to loop axes)");
-      int64_t wide = o.op == OptOp::Upcast ? lanes(amt, 1) : lanes(1, amt);
-      if (wide > kMaxOptLanes)
-        return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
-                      std::to_string(kMaxOptLanes));
+      KernelState before = *this;
       split(at, n / amt, kind, at, amt,
             o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
+      if (int64_t wide = lanes(); wide > kMaxOptLanes) {
+        *this = std::move(before);
+        return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
+                      std::to_string(kMaxOptLanes));
+      }
       return {};
     }
     case OptOp::Thread:
@@ -161,15 +163,29 @@ private:
     return out;
   }
 
-  // The widest vector a node of the kernel can have: every upcast axis, and the largest unroll
-  // (different reductions unroll independently).
-  int64_t lanes(int64_t extra_upcast = 1, int64_t extra_unroll = 1) const {
-    int64_t up = extra_upcast, unroll = extra_unroll;
-    for (const Loop& l : loops_) {
+  // The widest vector a node of the kernel can have: every upcast axis times the unrolls of
+  // the reductions it sits in. Sibling reductions unroll independently (softmax's max and
+  // sum); a reduction nested in another's body multiplies its lanes by the outer one's.
+  int64_t lanes() const {
+    int64_t up = 1;
+    for (const Loop& l : loops_)
       if (l.kind == AxisKind::Upcast) up *= extent_of(*l.range);
-      if (l.kind == AxisKind::Unroll) unroll = std::max(unroll, extent_of(*l.range));
+    std::unordered_map<const UOp*, int64_t> inside; // a subtree's widest unroll product
+    for (const UOpPtr& u : toposort(ast_)) {
+      int64_t w = 1;
+      for (const UOpPtr& s : u->src()) w = std::max(w, inside[s.get()]);
+      if (u->op() == Op::Reduce) {
+        int64_t own = 1;
+        for (size_t i = 1; i < u->src().size(); ++i) {
+          const UOpPtr& r = u->src()[i];
+          if (r->op() == Op::Range && parse_kind(r->arg().items().at(1).as_str()) == AxisKind::Unroll)
+            own *= extent_of(*r);
+        }
+        w = own * inside[u->src()[0].get()];
+      }
+      inside[u.get()] = w;
     }
-    return up * unroll;
+    return up * inside[ast_.get()];
   }
 
   UOpPtr fresh_range(int64_t extent, AxisKind kind) {

@@ -59,7 +59,7 @@ private:
   UOpPtr emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid);
   std::vector<UOpPtr> movement_indices(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
                                        UOpPtr& cond);
-  bool hoistable(const std::vector<UOpPtr>& idxs) const;
+  bool hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const;
   UOpPtr param(const UOpPtr& buffer);
 
   Scheduler& s_;
@@ -263,11 +263,17 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
 }
 
 // A reduction reached with `idxs` runs once per value of the loops it varies with when the
-// loops it doesn't vary with nest inside those: the code generator then hoists it.
-bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs) const {
+// loops it doesn't vary with nest inside those: the code generator then hoists it. It must
+// also not run more often than it has results: read through a sliding window (a depthwise
+// convolution's input, h + kh) it would be computed once per tap, so it gets a kernel.
+bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const {
   std::vector<const UOp*> used = ranges_in(idxs);
-  int64_t innermost_used = -1;
-  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
+  int64_t innermost_used = -1, runs = 1;
+  for (const UOp* r : used) {
+    innermost_used = std::max(innermost_used, range_axis_id(*r));
+    runs *= r->src(0)->const_value();
+  }
+  if (runs > results) return false;
   for (const UOp* r : context_)
     if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
       return false;
@@ -280,7 +286,7 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
   for (const UOpPtr& i : idxs) key.push_back(i.get());
   key.push_back(valid.get());
   auto [seen, first] = reduce_key_.emplace(node.get(), key);
-  bool fuse = node == root_ || hoistable(idxs);
+  bool fuse = node == root_ || hoistable(idxs, shape_numel(s_.shapes.of(node)));
   if (!fuse || (!first && seen->second != key)) {
     // Realized by a kernel of its own; if it was already fused here, build this one again.
     if (!first) retry_ = true;

@@ -2,6 +2,7 @@
 // pytorch-operator, simple) against a checked-in expectation list.
 //
 //   beamlab_onnx_suite SUITE_DIR EXPECTATIONS [--update] [--filter TEXT] [--jobs N] [-v]
+//                      [--beam W]
 //
 // Each case (a folder with model.onnx and test_data_set_*/input_N.pb, output_N.pb) runs in a
 // child process of its own, so a crash or a hang costs only that case: the model is imported,
@@ -10,7 +11,9 @@
 // rtol 1e-3, atol 1e-5, NaN equal to NaN). The expectation list names every case `pass` or
 // `skip REASON`. The run fails when an expected pass doesn't pass (or a case is missing from
 // the list); a skip that now passes is reported so the list can be updated. --update rewrites
-// the list from this run (failures become skips with their error as the reason).
+// the list from this run (failures become skips with their error as the reason). --beam W
+// runs every kernel with a plan BEAM-searched in sandboxes (a few candidates each), so tuned
+// plans are checked against the same outputs.
 // Exit: 0 ok, 1 regressions, 77 the suite folder is missing (CTest's skip).
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -36,6 +40,7 @@
 
 #include "frontends/onnx/model.hpp"
 #include "frontends/onnx/tensor_proto.hpp"
+#include "tuner/policy.hpp"
 
 namespace fs = std::filesystem;
 using namespace beamlab;
@@ -44,7 +49,8 @@ namespace bo = beamlab::onnx;
 namespace {
 
 constexpr double kRtol = 1e-3, kAtol = 1e-5;
-constexpr int kTimeoutSeconds = 120;
+int timeout_seconds = 120;
+int beam_width = 0; // 0: the heuristic's plans
 
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
@@ -141,7 +147,15 @@ std::string run_case(const fs::path& dir) {
     std::vector<Tensor> outs = model.build(feeds);
     std::vector<Tensor*> ptrs;
     for (Tensor& t : outs) ptrs.push_back(&t);
-    Tensor::realize_all(ptrs);
+    std::unique_ptr<tuner::BeamPolicy> beam;
+    if (beam_width > 0) {
+      tuner::SearchSettings settings;
+      settings.beam = beam_width;
+      settings.candidate_budget = 6;
+      settings.time_budget_s = 30;
+      beam = std::make_unique<tuner::BeamPolicy>(settings);
+    }
+    Tensor::realize_all(ptrs, {.policy = beam.get()});
     for (size_t i = 0; i < outs.size(); ++i) {
       fs::path f = set / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(f)) return "no " + f.filename().string();
@@ -218,10 +232,10 @@ std::map<std::string, Outcome> run_all(const std::vector<fs::path>& cases, int j
           done = true;
       }
       auto age = std::chrono::steady_clock::now() - c.start;
-      if (!done && age > std::chrono::seconds(kTimeoutSeconds)) {
+      if (!done && age > std::chrono::seconds(timeout_seconds)) {
         kill(c.pid, SIGKILL);
         finish(c);
-        out[c.name] = {false, "timed out after " + std::to_string(kTimeoutSeconds) + " s"};
+        out[c.name] = {false, "timed out after " + std::to_string(timeout_seconds) + " s"};
         running.erase(running.begin() + static_cast<long>(i));
         continue;
       }
@@ -299,12 +313,14 @@ int main(int argc, char** argv) {
     else if (args[i] == "-v") verbose = true;
     else if (args[i] == "--filter" && i + 1 < args.size()) filter = args[++i];
     else if (args[i] == "--jobs" && i + 1 < args.size()) jobs = std::stoi(args[++i]);
+    else if (args[i] == "--beam" && i + 1 < args.size()) beam_width = std::stoi(args[++i]);
   }
   if (!fs::is_directory(suite_dir)) {
     std::cout << "SKIP: the ONNX test data '" << suite_dir
               << "' is not installed (Debian's libonnx-testdata; scripts/test installs it)\n";
     return 77;
   }
+  if (beam_width > 0) timeout_seconds = 1200;
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(suite_dir))
     if (fs::exists(e.path() / "model.onnx") &&

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -163,29 +164,37 @@ private:
     return out;
   }
 
-  // The widest vector a node of the kernel can have: every upcast axis times the unrolls of
-  // the reductions it sits in. Sibling reductions unroll independently (softmax's max and
-  // sum); a reduction nested in another's body multiplies its lanes by the outer one's.
+  // The widest vector a node of the kernel can have: the product of the lane axes (upcast and
+  // unroll ranges) it varies with. A REDUCE no longer varies with its own ranges, so sibling
+  // reductions (softmax's max inside its sum's body, hoisted) don't multiply; a reduction whose
+  // body reads another's unroll axis (a 1x1 conv under a window's taps) does.
   int64_t lanes() const {
-    int64_t up = 1;
-    for (const Loop& l : loops_)
-      if (l.kind == AxisKind::Upcast) up *= extent_of(*l.range);
-    std::unordered_map<const UOp*, int64_t> inside; // a subtree's widest unroll product
+    auto is_lane_range = [](const UOp& u) {
+      return u.op() == Op::Range && is_lane(parse_kind(u.arg().items().at(1).as_str()));
+    };
+    std::unordered_map<const UOp*, std::vector<const UOp*>> varies; // sorted lane ranges
+    int64_t widest = 1;
     for (const UOpPtr& u : toposort(ast_)) {
-      int64_t w = 1;
-      for (const UOpPtr& s : u->src()) w = std::max(w, inside[s.get()]);
-      if (u->op() == Op::Reduce) {
-        int64_t own = 1;
-        for (size_t i = 1; i < u->src().size(); ++i) {
-          const UOpPtr& r = u->src()[i];
-          if (r->op() == Op::Range && parse_kind(r->arg().items().at(1).as_str()) == AxisKind::Unroll)
-            own *= extent_of(*r);
-        }
-        w = own * inside[u->src()[0].get()];
+      std::vector<const UOp*> mine;
+      if (is_lane_range(*u)) mine.push_back(u.get());
+      for (const UOpPtr& s : u->src()) {
+        const std::vector<const UOp*>& theirs = varies[s.get()];
+        std::vector<const UOp*> both;
+        std::set_union(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
+                       std::back_inserter(both));
+        mine = std::move(both);
       }
-      inside[u.get()] = w;
+      if (u->op() == Op::Reduce)
+        std::erase_if(mine, [&](const UOp* r) {
+          return std::any_of(u->src().begin() + 1, u->src().end(),
+                             [&](const UOpPtr& own) { return own.get() == r; });
+        });
+      int64_t n = 1;
+      for (const UOp* r : mine) n *= extent_of(*r);
+      widest = std::max(widest, n);
+      varies[u.get()] = std::move(mine);
     }
-    return up * inside[ast_.get()];
+    return widest;
   }
 
   UOpPtr fresh_range(int64_t extent, AxisKind kind) {

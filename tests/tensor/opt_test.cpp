@@ -61,6 +61,23 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
   EXPECT_THAT(why({{OptOp::Swap, 0, 2}}), ::testing::HasSubstr("SWAP exchanges two loop axes"));
 }
 
+TEST(Opts, NestedReductionsMultiplyTheirUnrollsSiblingsDoNot) {
+  // max over rows of row sums: the sum's loop runs inside the max's, so their unrolls multiply.
+  UOpPtr nested = Tensor::rand({64, 64}, 1).sum({1}).max().schedule().items.at(0).ast;
+  ASSERT_EQ(apply_opts(nested, {}).value().axes.size(), 2u);
+  EXPECT_TRUE(apply_opts(nested, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 1, 32}}).has_value());
+  Expected<OptimizedKernel> wide =
+      apply_opts(nested, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 1, 64}});
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_EQ(wide.error(), "UNROLL(1,64): the kernel would have 2048 lanes, more than 1024");
+  // softmax's max and sum reduce the same row one after the other: their unrolls don't
+  // multiply (16 upcast lanes x 16 x 16 would be 4096). Axes: rows, columns, max, sum.
+  UOpPtr siblings = Tensor::rand({16, 128}, 2).softmax(-1).schedule().items.at(0).ast;
+  Expected<OptimizedKernel> k = apply_opts(
+      siblings, {{OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 16}, {OptOp::Unroll, 3, 16}});
+  EXPECT_TRUE(k.has_value()) << k.error();
+}
+
 TEST(Opts, SameListSameKernel) {
   std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Upcast, 0, 4}, {OptOp::Thread, 0, 2}};
   Expected<OptimizedKernel> a = apply_opts(matmul_ast(64), opts),

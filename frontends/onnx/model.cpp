@@ -7,6 +7,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -70,6 +73,18 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
   return s;
 }
 
+// An input must fit in this machine's memory (with room for the rest of the program).
+void check_fits(const ModelInput& in, const std::string& path) {
+  double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  double bytes = static_cast<double>(in.dtype.itemsize());
+  for (int64_t d : in.shape) bytes *= static_cast<double>(d);
+  user_assert(bytes <= ram / 2)
+      << path << ": input '" << in.name << "' " << shape_str(in.shape) << " needs "
+      << fmt::format("{:.3g}", bytes / 1e9) << " GB, more than half of this machine's "
+      << fmt::format("{:.3g}", ram / 1e9) << " GB; give a smaller shape with --input " << in.name
+      << "=...";
+}
+
 // ONNX's checker. It looks for external data relative to the working directory, so it
 // checks a copy without it; decode() reads that data, relative to the model.
 void check(const ::onnx::ModelProto& proto) {
@@ -117,6 +132,7 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     ModelInput in{vi.name(), dtype_of(vi.type().tensor_type().elem_type(),
                                       path + ": input '" + vi.name() + "'"),
                   resolve_shape(vi, given, path)};
+    check_fits(in, path);
     m.inputs.push_back(std::move(in));
     known.insert(vi.name());
   }

@@ -1,6 +1,7 @@
 // The ONNX importer on models built here with libonnx's protobuf classes: values against the
 // same program written with the Tensor API, fusion, input shapes, external data, and every
 // user error as one line naming the file (and the node, op and opset).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -125,6 +126,11 @@ TEST_F(OnnxImport, InputShapeErrors) {
   bo::parse_input_shape("y=5x4", unknown, "--input");
   EXPECT_EQ(error_of([&] { bo::Model::load(path, unknown); }),
             path + ": --input names 'y', which is not an input of the model (its inputs: x)");
+  bo::InputShapes huge;
+  bo::parse_input_shape("x=100000000000x4", huge, "--input");
+  EXPECT_THAT(error_of([&] { bo::Model::load(path, huge); }),
+              testing::StartsWith(path + ": input 'x' (100000000000, 4) needs 1.6e+03 GB, more than "
+                                         "half of this machine's "));
   EXPECT_EQ(error_of([&] { bo::parse_input_shape("x=5xq", twice, "--input"); }),
             "--input 'x=5xq': dimension 'q' is not a positive integer; expected NAME=DIMS like "
             "input=1x3x224x224");

@@ -329,10 +329,10 @@ void tune(TuneArgs args) {
   user_assert(!args.target.empty() || !args.expr.empty())
       << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model file or "
       << "--expr, or pass --resume";
-  tuner::Corpus corpus = is_corpus_file(args.target)
-                             ? tuner::load_corpus(args.target)
-                             : program_corpus("tune", args.target, args.params, args.expr,
-                                              args.inputs, args.dtype);
+  tuner::Corpus corpus =
+      is_corpus_file(args.target)
+          ? tuner::load_corpus(args.target)
+          : program_corpus("tune", args.target, args.params, args.expr, args.inputs, args.dtype);
   user_assert(args.params.empty() || corpus.path.empty())
       << "tune: parameters like " << args.params.front()
       << " apply to a workload, not to the corpus file '" << args.target << "'";

@@ -37,7 +37,8 @@ std::map<std::string, Shape> parse_inputs(const json& j, const std::string& wher
     bool ok = dims.is_array();
     for (const json& d : dims) ok = ok && d.is_number_integer() && d.get<int64_t>() >= 1;
     user_assert(ok) << where << ": field 'inputs." << name
-                    << "': expected a shape of positive integers like [64, 128], not " << dims.dump();
+                    << "': expected a shape of positive integers like [64, 128], not "
+                    << dims.dump();
     out[name] = dims.get<Shape>();
   }
   return out;

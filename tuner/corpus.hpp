@@ -29,8 +29,8 @@ struct CorpusEntry {
   std::string workload; ///< a built-in workload, or empty for a model or an expression
   std::map<std::string, int64_t> params;
   std::string dtype = "float32";
-  std::string model; ///< an ONNX file (resolved against the corpus file's folder)
-  std::string expr;  ///< an expression over `inputs`
+  std::string model;                   ///< an ONNX file (resolved against the corpus file's folder)
+  std::string expr;                    ///< an expression over `inputs`
   std::map<std::string, Shape> inputs; ///< the model's symbolic input shapes; expr's inputs
   std::string label; ///< defaults to the workload and its parameters, the model's file name
                      ///< or the expression

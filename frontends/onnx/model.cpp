@@ -66,8 +66,8 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
   Shape s;
   for (int i = 0; i < dims.size(); ++i) {
     user_assert(dims[i].has_dim_value() && dims[i].dim_value() >= 0)
-        << path << ": input '" << name << "' dim " << i << " is symbolic ('"
-        << dims[i].dim_param() << "'); give the shape with --input " << name << "=...";
+        << path << ": input '" << name << "' dim " << i << " is symbolic ('" << dims[i].dim_param()
+        << "'); give the shape with --input " << name << "=...";
     s.push_back(dims[i].dim_value());
   }
   return s;
@@ -75,14 +75,15 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
 
 // An input must fit in this machine's memory (with room for the rest of the program).
 void check_fits(const ModelInput& in, const std::string& path) {
-  double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  double ram =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   double bytes = static_cast<double>(in.dtype.itemsize());
   for (int64_t d : in.shape) bytes *= static_cast<double>(d);
-  user_assert(bytes <= ram / 2)
-      << path << ": input '" << in.name << "' " << shape_str(in.shape) << " needs "
-      << fmt::format("{:.3g}", bytes / 1e9) << " GB, more than half of this machine's "
-      << fmt::format("{:.3g}", ram / 1e9) << " GB; give a smaller shape with --input " << in.name
-      << "=...";
+  user_assert(bytes <= ram / 2) << path << ": input '" << in.name << "' " << shape_str(in.shape)
+                                << " needs " << fmt::format("{:.3g}", bytes / 1e9)
+                                << " GB, more than half of this machine's "
+                                << fmt::format("{:.3g}", ram / 1e9)
+                                << " GB; give a smaller shape with --input " << in.name << "=...";
 }
 
 // ONNX's checker. It looks for external data relative to the working directory, so it
@@ -121,7 +122,8 @@ void prepare(ModelImpl& m, const InputShapes& given) {
   const auto& g = m.proto.graph();
   for (const auto& init : g.initializer()) {
     HostTensor h = decode(init, m.base_dir, path + ": initializer '" + init.name() + "'");
-    m.initializers[init.name()] = h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
+    m.initializers[init.name()] =
+        h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
   }
   std::set<std::string> known;
   for (const auto& vi : g.input()) {
@@ -129,9 +131,10 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     user_assert(vi.type().has_tensor_type())
         << path << ": input '" << vi.name() << "' is not a tensor (sequences, maps and "
         << "optionals are not supported)";
-    ModelInput in{vi.name(), dtype_of(vi.type().tensor_type().elem_type(),
-                                      path + ": input '" + vi.name() + "'"),
-                  resolve_shape(vi, given, path)};
+    ModelInput in{
+        vi.name(),
+        dtype_of(vi.type().tensor_type().elem_type(), path + ": input '" + vi.name() + "'"),
+        resolve_shape(vi, given, path)};
     check_fits(in, path);
     m.inputs.push_back(std::move(in));
     known.insert(vi.name());
@@ -139,9 +142,9 @@ void prepare(ModelImpl& m, const InputShapes& given) {
   for (const auto& [name, shape] : given) {
     std::string names;
     for (const ModelInput& i : m.inputs) names += (names.empty() ? "" : ", ") + i.name;
-    user_assert(known.count(name)) << path << ": --input names '" << name
-                                   << "', which is not an input of the model (its inputs: "
-                                   << names << ")";
+    user_assert(known.count(name))
+        << path << ": --input names '" << name
+        << "', which is not an input of the model (its inputs: " << names << ")";
   }
   for (const auto& o : g.output()) m.outputs.push_back(o.name());
   for (const auto& n : g.node()) ++m.op_counts[n.op_type()];
@@ -159,8 +162,7 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
   std::string where = m.path + ": " + node_label(n, index, m.opset);
   bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
   auto it = converters().find(n.op_type());
-  user_assert(default_domain && it != converters().end())
-      << where << ": this op is not supported";
+  user_assert(default_domain && it != converters().end()) << where << ": this op is not supported";
   user_assert(m.opset > 0) << where << ": the model imports no default-domain opset; "
                            << "re-export it (e.g. torch.onnx.export with opset_version="
                            << kMaxOpset << ")";
@@ -210,8 +212,8 @@ void parse_input_shape(const std::string& text, InputShapes& shapes, const std::
         << "' is not a positive integer; expected NAME=DIMS like input=1x3x224x224";
     shape.push_back(v);
   }
-  user_assert(!shapes.count(name)) << flag << " '" << text << "': input '" << name
-                                   << "' is given twice";
+  user_assert(!shapes.count(name))
+      << flag << " '" << text << "': input '" << name << "' is given twice";
   shapes[name] = shape;
 }
 
@@ -270,9 +272,9 @@ std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& feeds) con
   for (const std::string& name : m.outputs) {
     auto it = env.find(name);
     user_assert(it != env.end()) << m.path << ": output '" << name << "' is never computed";
-    user_assert(it->second.tensor) << m.path << ": output '" << name << "' is an empty tensor "
-                                   << shape_str(it->second.shape)
-                                   << "; beamlab does not compute on empty tensors";
+    user_assert(it->second.tensor)
+        << m.path << ": output '" << name << "' is an empty tensor " << shape_str(it->second.shape)
+        << "; beamlab does not compute on empty tensors";
     outs.push_back(*it->second.tensor);
   }
   return outs;

@@ -86,9 +86,8 @@ void add_math(ConverterTable& t) {
   t["Div"] = [](const Node& n) { return std::vector<Value>{divide(n.in(0), n.in(1))}; };
   t["Pow"] = [](const Node& n) {
     const Tensor& x = n.in(0);
-    return std::vector<Value>{x.pow(n.in(1).cast(x.dtype().is_float() ? x.dtype()
-                                                                         : n.in(1).dtype()))
-                                   .cast(x.dtype())};
+    return std::vector<Value>{
+        x.pow(n.in(1).cast(x.dtype().is_float() ? x.dtype() : n.in(1).dtype())).cast(x.dtype())};
   };
   t["Mod"] = [](const Node& n) {
     const Tensor &a = n.in(0), &b = n.in(1);

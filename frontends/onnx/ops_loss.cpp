@@ -29,8 +29,8 @@ Tensor nll(const Node& n, const Tensor& input, const Tensor& target,
   std::string reduction = n.attr_string("reduction", "mean");
   if (reduction == "none") return loss;
   if (reduction == "sum") return loss.sum();
-  user_assert(reduction == "mean") << "reduction '" << reduction
-                                   << "' is not one of none, sum, mean";
+  user_assert(reduction == "mean")
+      << "reduction '" << reduction << "' is not one of none, sum, mean";
   return loss.sum() / w.sum();
 }
 

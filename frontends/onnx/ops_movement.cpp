@@ -81,8 +81,8 @@ Value slice(const Node& n) {
   bool inputs = n.opset() >= 10;
   std::vector<int64_t> starts = inputs ? n.host_ints(1) : n.attr_ints("starts");
   std::vector<int64_t> ends = inputs ? n.host_ints(2) : n.attr_ints("ends");
-  std::vector<int64_t> axes = (inputs ? n.ints_from(3, "") : n.ints_from(99, "axes"))
-                                  .value_or(std::vector<int64_t>{});
+  std::vector<int64_t> axes =
+      (inputs ? n.ints_from(3, "") : n.ints_from(99, "axes")).value_or(std::vector<int64_t>{});
   std::vector<int64_t> steps = inputs && n.has(4) ? n.host_ints(4) : std::vector<int64_t>{};
   user_assert(starts.size() == ends.size())
       << "starts and ends have different lengths (" << starts.size() << ", " << ends.size() << ")";
@@ -134,8 +134,8 @@ std::vector<Value> split(const Node& n) {
 
 Tensor unsqueeze(const Node& n) {
   Tensor x = n.in(0);
-  std::vector<int64_t> axes =
-      (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes")).value_or(std::vector<int64_t>{});
+  std::vector<int64_t> axes = (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes"))
+                                  .value_or(std::vector<int64_t>{});
   int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
   for (int64_t& a : axes) a = Node::axis(a, rank, "axis");
   std::sort(axes.begin(), axes.end());
@@ -190,8 +190,8 @@ Tensor pad(const Node& n) {
   std::string mode = n.attr_string("mode", "constant");
   user_assert(mode == "constant" || mode == "edge" || mode == "reflect")
       << "mode '" << mode << "' is not supported (constant, edge, reflect)";
-  double value = n.opset() >= 11 ? (n.has(2) ? n.host_floats(2)[0] : 0.0)
-                                 : n.attr_float("value", 0.0);
+  double value =
+      n.opset() >= 11 ? (n.has(2) ? n.host_floats(2)[0] : 0.0) : n.attr_float("value", 0.0);
   std::vector<std::pair<int64_t, int64_t>> amounts(static_cast<size_t>(r), {0, 0});
   size_t k = axes.size();
   for (size_t i = 0; i < k; ++i) {
@@ -242,8 +242,8 @@ Tensor one_hot(const Node& n) {
   i = (i < 0).where(i + static_cast<double>(depth), i);
   Shape along(static_cast<size_t>(rank), 1);
   along[static_cast<size_t>(a)] = depth;
-  Tensor hit = i.unsqueeze(a).eq(Tensor::arange(0, static_cast<double>(depth), 1, Scalar::Int64)
-                                     .reshape(along));
+  Tensor hit = i.unsqueeze(a).eq(
+      Tensor::arange(0, static_cast<double>(depth), 1, Scalar::Int64).reshape(along));
   return hit.where(values.slice(0, 1, 2).reshape({}), values.slice(0, 0, 1).reshape({}));
 }
 
@@ -269,8 +269,8 @@ Tensor range(const Node& n) {
 Tensor eye_like(const Node& n) {
   const Tensor& x = n.in(0);
   user_assert(x.ndim() == 2) << "needs a 2-D input, not " << shape_str(x.shape());
-  DType dt = n.has_attr("dtype") ? dtype_of(static_cast<int>(n.attr_int("dtype", 1)), "dtype")
-                                 : x.dtype();
+  DType dt =
+      n.has_attr("dtype") ? dtype_of(static_cast<int>(n.attr_int("dtype", 1)), "dtype") : x.dtype();
   int64_t k = n.attr_int("k", 0);
   Tensor r = Tensor::arange(dim(x, 0)).reshape({dim(x, 0), 1}).cast(Scalar::Int64);
   Tensor c = Tensor::arange(dim(x, 1)).reshape({1, dim(x, 1)}).cast(Scalar::Int64);
@@ -286,7 +286,8 @@ Tensor linear_index(const Tensor& data, const Tensor& indices, int64_t b) {
   Shape dims(data.shape().begin() + b, data.shape().begin() + b + k);
   std::vector<int64_t> strides(static_cast<size_t>(k), 1);
   for (int64_t j = k - 2; j >= 0; --j)
-    strides[static_cast<size_t>(j)] = strides[static_cast<size_t>(j + 1)] * dims[static_cast<size_t>(j + 1)];
+    strides[static_cast<size_t>(j)] =
+        strides[static_cast<size_t>(j + 1)] * dims[static_cast<size_t>(j + 1)];
   Tensor idx = indices.cast(Scalar::Int64);
   idx = (idx < 0).where(idx + int64_tensor(dims), idx);
   Tensor lin = (idx * int64_tensor(strides)).sum({-1});
@@ -321,9 +322,9 @@ Tensor scatter_nd(const Node& n) {
   int64_t width = rows.numel() / rows.shape()[0];
   Tensor lin = linear_index(data, indices, 0).reshape({-1, 1});
   Tensor src = updates.reshape({lin.shape()[0], width});
-  Tensor out = rows.reshape({rows.shape()[0], width})
-                   .scatter(0, lin.expand({lin.shape()[0], width}), src,
-                            n.attr_string("reduction", "none"));
+  Tensor out =
+      rows.reshape({rows.shape()[0], width})
+          .scatter(0, lin.expand({lin.shape()[0], width}), src, n.attr_string("reduction", "none"));
   return out.reshape(data.shape());
 }
 

@@ -75,7 +75,7 @@ Tensor conv_transpose(const Node& n) {
   for (size_t i = 0; i < nd; ++i) {
     int64_t in = dim(x, static_cast<int64_t>(i) + 2);
     int64_t full = args.stride[i] * (in - 1) + out_pad[i] + (k[i] - 1) * args.dilation[i] + 1;
-    int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - nd + i]
+    int64_t want = !out_shape.empty()               ? out_shape[out_shape.size() - nd + i]
                    : auto_pad.rfind("SAME", 0) == 0 ? in * args.stride[i]
                                                     : -1;
     if (want >= 0) {

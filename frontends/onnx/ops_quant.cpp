@@ -19,7 +19,9 @@ Tensor along(const Tensor& v, int64_t axis, int64_t rank) {
 }
 
 Tensor saturate(const Tensor& x, DType to) {
-  return x.round().clamp(static_cast<double>(to.int_min()), static_cast<double>(to.int_max())).cast(to);
+  return x.round()
+      .clamp(static_cast<double>(to.int_min()), static_cast<double>(to.int_max()))
+      .cast(to);
 }
 
 Tensor quantize(const Node& n) {

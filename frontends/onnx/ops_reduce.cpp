@@ -58,31 +58,24 @@ Converter arg_reduction(bool is_max) {
 } // namespace
 
 void add_reduce_ops(ConverterTable& t) {
-  t["ReduceSum"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.sum(a, k);
-  });
-  t["ReduceMean"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.mean(a, k);
-  });
-  t["ReduceMax"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.max(a, k);
-  });
-  t["ReduceMin"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.min(a, k);
-  });
-  t["ReduceProd"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.prod(a, k);
-  });
-  t["ReduceL1"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return x.abs().sum(a, k);
-  });
+  t["ReduceSum"] =
+      reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.sum(a, k); });
+  t["ReduceMean"] = reduction(
+      [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.mean(a, k); });
+  t["ReduceMax"] =
+      reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.max(a, k); });
+  t["ReduceMin"] =
+      reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.min(a, k); });
+  t["ReduceProd"] = reduction(
+      [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.prod(a, k); });
+  t["ReduceL1"] = reduction(
+      [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.abs().sum(a, k); });
   t["ReduceL2"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
     Tensor f = x.cast(float_of(x.dtype()));
     return (f * f).sum(a, k).sqrt();
   });
-  t["ReduceSumSquare"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
-    return (x * x).sum(a, k);
-  });
+  t["ReduceSumSquare"] = reduction(
+      [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return (x * x).sum(a, k); });
   t["ReduceLogSum"] = reduction([](const Tensor& x, const std::vector<int64_t>& a, bool k) {
     return x.cast(float_of(x.dtype())).sum(a, k).log();
   });

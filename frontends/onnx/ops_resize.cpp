@@ -23,8 +23,8 @@ std::vector<double> coefficients(const ResizeMode& m, double ratio) {
   if (m.mode == "cubic") {
     double a = m.cubic_a, r1 = ratio + 1, s = 1 - ratio, s1 = s + 1;
     return {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a,
-            ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
-            ((a + 2) * s - (a + 3)) * s * s + 1, ((a * s1 - 5 * a) * s1 + 8 * a) * s1 - 4 * a};
+            ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+            ((a * s1 - 5 * a) * s1 + 8 * a) * s1 - 4 * a};
   }
   if (ratio == 1) return {0, 1};
   if (m.nearest == "round_prefer_ceil") return {ratio < 0.5 ? 1.0 : 0.0, ratio >= 0.5 ? 1.0 : 0.0};
@@ -60,7 +60,8 @@ std::optional<double> source(const ResizeMode& m, int64_t o, int64_t in, double 
 std::vector<int64_t> neighbours(double x, size_t n) {
   auto f = static_cast<int64_t>(std::floor(x));
   std::vector<int64_t> c;
-  for (int64_t i = f - static_cast<int64_t>(n); i <= f + static_cast<int64_t>(n); ++i) c.push_back(i);
+  for (int64_t i = f - static_cast<int64_t>(n); i <= f + static_cast<int64_t>(n); ++i)
+    c.push_back(i);
   std::sort(c.begin(), c.end(), [&](int64_t a, int64_t b) {
     double da = std::abs(x - static_cast<double>(a)), db = std::abs(x - static_cast<double>(b));
     return da < db || (da == db && a < b);
@@ -123,15 +124,15 @@ Tensor resize(const Node& n, const Tensor& x, const std::vector<double>& scales_
   Tensor y = x;
   for (size_t a = 0; a < r; ++a) {
     int64_t in = x.shape()[a];
-    double scale = sizes.empty() ? scales_in[a] : static_cast<double>(sizes[a]) / static_cast<double>(in);
+    double scale =
+        sizes.empty() ? scales_in[a] : static_cast<double>(sizes[a]) / static_cast<double>(in);
     auto out = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * scale))
                              : sizes[a];
     user_assert(out >= 1) << "dim " << a << " would resize to " << out << " elements";
     double start = roi.size() == 2 * r ? roi[a] : 0, end = roi.size() == 2 * r ? roi[a + r] : 1;
     bool identity = out == in && scale == 1 && m.transform != "tf_crop_and_resize";
     double width = sizes.empty() ? static_cast<double>(in) * scale : static_cast<double>(out);
-    if (!identity)
-      y = resize_axis(y, static_cast<int64_t>(a), out, scale, width, m, start, end);
+    if (!identity) y = resize_axis(y, static_cast<int64_t>(a), out, scale, width, m, start, end);
   }
   return y;
 }
@@ -141,8 +142,7 @@ Tensor resize(const Node& n, const Tensor& x, const std::vector<double>& scales_
 void add_resize_ops(ConverterTable& t) {
   t["Resize"] = [](const Node& n) {
     const Tensor& x = n.in(0);
-    if (n.opset() < 11)
-      return std::vector<Value>{resize(n, x, n.host_floats(1), {}, {})};
+    if (n.opset() < 11) return std::vector<Value>{resize(n, x, n.host_floats(1), {}, {})};
     std::vector<double> roi = n.has(1) ? n.host_floats(1) : std::vector<double>{};
     std::vector<double> scales = n.has(2) ? n.host_floats(2) : std::vector<double>{};
     std::vector<int64_t> sizes = n.has(3) ? n.host_ints(3) : std::vector<int64_t>{};

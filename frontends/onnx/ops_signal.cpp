@@ -30,7 +30,8 @@ Tensor dft_matrix(int64_t len, int64_t bins, bool sine, double sign, DType dt) {
   std::vector<double> m(static_cast<size_t>(len * bins));
   for (int64_t i = 0; i < len; ++i)
     for (int64_t k = 0; k < bins; ++k) {
-      double a = 2 * std::numbers::pi * static_cast<double>((i * k) % len) / static_cast<double>(len);
+      double a =
+          2 * std::numbers::pi * static_cast<double>((i * k) % len) / static_cast<double>(len);
       m[static_cast<size_t>(i * bins + k)] = sine ? sign * std::sin(a) : std::cos(a);
     }
   return Tensor(std::span<const double>(m), {len, bins}, dt);

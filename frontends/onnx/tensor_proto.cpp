@@ -66,8 +66,8 @@ std::vector<std::byte> from_fields(const TensorProto& p, DType dt, int64_t n,
   return out;
 }
 
-std::vector<std::byte> read_external(const TensorProto& p, const std::string& base_dir,
-                                     size_t want, const std::string& what) {
+std::vector<std::byte> read_external(const TensorProto& p, const std::string& base_dir, size_t want,
+                                     const std::string& what) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {

@@ -203,8 +203,7 @@ Outcome finish(Child& c) {
   close(c.fd);
   int status = 0;
   waitpid(c.pid, &status, 0);
-  if (WIFSIGNALED(status))
-    return {false, std::string("crashed: ") + strsignal(WTERMSIG(status))};
+  if (WIFSIGNALED(status)) return {false, std::string("crashed: ") + strsignal(WTERMSIG(status))};
   if (c.text.rfind("pass", 0) == 0) return {true, ""};
   if (c.text.rfind("fail ", 0) == 0) return {false, c.text.substr(5)};
   return {false, "the case's process ended without a result"};
@@ -268,14 +267,14 @@ std::string reason(std::string why) {
     why = why.substr(why.find(": ", at) + 2);
   auto has = [&](const char* s) { return why.find(s) != std::string::npos; };
   const char* kind = has("ai.onnx.preview.training") ? "training op"
-                     : has("training_mode")            ? "training mode"
+                     : has("training_mode")          ? "training mode"
                      : has("Sequence") || has("is not a tensor") || has("Optional")
                          ? "sequences and optionals"
-                     : has("STRING")                                  ? "strings"
+                     : has("STRING")                                 ? "strings"
                      : has("(Loop,") || has("(If,") || has("(Scan,") ? "control flow"
-                     : has("empty")                                   ? "empty tensors"
-                     : has("this op is not supported")                ? "unsupported op"
-                                                                      : "fails";
+                     : has("empty")                                  ? "empty tensors"
+                     : has("this op is not supported")               ? "unsupported op"
+                                                                     : "fails";
   return std::string(kind) + ": " + why;
 }
 
@@ -309,11 +308,16 @@ int main(int argc, char** argv) {
   bool update = false, verbose = false;
   int jobs = 2;
   for (size_t i = 2; i < args.size(); ++i) {
-    if (args[i] == "--update") update = true;
-    else if (args[i] == "-v") verbose = true;
-    else if (args[i] == "--filter" && i + 1 < args.size()) filter = args[++i];
-    else if (args[i] == "--jobs" && i + 1 < args.size()) jobs = std::stoi(args[++i]);
-    else if (args[i] == "--beam" && i + 1 < args.size()) beam_width = std::stoi(args[++i]);
+    if (args[i] == "--update")
+      update = true;
+    else if (args[i] == "-v")
+      verbose = true;
+    else if (args[i] == "--filter" && i + 1 < args.size())
+      filter = args[++i];
+    else if (args[i] == "--jobs" && i + 1 < args.size())
+      jobs = std::stoi(args[++i]);
+    else if (args[i] == "--beam" && i + 1 < args.size())
+      beam_width = std::stoi(args[++i]);
   }
   if (!fs::is_directory(suite_dir)) {
     std::cout << "SKIP: the ONNX test data '" << suite_dir

@@ -129,8 +129,9 @@ TEST_F(OnnxImport, InputShapeErrors) {
   bo::InputShapes huge;
   bo::parse_input_shape("x=100000000000x4", huge, "--input");
   EXPECT_THAT(error_of([&] { bo::Model::load(path, huge); }),
-              testing::StartsWith(path + ": input 'x' (100000000000, 4) needs 1.6e+03 GB, more than "
-                                         "half of this machine's "));
+              testing::StartsWith(path +
+                                  ": input 'x' (100000000000, 4) needs 1.6e+03 GB, more than "
+                                  "half of this machine's "));
   EXPECT_EQ(error_of([&] { bo::parse_input_shape("x=5xq", twice, "--input"); }),
             "--input 'x=5xq': dimension 'q' is not a positive integer; expected NAME=DIMS like "
             "input=1x3x224x224");

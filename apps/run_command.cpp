@@ -40,8 +40,8 @@ void run(const RunArgs& args) {
     }
     return;
   }
-  tuner::Corpus one = program_corpus("run", args.workload, args.params, args.expr, args.inputs);
-  const tuner::CorpusEntry& entry = one.entries.at(0);
+  tuner::CorpusEntry entry =
+      program_entry("run", args.workload, args.params, args.expr, args.inputs);
   Program out = tuner::build_entry(entry);
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
@@ -92,19 +92,19 @@ void run(const RunArgs& args) {
 
 bool is_model_file(const std::string& target) { return target.ends_with(".onnx"); }
 
-tuner::Corpus program_corpus(const std::string& command, const std::string& target,
-                             const std::vector<std::string>& params, const std::string& expr,
-                             const std::vector<std::string>& inputs, const std::string& dtype) {
+tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
+                                 const std::vector<std::string>& params, const std::string& expr,
+                                 const std::vector<std::string>& inputs, const std::string& dtype) {
   user_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
   user_assert(params.empty() || (!is_model_file(target) && expr.empty()))
       << command << ": parameters like " << (params.empty() ? "" : params.front())
       << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
-  if (!expr.empty()) return tuner::single_expr(expr, inputs, dtype);
-  if (is_model_file(target)) return tuner::single_model(target, inputs);
+  if (!expr.empty()) return tuner::expr_entry(expr, inputs, dtype);
+  if (is_model_file(target)) return tuner::model_entry(target, inputs);
   user_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
                               << "to the built-in workload '" << target << "'";
-  return tuner::single_workload(target, parse_params(command, params), dtype);
+  return tuner::workload_entry(target, parse_params(command, params), dtype);
 }
 
 std::map<std::string, int64_t> parse_params(const std::string& command,

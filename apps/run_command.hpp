@@ -23,11 +23,11 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
 /// Whether a command-line target names an ONNX model (MODEL.onnx).
 bool is_model_file(const std::string& target);
 
-/// The one-entry corpus a command line names: a built-in workload with its parameters, an
-/// ONNX model file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
-tuner::Corpus program_corpus(const std::string& command, const std::string& target,
-                             const std::vector<std::string>& params, const std::string& expr,
-                             const std::vector<std::string>& inputs,
-                             const std::string& dtype = "float32");
+/// The entry a command line names: a built-in workload with its parameters, an ONNX model
+/// file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
+tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
+                                 const std::vector<std::string>& params, const std::string& expr,
+                                 const std::vector<std::string>& inputs,
+                                 const std::string& dtype = "float32");
 
 } // namespace beamlab::cli

@@ -332,7 +332,8 @@ void tune(TuneArgs args) {
   tuner::Corpus corpus =
       is_corpus_file(args.target)
           ? tuner::load_corpus(args.target)
-          : program_corpus("tune", args.target, args.params, args.expr, args.inputs, args.dtype);
+          : tuner::single_entry(program_entry("tune", args.target, args.params, args.expr,
+                                              args.inputs, args.dtype));
   user_assert(args.params.empty() || corpus.path.empty())
       << "tune: parameters like " << args.params.front()
       << " apply to a workload, not to the corpus file '" << args.target << "'";

@@ -18,36 +18,6 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// Element i of a buffer of `dt`, as a double.
-double element(DType dt, const void* data, int64_t i) {
-  auto at = [&](auto tag) {
-    decltype(tag) v;
-    std::memcpy(&v, static_cast<const char*>(data) + i * static_cast<int64_t>(sizeof v), sizeof v);
-    return v;
-  };
-  switch (dt.scalar()) {
-  case Scalar::Float32: return at(float{});
-  case Scalar::Float64: return at(double{});
-  case Scalar::Float16: return static_cast<double>(at(_Float16{}));
-  case Scalar::BFloat16: {
-    uint32_t bits = static_cast<uint32_t>(at(uint16_t{})) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  case Scalar::Bool: return at(uint8_t{}) != 0;
-  case Scalar::Int8: return at(int8_t{});
-  case Scalar::Int16: return at(int16_t{});
-  case Scalar::Int32: return at(int32_t{});
-  case Scalar::Int64: return static_cast<double>(at(int64_t{}));
-  case Scalar::UInt8: return at(uint8_t{});
-  case Scalar::UInt16: return at(uint16_t{});
-  case Scalar::UInt32: return at(uint32_t{});
-  case Scalar::UInt64: return static_cast<double>(at(uint64_t{}));
-  default: return 0;
-  }
-}
-
 void set_element(DType dt, void* data, int64_t i, double v) {
   auto put = [&](auto x) {
     std::memcpy(static_cast<char*>(data) + i * static_cast<int64_t>(sizeof x), &x, sizeof x);
@@ -209,10 +179,11 @@ Comparison compare_outputs(DType dt, const void* got, const void* want, int64_t 
   scale = 0;
   if (!exact)
     for (int64_t i = 0; i < count; ++i)
-      if (double w = element(dt, want, i); std::isfinite(w)) scale = std::max(scale, std::abs(w));
+      if (double w = element_value(want, dt, i); std::isfinite(w))
+        scale = std::max(scale, std::abs(w));
   c.tolerance = rtol * 2 * scale;
   for (int64_t i = 0; i < count; ++i) {
-    double g = element(dt, got, i), w = element(dt, want, i);
+    double g = element_value(got, dt, i), w = element_value(want, dt, i);
     bool ok;
     if (exact) {
       ok = dt.scalar() == Scalar::Int64 || dt.scalar() == Scalar::UInt64

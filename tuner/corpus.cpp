@@ -174,35 +174,37 @@ Corpus parse_corpus(const std::string& text, const std::string& path) {
   return c;
 }
 
-Corpus single_workload(const std::string& workload, const std::map<std::string, int64_t>& params,
-                       const std::string& dtype) {
+CorpusEntry workload_entry(const std::string& workload,
+                           const std::map<std::string, int64_t>& params, const std::string& dtype) {
   CorpusEntry e;
   e.workload = workload;
   e.params = params;
   e.dtype = dtype;
   e.label = default_label(e);
-  (void)build_entry(e);
-  return {"", workload, "", {e}};
+  return e;
 }
 
-Corpus single_model(const std::string& path, const std::vector<std::string>& input_flags) {
+CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags) {
   CorpusEntry e;
   e.model = path;
   e.inputs = parse_input_flags(input_flags);
   e.label = default_label(e);
-  (void)build_entry(e);
-  return {"", e.label, "", {e}};
+  return e;
 }
 
-Corpus single_expr(const std::string& expr, const std::vector<std::string>& input_flags,
-                   const std::string& dtype) {
+CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
+                       const std::string& dtype) {
   CorpusEntry e;
   e.expr = expr;
   e.inputs = parse_input_flags(input_flags);
   e.dtype = dtype;
   e.label = default_label(e);
-  (void)build_entry(e);
-  return {"", e.label, "", {e}};
+  return e;
+}
+
+Corpus single_entry(const CorpusEntry& e) {
+  (void)build_entry(e); // names a bad workload, parameter, dtype, model or expression
+  return {"", e.workload.empty() ? e.label : e.workload, "", {e}};
 }
 
 } // namespace beamlab::tuner

@@ -47,15 +47,17 @@ Corpus load_corpus(const std::string& path);
 /// The same for a corpus's text; `path` names it in errors.
 Corpus parse_corpus(const std::string& text, const std::string& path);
 
-/// A one-entry corpus for a workload named on the command line.
-Corpus single_workload(const std::string& workload, const std::map<std::string, int64_t>& params,
+/// The entry a command line names: a built-in workload with its parameters, an ONNX model, or
+/// an expression, with `--input NAME=DIMS` flags (`input_flags`). Nothing is built yet.
+CorpusEntry workload_entry(const std::string& workload,
+                           const std::map<std::string, int64_t>& params,
+                           const std::string& dtype = "float32");
+CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags);
+CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype = "float32");
 
-/// A one-entry corpus for an ONNX model or an expression named on the command line, with
-/// `--input NAME=DIMS` flags (`input_flags`).
-Corpus single_model(const std::string& path, const std::vector<std::string>& input_flags);
-Corpus single_expr(const std::string& expr, const std::vector<std::string>& input_flags,
-                   const std::string& dtype = "float32");
+/// A one-entry corpus of `e`, checked by building it once (a UserError names what is wrong).
+Corpus single_entry(const CorpusEntry& e);
 
 /// The entry's tensor program.
 Program build_entry(const CorpusEntry& e);

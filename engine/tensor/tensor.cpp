@@ -280,6 +280,10 @@ Tensor& Tensor::realize(const RealizeOptions& options) {
   return *this;
 }
 
+double element_value(const void* base, DType dtype, int64_t i) {
+  return get<double>(base, dtype, static_cast<size_t>(i));
+}
+
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   Tensor t = *this;

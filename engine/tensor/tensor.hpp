@@ -313,6 +313,10 @@ Tensor operator|(const Tensor& a, const Tensor& b);
 Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator!(const Tensor& a);
 
+/// Element i of host memory holding elements of `dtype`, as a double (exact for integers
+/// below 2^53; half floats widened).
+double element_value(const void* base, DType dtype, int64_t i);
+
 /// The numpy broadcast of two shapes; a UserError naming `op` if they don't broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 

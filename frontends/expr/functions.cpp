@@ -135,17 +135,9 @@ Value construct(const Args& a) {
 
 } // namespace
 
-const Method* find_function(std::string_view name) {
-  for (const Method& m : kFunctions)
-    if (m.name == name) return &m;
-  return nullptr;
-}
+const Method* find_function(std::string_view name) { return find_named(kFunctions, name); }
 
-std::vector<std::string_view> function_names() {
-  std::vector<std::string_view> out;
-  for (const Method& m : kFunctions) out.push_back(m.name);
-  return out;
-}
+std::vector<std::string_view> function_names() { return names_of(kFunctions); }
 
 const Method& constructor() {
   static constexpr Method kConstructor{"Tensor", "data, dtype?", construct};

@@ -325,17 +325,9 @@ constexpr Method kMethods[] = {
 
 } // namespace
 
-const Method* find_method(std::string_view name) {
-  for (const Method& m : kMethods)
-    if (m.name == name) return &m;
-  return nullptr;
-}
+const Method* find_method(std::string_view name) { return find_named(kMethods, name); }
 
-std::vector<std::string_view> method_names() {
-  std::vector<std::string_view> out;
-  for (const Method& m : kMethods) out.push_back(m.name);
-  return out;
-}
+std::vector<std::string_view> method_names() { return names_of(kMethods); }
 
 Value invoke(const Method& method, const Args& args) {
   Value out;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -145,6 +146,19 @@ struct Method {
   std::string_view params;
   Value (*call)(const Args& args);
 };
+
+/// The row of `table` called `name`; null if there is none.
+inline const Method* find_named(std::span<const Method> table, std::string_view name) {
+  for (const Method& m : table)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+/// The names in `table`, in order.
+inline std::vector<std::string_view> names_of(std::span<const Method> table) {
+  std::vector<std::string_view> out;
+  for (const Method& m : table) out.push_back(m.name);
+  return out;
+}
 
 /// The method `x.name(...)` of a tensor; null if there is none.
 const Method* find_method(std::string_view name);

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -125,7 +124,6 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     m.initializers[init.name()] =
         h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
   }
-  std::set<std::string> known;
   for (const auto& vi : g.input()) {
     if (m.initializers.count(vi.name())) continue;
     user_assert(vi.type().has_tensor_type())
@@ -137,14 +135,16 @@ void prepare(ModelImpl& m, const InputShapes& given) {
         resolve_shape(vi, given, path)};
     check_fits(in, path);
     m.inputs.push_back(std::move(in));
-    known.insert(vi.name());
   }
   for (const auto& [name, shape] : given) {
     std::string names;
-    for (const ModelInput& i : m.inputs) names += (names.empty() ? "" : ", ") + i.name;
-    user_assert(known.count(name))
-        << path << ": --input names '" << name
-        << "', which is not an input of the model (its inputs: " << names << ")";
+    bool known = false;
+    for (const ModelInput& i : m.inputs) {
+      names += (names.empty() ? "" : ", ") + i.name;
+      known |= i.name == name;
+    }
+    user_assert(known) << path << ": --input names '" << name
+                       << "', which is not an input of the model (its inputs: " << names << ")";
   }
   for (const auto& o : g.output()) m.outputs.push_back(o.name());
   for (const auto& n : g.node()) ++m.op_counts[n.op_type()];

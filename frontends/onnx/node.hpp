@@ -75,8 +75,9 @@ public:
   /// Input i's values on the host as integers (realizing it if it is computed).
   std::vector<int64_t> host_ints(size_t i) const;
   std::vector<double> host_floats(size_t i) const;
-  /// Integers from input i when given, else from attribute `name`, else `dflt` (ops that
-  /// moved an attribute to an input in a later opset: axes, pads, starts, ...).
+  /// Integers from input i when given (empty if the input is empty), else from attribute
+  /// `name`, else nullopt. For ops that moved an attribute to an input in a later opset
+  /// (axes, split, shape): the older opsets never had that input.
   std::optional<std::vector<int64_t>> ints_from(size_t i, const std::string& name) const;
 
   /// An axis in [0, rank), from a possibly negative one; a UserError names `what`.
@@ -112,6 +113,18 @@ namespace beamlab::onnx {
 
 /// The float type an op on `t` computes in (t's own if it is a float, else float32).
 inline DType float_of(DType t) { return t.is_float() ? t : DType(Scalar::Float32); }
+
+/// A converter's single output.
+inline std::vector<Value> one(Tensor t) { return {std::move(t)}; }
+
+/// Dim `axis` of x.
+inline int64_t dim(const Tensor& x, int64_t axis) { return x.shape()[static_cast<size_t>(axis)]; }
+
+/// The window settings (strides, dilations, pads or auto_pad, ceil_mode, count_include_pad)
+/// of a conv or pool node over x's spatial dims with kernel `k` (ops_nn.cpp).
+WindowArgs window(const Node& n, const Tensor& x, const std::vector<int64_t>& k);
+/// A conv node's kernel: its kernel_shape, else the weight's spatial dims.
+std::vector<int64_t> kernel_of(const Node& n, const Tensor& weight);
 
 /// A 1-D int64 tensor of host values (shapes, indices).
 Tensor int64_tensor(const std::vector<int64_t>& values);

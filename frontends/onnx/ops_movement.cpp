@@ -42,10 +42,6 @@ Tensor strided_slice(const Tensor& x, int64_t axis, int64_t start, int64_t count
 
 namespace {
 
-std::vector<Value> one(Tensor t) { return {std::move(t)}; }
-
-int64_t dim(const Tensor& x, int64_t axis) { return x.shape()[static_cast<size_t>(axis)]; }
-
 Value constant(const Node& n) {
   if (n.has_attr("value")) return n.attr_value("value");
   if (n.has_attr("value_float")) return Tensor(n.attr_float("value_float", 0), Scalar::Float32);
@@ -81,8 +77,7 @@ Value slice(const Node& n) {
   bool inputs = n.opset() >= 10;
   std::vector<int64_t> starts = inputs ? n.host_ints(1) : n.attr_ints("starts");
   std::vector<int64_t> ends = inputs ? n.host_ints(2) : n.attr_ints("ends");
-  std::vector<int64_t> axes =
-      (inputs ? n.ints_from(3, "") : n.ints_from(99, "axes")).value_or(std::vector<int64_t>{});
+  std::vector<int64_t> axes = n.ints_from(3, "axes").value_or(std::vector<int64_t>{});
   std::vector<int64_t> steps = inputs && n.has(4) ? n.host_ints(4) : std::vector<int64_t>{};
   user_assert(starts.size() == ends.size())
       << "starts and ends have different lengths (" << starts.size() << ", " << ends.size() << ")";
@@ -113,8 +108,7 @@ Value slice(const Node& n) {
 std::vector<Value> split(const Node& n) {
   const Tensor& x = n.in(0);
   int64_t a = Node::axis(n.attr_int("axis", 0), x.ndim(), "axis"), d = dim(x, a);
-  std::vector<int64_t> sizes = (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "split"))
-                                   .value_or(std::vector<int64_t>{});
+  std::vector<int64_t> sizes = n.ints_from(1, "split").value_or(std::vector<int64_t>{});
   if (sizes.empty()) {
     auto parts = static_cast<int64_t>(n.num_outputs());
     if (n.has_attr("num_outputs")) parts = n.attr_int("num_outputs");
@@ -134,8 +128,7 @@ std::vector<Value> split(const Node& n) {
 
 Tensor unsqueeze(const Node& n) {
   Tensor x = n.in(0);
-  std::vector<int64_t> axes = (n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes"))
-                                  .value_or(std::vector<int64_t>{});
+  std::vector<int64_t> axes = n.ints_from(1, "axes").value_or(std::vector<int64_t>{});
   int64_t rank = x.ndim() + static_cast<int64_t>(axes.size());
   for (int64_t& a : axes) a = Node::axis(a, rank, "axis");
   std::sort(axes.begin(), axes.end());
@@ -145,8 +138,7 @@ Tensor unsqueeze(const Node& n) {
 
 Tensor squeeze(const Node& n) {
   Tensor x = n.in(0);
-  std::optional<std::vector<int64_t>> axes =
-      n.opset() >= 13 ? n.ints_from(1, "") : n.ints_from(99, "axes");
+  std::optional<std::vector<int64_t>> axes = n.ints_from(1, "axes");
   if (!axes || axes->empty()) return x.squeeze();
   std::vector<int64_t> as = *axes;
   for (int64_t& a : as) a = Node::axis(a, x.ndim(), "axis");

@@ -7,14 +7,9 @@
 #include "frontends/onnx/node.hpp"
 
 namespace beamlab::onnx {
-namespace {
-
-std::vector<Value> one(Tensor t) { return {std::move(t)}; }
-
-int64_t dim(const Tensor& x, int64_t axis) { return x.shape()[static_cast<size_t>(axis)]; }
 
 // The window settings of a conv or pool over x's spatial dims with kernel `k`.
-WindowArgs window(const Node& n, const Tensor& x, const std::vector<int64_t>& k, bool pool) {
+WindowArgs window(const Node& n, const Tensor& x, const std::vector<int64_t>& k) {
   auto nd = static_cast<int64_t>(k.size());
   WindowArgs w;
   w.stride = n.attr_ints("strides", std::vector<int64_t>(static_cast<size_t>(nd), 1));
@@ -45,7 +40,6 @@ WindowArgs window(const Node& n, const Tensor& x, const std::vector<int64_t>& k,
       w.padding.emplace_back(pads[u], pads[u + k.size()]);
     }
   }
-  (void)pool;
   return w;
 }
 
@@ -55,10 +49,12 @@ std::vector<int64_t> kernel_of(const Node& n, const Tensor& weight) {
   return k;
 }
 
+namespace {
+
 Tensor conv(const Node& n) {
   const Tensor &x = n.in(0), &w = n.in(1);
   std::vector<int64_t> k = kernel_of(n, w);
-  return x.conv(w, n.opt(2), n.attr_int("group", 1), window(n, x, k, false));
+  return x.conv(w, n.opt(2), n.attr_int("group", 1), window(n, x, k));
 }
 
 Tensor conv_transpose(const Node& n) {
@@ -124,7 +120,7 @@ Tensor pool(const Node& n, bool is_max) {
   const Tensor& x = n.in(0);
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
   user_assert(!k.empty()) << "attribute 'kernel_shape' is required";
-  WindowArgs w = window(n, x, k, true);
+  WindowArgs w = window(n, x, k);
   return is_max ? x.max_pool(k, w) : x.avg_pool(k, w);
 }
 
@@ -239,7 +235,7 @@ void add_nn_ops(ConverterTable& t) {
   t["LpPool"] = [](const Node& n) {
     const Tensor& x = n.in(0);
     std::vector<int64_t> k = n.attr_ints("kernel_shape");
-    return one(x.lp_pool(k, static_cast<double>(n.attr_int("p", 2)), window(n, x, k, true)));
+    return one(x.lp_pool(k, static_cast<double>(n.attr_int("p", 2)), window(n, x, k)));
   };
   t["GlobalAveragePool"] = [](const Node& n) { return one(global_pool(n.in(0), false)); };
   t["GlobalMaxPool"] = [](const Node& n) { return one(global_pool(n.in(0), true)); };

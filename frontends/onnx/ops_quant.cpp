@@ -59,17 +59,7 @@ Tensor centered(const Node& n, size_t x_at, size_t zp_at, int64_t axis) {
 }
 
 Tensor integer_conv(const Node& n, const Tensor& x, const Tensor& w) {
-  std::vector<int64_t> k = n.attr_ints("kernel_shape");
-  if (k.empty()) k.assign(w.shape().begin() + 2, w.shape().end());
-  WindowArgs args;
-  auto nd = k.size();
-  args.stride = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
-  args.dilation = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
-  for (size_t i = 0; i < nd; ++i) args.padding.emplace_back(pads[i], pads[i + nd]);
-  user_assert(n.attr_string("auto_pad", "NOTSET") == "NOTSET")
-      << "auto_pad is not supported for integer convolutions; give pads";
-  return x.conv(w, std::nullopt, n.attr_int("group", 1), args);
+  return x.conv(w, std::nullopt, n.attr_int("group", 1), window(n, x, kernel_of(n, w)));
 }
 
 // Rescales an int32 accumulator into the output's quantized type.

@@ -128,36 +128,7 @@ std::string onnx_type_name(int onnx_type) {
   return "type " + std::to_string(onnx_type);
 }
 
-double HostTensor::at(int64_t i) const {
-  DType dt = dtype;
-  const std::byte* p = bytes.data() + i * dt.itemsize();
-  auto read = [&](auto x) {
-    std::memcpy(&x, p, sizeof x);
-    return x;
-  };
-  switch (dt.scalar()) {
-  case Scalar::Bool: return read(uint8_t{}) != 0;
-  case Scalar::Int8: return read(int8_t{});
-  case Scalar::Int16: return read(int16_t{});
-  case Scalar::Int32: return read(int32_t{});
-  case Scalar::Int64: return static_cast<double>(read(int64_t{}));
-  case Scalar::UInt8: return read(uint8_t{});
-  case Scalar::UInt16: return read(uint16_t{});
-  case Scalar::UInt32: return read(uint32_t{});
-  case Scalar::UInt64: return static_cast<double>(read(uint64_t{}));
-  case Scalar::Float16: return static_cast<double>(read(_Float16{}));
-  case Scalar::BFloat16: {
-    uint32_t bits = static_cast<uint32_t>(read(uint16_t{})) << 16;
-    float f = 0;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  case Scalar::Float32: return read(float{});
-  case Scalar::Float64: return read(double{});
-  default: internal_error << "no host elements of dtype " << dt.str();
-  }
-  return 0;
-}
+double HostTensor::at(int64_t i) const { return element_value(bytes.data(), dtype, i); }
 
 int64_t HostTensor::int_at(int64_t i) const {
   const std::byte* p = bytes.data() + i * dtype.itemsize();

@@ -1078,13 +1078,23 @@ TEST(WindowOps, TopkAndSortMatchTheReference) {
   });
 }
 
+// A shape of rank 1-3 with dims 1-5, an axis of it (possibly negative), that axis resolved,
+// and its length.
+struct ShapeAndAxis {
+  Shape shape;
+  int64_t rank, axis, a, n;
+};
+ShapeAndAxis shape_and_axis(CaseGen& g) {
+  Shape shape(static_cast<size_t>(g.pick(1, 3)));
+  for (int64_t& d : shape) d = g.pick(1, 5);
+  auto rank = static_cast<int64_t>(shape.size());
+  int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
+  return {shape, rank, axis, a, shape[static_cast<size_t>(a)]};
+}
+
 TEST(WindowOps, ScatterMatchesTheReference) {
   run_window_cases([](CaseGen& g) {
-    Shape shape(static_cast<size_t>(g.pick(1, 3)));
-    for (int64_t& d : shape) d = g.pick(1, 5);
-    auto rank = static_cast<int64_t>(shape.size());
-    int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
-    int64_t n = shape[static_cast<size_t>(a)];
+    auto [shape, rank, axis, a, n] = shape_and_axis(g);
     Shape is = shape;
     for (int64_t i = 0; i < rank; ++i)
       is[static_cast<size_t>(i)] =
@@ -1101,11 +1111,7 @@ TEST(WindowOps, ScatterMatchesTheReference) {
 
 TEST(WindowOps, GatherAndTakeMatchTheReference) {
   run_window_cases([](CaseGen& g) {
-    Shape shape(static_cast<size_t>(g.pick(1, 3)));
-    for (int64_t& d : shape) d = g.pick(1, 5);
-    auto rank = static_cast<int64_t>(shape.size());
-    int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
-    int64_t n = shape[static_cast<size_t>(a)];
+    auto [shape, rank, axis, a, n] = shape_and_axis(g);
     Both x = g.input(shape);
     if (g.chance(0.5)) {
       Shape is(static_cast<size_t>(g.pick(0, 2)));

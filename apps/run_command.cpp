@@ -2,6 +2,8 @@
 #include "apps/run_command.hpp"
 
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,7 +20,7 @@ namespace beamlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string workload; // a built-in workload or an ONNX model file
+  std::string workload; // a built-in workload, an ONNX model file or an IR kernel file
   std::string expr;
   std::vector<std::string> inputs; // --input NAME=DIMS
   std::vector<std::string> params; // "--NAME VALUE" pairs, as given
@@ -29,7 +31,24 @@ struct RunArgs {
   int beam = 0;
   bool list = false;
   std::string db, cache;
+  std::string save_kernels; // a folder for each kernel's IR text
 };
+
+// Each kernel's AST as IR text, DIR/NAME_KEY.ir, for `beamlab run|tune FILE.ir` or a corpus.
+void save_kernels(const Schedule& schedule, const std::string& label, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  user_assert(!ec) << "--save-kernels: cannot create the folder '" << dir << "': " << ec.message();
+  for (const ScheduleItem& item : schedule.items) {
+    std::string path = fmt::format("{}/{}_{}.ir", dir, item.name, hash_hex(item.key));
+    std::ofstream f(path);
+    f << "# kernel " << item.name << " (key " << hash_hex(item.key) << ") of " << label
+      << "\n# beamlab run|tune " << path << "\n"
+      << print_graph(item.ast);
+    user_assert(f.flush()) << "--save-kernels: cannot write '" << path << "'";
+  }
+  fmt::print("saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
+}
 
 void run(const RunArgs& args) {
   if (args.list || (args.workload.empty() && args.expr.empty())) {
@@ -73,35 +92,50 @@ void run(const RunArgs& args) {
   std::vector<KernelProfile> prof = plan.profile(args.runs);
   std::string shapes;
   for (const Tensor& t : out.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(t.shape());
-  fmt::print("{} {}: {} kernel(s), median of {} runs\n", entry.label, shapes, prof.size(),
-             args.runs);
+  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", entry.label, shapes.empty() ? "" : " ",
+             shapes, prof.size(), args.runs);
+  // A model's kernels are also named by the model's nodes each computes.
+  std::vector<std::vector<std::string>> names = out.kernel_names(schedule);
+  bool named = !out.names.empty();
   fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
-             "compile ms", "opts");
+             "compile ms", named ? "opts | model nodes" : "opts");
   double total = 0;
-  for (const KernelProfile& k : prof) {
+  for (size_t i = 0; i < prof.size(); ++i) {
+    const KernelProfile& k = prof[i];
     total += k.ms;
+    std::string opts = k.opts.empty() ? "-" : k.opts;
+    if (named) opts += " | " + join_names(names[i]);
     fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
-               k.compile_ms, k.opts.empty() ? "-" : k.opts);
+               k.compile_ms, opts);
   }
   fmt::print("{:<28} {:>10.3f}\n", "total", total);
   int hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
   if (hits > 0) fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", hits, path);
+  if (!args.save_kernels.empty()) save_kernels(schedule, entry.label, args.save_kernels);
 }
 
 } // namespace
 
 bool is_model_file(const std::string& target) { return target.ends_with(".onnx"); }
 
+bool is_kernel_file(const std::string& target) { return target.ends_with(".ir"); }
+
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs, const std::string& dtype) {
   user_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
-  user_assert(params.empty() || (!is_model_file(target) && expr.empty()))
+  bool file = is_model_file(target) || is_kernel_file(target);
+  user_assert(params.empty() || (!file && expr.empty()))
       << command << ": parameters like " << (params.empty() ? "" : params.front())
       << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
   if (!expr.empty()) return tuner::expr_entry(expr, inputs, dtype);
   if (is_model_file(target)) return tuner::model_entry(target, inputs);
+  if (is_kernel_file(target)) {
+    user_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
+                                << "buffers' sizes come from its indices)";
+    return tuner::kernel_entry(target);
+  }
   user_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
                               << "to the built-in workload '" << target << "'";
   return tuner::workload_entry(target, parse_params(command, params), dtype);
@@ -134,10 +168,11 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Realize a workload, an ONNX model or an expression and print each kernel's time, "
-             "GFLOP/s, GB/s and Opts");
+      "run", "Realize a workload, an ONNX model, a kernel's IR text or an expression and print "
+             "each kernel's time, GFLOP/s, GB/s and Opts");
   cmd->add_option("workload", args->workload,
-                  "workload name (see --list) or an ONNX model file (MODEL.onnx)");
+                  "workload name (see --list), an ONNX model file (MODEL.onnx) or a kernel in IR "
+                  "text (KERNEL.ir)");
   cmd->add_option("--expr", args->expr,
                   "an expression over named inputs instead, e.g. \"(a.matmul(w) + b).relu()\"");
   cmd->add_option("--input", args->inputs,
@@ -158,6 +193,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
   cmd->add_option("--cache", args->cache,
                   "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  cmd->add_option("--save-kernels", args->save_kernels,
+                  "write each kernel's IR text to this folder (NAME_KEY.ir), to run or tune alone");
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
     args->params = cmd->remaining();

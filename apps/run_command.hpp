@@ -1,5 +1,5 @@
-// `beamlab run <workload> [--PARAM VALUE ...]`: realize a built-in workload and print a
-// per-kernel table (time, GFLOP/s, GB/s, Opts).
+// `beamlab run <workload> [--PARAM VALUE ...]`: realize a built-in workload (or a model, an IR
+// kernel, an expression) and print a per-kernel table (time, GFLOP/s, GB/s, Opts).
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,11 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
 
 /// Whether a command-line target names an ONNX model (MODEL.onnx).
 bool is_model_file(const std::string& target);
+/// Whether a command-line target names a kernel in IR text (KERNEL.ir).
+bool is_kernel_file(const std::string& target);
 
 /// The entry a command line names: a built-in workload with its parameters, an ONNX model
-/// file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
+/// file, an IR kernel file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs,

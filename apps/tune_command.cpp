@@ -124,7 +124,7 @@ struct TuneArgs {
 };
 
 bool is_corpus_file(const std::string& target) {
-  if (target.empty() || is_model_file(target)) return false;
+  if (target.empty() || is_model_file(target) || is_kernel_file(target)) return false;
   return target.find('/') != std::string::npos || target.ends_with(".json") ||
          ::access(target.c_str(), R_OK) == 0;
 }
@@ -327,7 +327,8 @@ void tune(TuneArgs args) {
                  run.command.c_str());
   }
   user_assert(!args.target.empty() || !args.expr.empty())
-      << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model file or "
+      << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
+         "or "
       << "--expr, or pass --resume";
   tuner::Corpus corpus =
       is_corpus_file(args.target)
@@ -428,8 +429,8 @@ void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "BEAM-search every kernel of a workload or a corpus file, journaled in the database");
   cmd->add_option("target", args->target,
-                  "a workload name (see 'beamlab run --list'), a corpus file (corpora/*.json) "
-                  "or an ONNX model (MODEL.onnx)");
+                  "a workload name (see 'beamlab run --list'), a corpus file (corpora/*.json), "
+                  "an ONNX model (MODEL.onnx) or a kernel in IR text (KERNEL.ir)");
   cmd->add_option("--expr", args->expr,
                   "tune an expression over named inputs, e.g. \"(a.matmul(w) + b).relu()\"");
   cmd->add_option("--input", args->inputs,

@@ -4,10 +4,13 @@
 // BEAM search of width 4 found first (/beam4; the search runs before timing, once per kernel
 // in the process). Counters: gbps or gflops, ratio (over the reference measured just before),
 // compile_ms; the label is the Opts. BM_Search times the search itself (BEAM 2 on matmul).
+// BM_Model runs the real networks scripts/export_models.py writes, whole.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include <vector>
 
@@ -15,7 +18,9 @@
 
 #include <beamlab/beamlab.hpp>
 
+#include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
+#include "tuner/corpus.hpp"
 #include "tuner/policy.hpp"
 
 namespace beamlab {
@@ -80,9 +85,9 @@ const OptPolicy* policy(bool tuned) {
   return &beam;
 }
 
-Measured run_plan(benchmark::State& state, const Tensor& out, bool tuned) {
+Measured run_plan(benchmark::State& state, const Program& program, const OptPolicy* policy) {
   ExecutionPlan plan =
-      ExecutionPlan::prepare(out.schedule(), out.inputs(), {.policy = policy(tuned)});
+      ExecutionPlan::prepare(program.schedule(), program.inputs(), {.policy = policy});
   Measured m;
   for (const PlannedKernel& k : plan.kernels()) {
     for (const auto& stage : k.stages) m.compile_ms += stage->kernel.compile_ms;
@@ -100,6 +105,12 @@ Measured run_plan(benchmark::State& state, const Tensor& out, bool tuned) {
   state.SetLabel(m.opts);
   state.counters["compile_ms"] = m.compile_ms;
   return m;
+}
+
+Measured run_plan(benchmark::State& state, const Tensor& out, bool tuned) {
+  Program p;
+  p.outputs.push_back(out);
+  return run_plan(state, p, policy(tuned));
 }
 
 void report_bandwidth(benchmark::State& state, double bytes, const Measured& m) {
@@ -208,6 +219,43 @@ void BM_Conv2d(benchmark::State& state, bool tuned) {
 }
 BENCHMARK_CAPTURE(BM_Conv2d, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Conv2d, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A real network at batch 1, one forward pass an iteration, with the heuristic's plans or the
+// tuning cache's (/cache: the default database, e.g. after `beamlab tune corpora/models.json`).
+// The models come from scripts/export_models.py, in BEAMLAB_MODELS (default corpora/models);
+// a missing one is skipped with the command that makes it. Not in `beamlab bench`'s default
+// suite (a few seconds each); its PyTorch reference is the export script's --latency.
+void BM_Model(benchmark::State& state, const char* name, bool cached) {
+  const char* dir = std::getenv("BEAMLAB_MODELS");
+  std::string path = std::string(dir ? dir : "corpora/models") + "/" + name + "/model.onnx";
+  if (!std::filesystem::exists(path)) {
+    state.SkipWithError((path + " is missing: /usr/bin/python3 scripts/export_models.py " +
+                         (dir ? dir : "corpora/models"))
+                            .c_str());
+    return;
+  }
+  Program p = tuner::build_entry(tuner::model_entry(path, {}));
+  HeuristicPolicy heuristic;
+  std::unique_ptr<tuner::CachePolicy> cache;
+  if (cached)
+    cache = std::make_unique<tuner::CachePolicy>(db::Database::default_path(),
+                                                 tuner::CacheMode::read_only, heuristic);
+  Measured m = run_plan(state, p, cache ? static_cast<const OptPolicy*>(cache.get()) : &heuristic);
+  state.SetLabel(""); // a model's Opts, kernel by kernel, are `beamlab run MODEL`'s table
+  state.counters["ms"] = m.seconds * 1e3;
+  state.counters["kernels"] = static_cast<double>(p.schedule().items.size());
+  if (cache) state.counters["cache_hits"] = cache->hits();
+}
+[[maybe_unused]] const bool model_benchmarks = [] {
+  for (const char* name : {"resnet18", "mobilenet_v2", "bert_layer"})
+    for (bool cached : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string("BM_Model/") + name + (cached ? "/cache" : "/heuristic")).c_str(), BM_Model,
+          name, cached)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  return true;
+}();
 
 // The search itself: BEAM 2 on matmul n x n x n in a pool of one sandbox per core, from
 // nothing (a fresh pool, no cache). Counters: the search's wall time, candidates and their

@@ -35,29 +35,6 @@ QTableView* table(QAbstractItemModel* model) {
   return t;
 }
 
-// "matmul M=64 N=64 K=64 dtype=float16" -> the workload, its parameters and dtype.
-Expected<std::tuple<std::string, std::map<std::string, int64_t>, std::string>>
-parse_program(const QString& spec) {
-  QStringList words = spec.split(' ', Qt::SkipEmptyParts);
-  if (words.isEmpty()) return make_unexpected(std::string("name a workload, e.g. 'matmul M=64'"));
-  std::map<std::string, int64_t> params;
-  std::string dtype;
-  for (int i = 1; i < words.size(); ++i) {
-    QStringList kv = words[i].split('=');
-    bool ok = kv.size() == 2;
-    if (ok && kv[0] == "dtype") {
-      dtype = kv[1].toStdString();
-      continue;
-    }
-    int64_t v = ok ? kv[1].toLongLong(&ok) : 0;
-    if (!ok)
-      return make_unexpected("'" + words[i].toStdString() +
-                             "': expected NAME=INTEGER (or dtype=float16)");
-    params[kv[0].toStdString()] = v;
-  }
-  return std::make_tuple(words[0].toStdString(), params, dtype);
-}
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -113,6 +90,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   compare_view_ = new CompareView;
   connect(live_view_, &LiveView::session_finished, this, &MainWindow::reload);
   connect(schedule_view_, &ScheduleView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
+  connect(schedule_view_, &ScheduleView::tune_requested, this, &MainWindow::tune_program_kernel);
   connect(timing_view_, &TimingView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
 
   // A program for the Schedule and Timing views.
@@ -123,7 +101,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     for (const auto& [k, v] : w.defaults) spec += QString(" %1=%2").arg(qstr(k)).arg(v);
     program_->addItem(spec);
   }
-  program_->setToolTip("A workload and its parameters; Enter profiles it with the cache's plans");
+  program_->setToolTip(
+      "What to profile, with the cache's plans (Enter):\n"
+      "  a workload and its parameters: matmul M=64 N=64 K=64 dtype=float16\n"
+      "  an ONNX model, with shapes for symbolic dims: resnet18.onnx input=1x3x224x224\n"
+      "  a kernel in IR text (beamlab run --save-kernels): r_64_64_64_0123abcd.ir\n"
+      "  an expression and its inputs' shapes: (a.matmul(w) + b).relu(); a=64x128 w=128x256 "
+      "b=256");
   auto* profile_button = new QPushButton("Profile");
   connect(profile_button, &QPushButton::clicked, this,
           [this] { profile(program_->currentText()); });
@@ -161,6 +145,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QString f = QFileDialog::getOpenFileName(this, "Open a beamlab database", qstr(db_path_),
                                              "beamlab database (*.db);;All files (*)");
     if (!f.isEmpty()) open_database(f);
+  });
+  file->addAction("Open &model or kernel...", QKeySequence(Qt::CTRL | Qt::Key_M), this, [this] {
+    QString f = QFileDialog::getOpenFileName(this, "Profile an ONNX model or an IR kernel", {},
+                                             "Models and kernels (*.onnx *.ir);;All files (*)");
+    if (f.isEmpty()) return;
+    tabs_->setCurrentIndex(schedule_tab);
+    profile(f);
   });
   file->addAction("&Reload", QKeySequence::Refresh, this, &MainWindow::reload);
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
@@ -310,19 +301,36 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
       this, [p, h] { return latest_tuning(p, h); },
       [this, hash](const Expected<std::optional<int64_t>>& t) {
         if (!t) return show_error(qstr(t.error()));
-        if (!*t)
-          return show_error("kernel " + hash +
-                            " has not been tuned in this database yet: tune the program's "
-                            "workload (beamlab tune, or a corpus in Live tuning) first");
-        open_tuning(**t);
+        if (*t) return open_tuning(**t);
+        // Not tuned yet: a kernel of the profiled program is tuned right away.
+        if (!tune_program_kernel(hash))
+          show_error("kernel " + hash + " has not been tuned in this database yet");
       });
 }
 
+bool MainWindow::tune_program_kernel(const QString& key_hex) {
+  const ProgramKernel* k = nullptr;
+  if (program_profile_)
+    for (const ProgramKernel& pk : program_profile_->kernels)
+      if (qstr(pk.key) == key_hex) k = &pk;
+  if (!k) {
+    show_error("kernel " + key_hex + " is not in the profiled program; profile its program first");
+    return false;
+  }
+  live_view_->set_kernel(k->task);
+  tabs_->setCurrentIndex(live_tab);
+  return live_view_->start(false);
+}
+
 void MainWindow::profile(const QString& spec) {
-  auto parsed = parse_program(spec);
-  if (!parsed) return show_error("program: " + qstr(parsed.error()));
-  auto [name, params, dtype] = *parsed;
+  tuner::CorpusEntry entry;
+  try {
+    entry = parse_program(spec.toStdString());
+  } catch (const UserError& e) {
+    return show_error("program: " + qstr(e.what()));
+  }
   program_->setEditText(spec);
+  program_profile_.reset();
   std::string p = db_path_;
   schedule_view_->show_message("profiling " + spec + "...");
   timing_view_->show_message("profiling " + spec + "...");
@@ -334,7 +342,7 @@ void MainWindow::profile(const QString& spec) {
         if (!p.empty())
           policy = std::make_unique<tuner::CachePolicy>(p, tuner::CacheMode::read_only,
                                                         default_policy());
-        return profile_program(name, params, dtype, 0, 5, policy.get());
+        return profile_program(entry, 0, 5, policy.get());
       },
       [this, spec](const Expected<ProgramProfile>& r) {
         if (!r) {
@@ -343,6 +351,7 @@ void MainWindow::profile(const QString& spec) {
           show_error("program '" + spec + "': " + qstr(r.error()));
           return;
         }
+        program_profile_ = *r;
         schedule_view_->set_program(*r);
         timing_view_->set_program(*r);
         Q_EMIT program_loaded();

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include <QComboBox>
 #include <QLabel>
@@ -50,8 +51,15 @@ public:
   void select_run(int64_t run_id);
   /// Opens the kernel of tuning `id` in the Kernel view.
   void open_tuning(int64_t tuning_id);
-  /// Profiles a workload ("matmul M=64 N=64 K=64") for the Schedule and Timing views.
+  /// Profiles a program for the Schedule and Timing views: a workload ("matmul M=64"), a model
+  /// ("resnet18.onnx"), a kernel ("k.ir") or an expression ("a.relu(); a=64x64"); see
+  /// parse_program in program.hpp.
   void profile(const QString& spec);
+  /// Starts a BEAM search of kernel `key_hex` of the profiled program in Live tuning (no corpus
+  /// file needed); false, with the reason shown, when the program has no such kernel.
+  bool tune_program_kernel(const QString& key_hex);
+  /// The Program box's last profile (none while one is being made, or after an error).
+  const std::optional<ProgramProfile>& program_profile() const { return program_profile_; }
 
   RunsModel* runs_model() const { return runs_; }
   KernelsModel* kernels_model() const { return kernels_; }
@@ -84,6 +92,7 @@ private:
   bool polling_ = false;
   int64_t run_id_ = 0, tuning_id_ = 0;
   std::vector<KernelRow> run_kernels_;
+  std::optional<ProgramProfile> program_profile_; ///< the Program box's last profile
   QTimer poll_timer_;
   QTabWidget* tabs_;
   QLabel* message_;

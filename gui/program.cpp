@@ -2,8 +2,10 @@
 #include "gui/program.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 #include <iterator>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -34,17 +36,18 @@ void link_buffers(const std::vector<PlannedKernel>& planned, std::vector<Program
   }
 }
 
-ProgramProfile run_profile(const std::string& workload,
-                           const std::map<std::string, int64_t>& params, const std::string& dtype,
-                           int threads, int runs, const OptPolicy* policy) {
-  Tensor out =
-      dtype.empty() ? build_workload(workload, params) : build_workload(workload, params, dtype);
+ProgramProfile run_profile(const tuner::CorpusEntry& entry, int threads, int runs,
+                           const OptPolicy* policy) {
+  Program out = tuner::build_entry(entry);
+  Schedule schedule = out.schedule();
   ExecutionPlan plan =
-      ExecutionPlan::prepare(out.schedule(), out.inputs(), {.threads = threads, .policy = policy});
+      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = policy});
+  std::vector<std::vector<std::string>> names = out.kernel_names(schedule);
   ProgramProfile p;
-  p.workload = workload;
-  p.params = params;
-  p.dtype = out.dtype().str();
+  p.workload = entry.workload.empty() ? entry.label : entry.workload;
+  p.params = entry.params;
+  p.dtype = out.outputs.empty() ? schedule.items.at(0).buffers.at(0)->dtype().str()
+                                : out.outputs[0].dtype().str();
   p.threads = plan.threads();
   p.runs = std::max(1, runs);
   std::vector<KernelProfile> timed = plan.profile(p.runs);
@@ -55,6 +58,8 @@ ProgramProfile run_profile(const std::string& workload,
     k.name = t.name;
     k.key = fmt::format("{:016x}", t.key);
     k.opts = t.opts;
+    k.nodes = std::move(names[i]);
+    k.task = kernel_task(plan.kernels()[i].item);
     k.ms = t.ms;
     k.gflops = t.gflops;
     k.gbps = t.gbps;
@@ -73,17 +78,66 @@ ProgramProfile run_profile(const std::string& workload,
 
 } // namespace
 
-Expected<ProgramProfile> profile_program(const std::string& workload,
-                                         const std::map<std::string, int64_t>& params,
-                                         const std::string& dtype, int threads, int runs,
+Expected<ProgramProfile> profile_program(const tuner::CorpusEntry& entry, int threads, int runs,
                                          const OptPolicy* policy) {
   // A worker thread must not die of an exception: user errors (the message names the bad
   // input), JIT failures and even internal errors (the message says so) become the result.
   try {
-    return run_profile(workload, params, dtype, threads, runs, policy);
+    return run_profile(entry, threads, runs, policy);
   } catch (const std::exception& e) {
     return make_unexpected(std::string(e.what()));
   }
+}
+
+Expected<ProgramProfile> profile_program(const std::string& workload,
+                                         const std::map<std::string, int64_t>& params,
+                                         const std::string& dtype, int threads, int runs,
+                                         const OptPolicy* policy) {
+  return profile_program(tuner::workload_entry(workload, params, dtype.empty() ? "float32" : dtype),
+                         threads, runs, policy);
+}
+
+tuner::CorpusEntry parse_program(const std::string& text) {
+  auto words = [](std::string_view s) {
+    std::vector<std::string> out;
+    std::istringstream in{std::string(s)};
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  };
+  // An expression: everything before the first ';', then its inputs' shapes.
+  if (size_t semi = text.find(';'); semi != std::string::npos)
+    return tuner::expr_entry(text.substr(0, semi), words(text.substr(semi + 1)));
+  std::vector<std::string> w = words(text);
+  user_assert(!w.empty()) << "name a workload (matmul M=64), a model (model.onnx), a kernel "
+                          << "(kernel.ir) or an expression (a.relu(); a=64x64)";
+  std::vector<std::string> rest(w.begin() + 1, w.end());
+  if (w[0].ends_with(".onnx")) return tuner::model_entry(w[0], rest);
+  if (w[0].ends_with(".ir")) {
+    user_assert(rest.empty()) << "a kernel file takes no parameters; its IR text gives the sizes";
+    return tuner::kernel_entry(w[0]);
+  }
+  bool builtin = false;
+  for (const WorkloadInfo& info : workloads()) builtin |= info.name == w[0];
+  user_assert(builtin || w[0].find_first_of("(.+*") == std::string::npos)
+      << "'" << text << "': an expression needs its inputs' shapes after a ';', e.g. "
+      << "'a.relu(); a=64x64'";
+  std::map<std::string, int64_t> params;
+  std::string dtype = "float32";
+  for (const std::string& word : rest) {
+    size_t eq = word.find('=');
+    std::string key = word.substr(0, eq),
+                value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (key == "dtype" && !value.empty()) {
+      dtype = value;
+      continue;
+    }
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    user_assert(eq != std::string::npos && ec == std::errc{} && end == value.data() + value.size())
+        << "'" << word << "': expected NAME=INTEGER (or dtype=float16)";
+    params[key] = v;
+  }
+  return tuner::workload_entry(w[0], params, dtype);
 }
 
 std::string format_ms(double ms) {

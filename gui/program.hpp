@@ -1,7 +1,8 @@
-// A program execution as plain data: a built-in workload scheduled, compiled and run by the
-// engine, with each kernel's median time, cost, the kernels it reads from and, from one traced
-// execution, what every core did while it ran. The schedule graph and the timing views draw
-// this; it holds no Qt types, so a worker thread computes it off the UI thread.
+// A program execution as plain data: a built-in workload, an ONNX model, an expression or a
+// kernel in IR text, scheduled, compiled and run by the engine, with each kernel's median time,
+// cost, the kernels it reads from and, from one traced execution, what every core did while it ran.
+// The schedule graph and the timing views draw this; it holds no Qt types, so a worker thread
+// computes it off the UI thread.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/realize/realize.hpp"
+#include "tuner/corpus.hpp"
+#include <beamlab/tuning.hpp>
 
 namespace beamlab::gui {
 
@@ -18,7 +20,10 @@ struct ProgramKernel {
   std::string name; ///< e.g. "r_512_512_512"
   std::string key;  ///< the kernel's hash as 16 hex digits, as the database stores it
   std::string opts; ///< the Opts it ran with, in their text form
-  double ms = 0;    ///< median time
+  /// The model nodes it computes ("conv1", "relu"; empty unless the program is a model).
+  std::vector<std::string> nodes;
+  KernelTask task; ///< what the tuner needs to search it
+  double ms = 0;   ///< median time
   double gflops = 0;
   double gbps = 0;
   int64_t flops = 0;
@@ -34,7 +39,7 @@ struct ProgramKernel {
 };
 
 struct ProgramProfile {
-  std::string workload;
+  std::string workload;                  ///< the built-in's name, else the entry's label
   std::map<std::string, int64_t> params; ///< as given (missing ones took their defaults)
   std::string dtype;                     ///< e.g. "float32"
   int threads = 0;                       ///< threads each launch used
@@ -44,14 +49,25 @@ struct ProgramProfile {
   int64_t traced_ns = 0; ///< the traced execution's length
 };
 
-/// Builds `workload` with `params` in `dtype` ("" for the default), prepares it with `policy`
-/// (null: the engine's default policy) on `threads` threads (0: every core), times every
-/// kernel over `runs` runs (median) and traces one more execution. Any failure (an unknown
-/// workload or parameter, a kernel that fails to compile) is the error string; nothing throws.
+/// Builds `entry` (a workload, model, expression or IR kernel; tuner/corpus.hpp), prepares it
+/// with `policy` (null: the engine's default policy) on `threads` threads (0: every core), times
+/// every kernel over `runs` runs (median) and traces one more execution. Any failure (an unknown
+/// workload or parameter, a bad model, a kernel that fails to compile) is the error string;
+/// nothing throws.
+Expected<ProgramProfile> profile_program(const tuner::CorpusEntry& entry, int threads, int runs,
+                                         const OptPolicy* policy = nullptr);
+/// The same for a built-in workload with `params` in `dtype` ("" for the default).
 Expected<ProgramProfile> profile_program(const std::string& workload,
                                          const std::map<std::string, int64_t>& params,
                                          const std::string& dtype, int threads, int runs,
                                          const OptPolicy* policy = nullptr);
+
+/// A Program box's text as the entry it names (a UserError says what is wrong):
+///   "matmul M=64 N=64 dtype=float16"              a built-in workload with parameters
+///   "resnet18.onnx input=1x3x224x224"             an ONNX model, with shapes for symbolic dims
+///   "kernel.ir"                                   a kernel in IR text
+///   "(a.matmul(w) + b).relu(); a=64x128 w=128x256 b=256"   an expression; its inputs' shapes
+tuner::CorpusEntry parse_program(const std::string& text);
 
 /// A time in ms for people, keeping three significant digits of short ones: "12.35 ms",
 /// "0.0213 ms".

@@ -4,11 +4,13 @@
 #include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsView>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QPainter>
 #include <QPainterPath>
 #include <QStackedWidget>
@@ -172,12 +174,23 @@ QFont time_font() {
   return f;
 }
 
-// A kernel's box: a rounded rectangle centred on its position, its name over its time.
+QFont nodes_font() {
+  QFont f;
+  f.setPointSizeF(7.5);
+  f.setItalic(true);
+  return f;
+}
+
+// A kernel's box: a rounded rectangle centred on its position, its name over its time and,
+// for a model, the model nodes it computes. Its context menu opens or tunes it.
 class KernelItem : public QGraphicsItem {
 public:
-  KernelItem(QSizeF size, QColor fill, QString name, QString time, std::function<void()> on_click)
+  struct Actions {
+    std::function<void()> open, tune;
+  };
+  KernelItem(QSizeF size, QColor fill, QString name, QString time, QString nodes, Actions actions)
       : size_(size), fill_(fill), name_(std::move(name)), time_(std::move(time)),
-        on_click_(std::move(on_click)) {
+        nodes_(std::move(nodes)), actions_(std::move(actions)) {
     setFlag(ItemIsSelectable);
     setCursor(Qt::PointingHandCursor);
   }
@@ -192,33 +205,51 @@ public:
     p->setBrush(fill_);
     p->drawRoundedRect(box, 5, 5);
     p->setPen(is_dark(fill_) ? Qt::white : Qt::black);
-    QRectF top = box.adjusted(4, 2, -4, -box.height() / 2);
-    QRectF bottom = box.adjusted(4, box.height() / 2, -4, -2);
-    p->setFont(name_font());
-    p->drawText(top, Qt::AlignHCenter | Qt::AlignBottom, name_);
-    p->setFont(time_font());
-    p->drawText(bottom, Qt::AlignHCenter | Qt::AlignTop, time_);
+    // The text block (name, time, nodes) centred vertically in the box.
+    QFontMetricsF nm(name_font()), tm(time_font()), dm(nodes_font());
+    double h = nm.height() + tm.height() + (nodes_.isEmpty() ? 0 : dm.height());
+    QRectF line = box.adjusted(4, 0, -4, 0);
+    line.setTop(box.center().y() - h / 2);
+    auto draw = [&](const QFont& f, const QFontMetricsF& m, const QString& text) {
+      line.setHeight(m.height());
+      p->setFont(f);
+      p->drawText(line, Qt::AlignHCenter | Qt::AlignVCenter,
+                  m.elidedText(text, Qt::ElideMiddle, line.width()));
+      line.translate(0, m.height());
+    };
+    draw(name_font(), nm, name_);
+    draw(time_font(), tm, time_);
+    if (!nodes_.isEmpty()) draw(nodes_font(), dm, nodes_);
   }
 
 protected:
   void mousePressEvent(QGraphicsSceneMouseEvent* event) override {
     QGraphicsItem::mousePressEvent(event); // selects
-    if (event->button() == Qt::LeftButton) on_click_();
+    if (event->button() == Qt::LeftButton) actions_.open();
+  }
+  void contextMenuEvent(QGraphicsSceneContextMenuEvent* event) override {
+    setSelected(true);
+    QMenu menu;
+    QAction* open = menu.addAction("Open its tuning (Enter)");
+    QAction* tune = menu.addAction("Tune this kernel (T)");
+    QAction* picked = menu.exec(event->screenPos());
+    if (picked == open) actions_.open();
+    if (picked == tune) actions_.tune();
   }
 
 private:
   QSizeF size_;
   QColor fill_;
-  QString name_, time_;
-  std::function<void()> on_click_;
+  QString name_, time_, nodes_;
+  Actions actions_;
 };
 
-// The view: ctrl+wheel zooms, Enter activates the selection, and the graph fits the window
-// until the user zooms.
+// The view: ctrl+wheel zooms, Enter activates the selection, T tunes it, and the graph fits
+// the window until the user zooms.
 class GraphView : public QGraphicsView {
 public:
-  GraphView(QGraphicsScene* scene, std::function<void()> on_enter)
-      : QGraphicsView(scene), on_enter_(std::move(on_enter)) {
+  GraphView(QGraphicsScene* scene, std::function<void()> on_enter, std::function<void()> on_tune)
+      : QGraphicsView(scene), on_enter_(std::move(on_enter)), on_tune_(std::move(on_tune)) {
     setRenderHint(QPainter::Antialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
@@ -238,6 +269,7 @@ protected:
   }
   void keyPressEvent(QKeyEvent* event) override {
     if (event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) return on_enter_();
+    if (event->key() == Qt::Key_T) return on_tune_();
     QGraphicsView::keyPressEvent(event);
   }
   void resizeEvent(QResizeEvent* event) override {
@@ -257,15 +289,22 @@ private:
     if (s < 1.0) scale(s, s);
   }
 
-  std::function<void()> on_enter_;
+  std::function<void()> on_enter_, on_tune_;
   bool user_zoomed_ = false;
 };
 
 QString tooltip(const ProgramKernel& k) {
+  std::string nodes;
+  for (const std::string& n : k.nodes) nodes += "\n  " + n;
   return QString::fromStdString(
-      fmt::format("{}\nkey {}\n{}, {:.2f} GFLOP/s, {:.2f} GB/s\n{} FLOPs, {} moved\nopts: {}",
+      fmt::format("{}\nkey {}\n{}, {:.2f} GFLOP/s, {:.2f} GB/s\n{} FLOPs, {} moved\nopts: {}{}{}",
                   k.name, k.key, format_ms(k.ms), k.gflops, k.gbps, k.flops, format_bytes(k.bytes),
-                  k.opts.empty() ? "-" : k.opts));
+                  k.opts.empty() ? "-" : k.opts, nodes.empty() ? "" : "\nmodel nodes:", nodes));
+}
+
+// A kernel's model nodes on one line: the first and the last when there are many.
+QString nodes_line(const ProgramKernel& k) {
+  return QString::fromStdString(join_names(k.nodes, 2));
 }
 
 // The graph of a program: node i is kernel i, then one node per distinct program input; an
@@ -279,12 +318,16 @@ struct ScheduleGraph {
 
 ScheduleGraph build_graph(const ProgramProfile& program, double max_ms) {
   ScheduleGraph g;
-  QFontMetricsF name_metrics(name_font()), time_metrics(time_font());
+  QFontMetricsF name_metrics(name_font()), time_metrics(time_font()), nodes_metrics(nodes_font());
   for (const ProgramKernel& k : program.kernels) {
     QString time = QString::fromStdString(format_ms(k.ms));
     double text_w = std::max(name_metrics.horizontalAdvance(QString::fromStdString(k.name)),
                              time_metrics.horizontalAdvance(time));
     double text_h = name_metrics.height() + time_metrics.height();
+    if (!k.nodes.empty()) { // long node names are elided in the middle past 220 points
+      text_w = std::max(text_w, std::min(220.0, nodes_metrics.horizontalAdvance(nodes_line(k))));
+      text_h += nodes_metrics.height();
+    }
     // Area grows with time: the heavy kernels stand out even before reading the labels.
     double weight = max_ms > 0 ? std::sqrt(k.ms / max_ms) : 0;
     g.nodes.push_back({text_w + 16 + 70 * weight, text_h + 8 + 26 * weight, false, k.name});
@@ -313,7 +356,11 @@ ScheduleGraph build_graph(const ProgramProfile& program, double max_ms) {
 ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   scene_ = new QGraphicsScene(this);
   scene_->setBackgroundBrush(Qt::white);
-  auto* view = new GraphView(scene_, [this] { activate_selected(); });
+  auto* view = new GraphView(
+      scene_, [this] { activate(selected()); },
+      [this] {
+        if (int k = selected(); k >= 0) Q_EMIT tune_requested(keys_[static_cast<size_t>(k)]);
+      });
   view_ = view;
   message_ = new QLabel(this);
   message_->setAlignment(Qt::AlignCenter);
@@ -370,8 +417,9 @@ void ScheduleView::set_program(const ProgramProfile& program) {
     const ProgramKernel& k = program.kernels[i];
     QColor fill = ramp_color(max_ms > 0 ? k.ms / max_ms : 0);
     auto* item = new KernelItem(QSizeF(nodes[i].width, nodes[i].height), fill,
-                                QString::fromStdString(k.name), graph.times[i],
-                                [this, i] { activate(static_cast<int>(i)); });
+                                QString::fromStdString(k.name), graph.times[i], nodes_line(k),
+                                {[this, i] { activate(static_cast<int>(i)); },
+                                 [this, i] { Q_EMIT tune_requested(keys_[i]); }});
     item->setPos(layout.centers[i]);
     item->setToolTip(tooltip(k));
     item->setZValue(2);
@@ -412,9 +460,10 @@ void ScheduleView::activate(int kernel) {
   Q_EMIT kernel_activated(keys_[static_cast<size_t>(kernel)]);
 }
 
-void ScheduleView::activate_selected() {
+int ScheduleView::selected() const {
   for (QGraphicsItem* item : scene_->selectedItems())
-    if (item->data(kKernelIndex).isValid()) return activate(item->data(kKernelIndex).toInt());
+    if (item->data(kKernelIndex).isValid()) return item->data(kKernelIndex).toInt();
+  return -1;
 }
 
 } // namespace beamlab::gui

@@ -1,8 +1,9 @@
 // The schedule graph: a program's kernels as a dependency graph. Graphviz's dot lays it out;
 // it is drawn in a QGraphicsScene with each kernel a box coloured (a cool-to-hot ramp) and
 // sized by its time and labelled with its name and time, each edge labelled with the size of
-// the buffer it carries, and program inputs as small grey ellipses. Clicking a kernel (or
-// pressing Enter on the selected one) activates it; ctrl+wheel zooms.
+// the buffer it carries, and program inputs as small grey ellipses. A model's kernels also
+// name the model nodes they compute. Clicking a kernel (or pressing Enter on the selected
+// one) activates it; T or its context menu tunes it; ctrl+wheel zooms.
 #pragma once
 
 #include <QPointF>
@@ -42,10 +43,13 @@ public:
 Q_SIGNALS:
   /// A kernel was clicked, or Enter was pressed with it selected.
   void kernel_activated(const QString& key_hex);
+  /// "Tune this kernel" from a kernel's context menu, or T with it selected.
+  void tune_requested(const QString& key_hex);
 
 private:
   void activate(int kernel);
-  void activate_selected();
+  /// The selected kernel node's index, or -1.
+  int selected() const;
 
   QStackedWidget* stack_ = nullptr;
   QLabel* message_ = nullptr;

@@ -18,7 +18,7 @@ namespace beamlab::reports {
 
 /// The suite benchmarks a bench run includes by default: all but the ones that tune (beam4,
 /// BM_Search) or build a GUI (BM_Gui), which take minutes.
-inline constexpr const char* kDefaultSuiteFilter = "-beam4|BM_Search|BM_Gui";
+inline constexpr const char* kDefaultSuiteFilter = "-beam4|BM_Search|BM_Gui|BM_Model";
 
 struct BenchOptions {
   tuner::Corpus corpus;

@@ -7,8 +7,8 @@ outputs for a fixed input, in the ONNX backend test-data layout:
 
 ResNet-18 and MobileNetV2 are torchvision's definitions and BERT-base's encoder layer (hidden
 768, 12 heads, intermediate 3072, GELU, sequence 128) is written out below; all at batch 1
-with weights drawn from a fixed seed (nothing is downloaded). Debian's python3-torch and
-python3-torchvision run it:
+with weights drawn from a fixed seed (nothing is downloaded). Debian's python3-torch,
+python3-torchvision and python3-onnx run it:
 
     /usr/bin/python3 scripts/export_models.py OUT [--only NAME] [--latency RUNS]
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontends/expr/expr.hpp"
+#include "frontends/ir_text/kernel_file.hpp"
 #include "frontends/onnx/model.hpp"
 
 namespace beamlab::tuner {
@@ -17,6 +18,7 @@ using json = nlohmann::json;
 namespace {
 
 std::string default_label(const CorpusEntry& e) {
+  if (!e.kernel.empty()) return std::filesystem::path(e.kernel).stem().string();
   if (!e.model.empty()) { // "model.onnx" is named by its folder (the ONNX test-data layout)
     std::filesystem::path m(e.model);
     std::string stem = m.stem().string();
@@ -44,41 +46,47 @@ std::map<std::string, Shape> parse_inputs(const json& j, const std::string& wher
   return out;
 }
 
-// What the entry builds: exactly one of workload, model, expr.
+// What the entry builds: exactly one of workload, model, expr, kernel.
 void check_kind(const json& j, const std::string& where) {
-  int kinds = static_cast<int>(j.contains("workload")) + static_cast<int>(j.contains("model")) +
-              static_cast<int>(j.contains("expr"));
+  int kinds = 0;
+  for (const char* k : {"workload", "model", "expr", "kernel"})
+    kinds += static_cast<int>(j.contains(k));
   user_assert(kinds == 1) << where << ": name exactly one of 'workload' (a built-in, see "
-                          << "'beamlab run --list'), 'model' (an ONNX file) or 'expr' (an "
-                          << "expression)";
-  for (const char* k : {"workload", "model", "expr"})
+                          << "'beamlab run --list'), 'model' (an ONNX file), 'expr' (an "
+                          << "expression) or 'kernel' (an IR text file)";
+  for (const char* k : {"workload", "model", "expr", "kernel"})
     user_assert(!j.contains(k) || (j[k].is_string() && !j[k].get<std::string>().empty()))
         << where << ": field '" << k << "': expected a non-empty string";
   user_assert(!j.contains("params") || j.contains("workload"))
       << where << ": field 'params' applies to built-in workloads only";
-  user_assert(!j.contains("inputs") || !j.contains("workload"))
+  user_assert(!j.contains("inputs") || j.contains("model") || j.contains("expr"))
       << where << ": field 'inputs' applies to models and expressions only";
+  user_assert(!j.contains("dtype") || !j.contains("kernel"))
+      << where << ": field 'dtype' does not apply to a kernel (its IR text gives the dtypes)";
 }
 
 CorpusEntry parse_entry(const json& j, const std::string& where, const std::string& base_dir) {
   user_assert(j.is_object()) << where << ": expected an object like {\"workload\": \"matmul\", "
                              << "\"params\": {\"M\": 256}}";
-  static const char* const kFields[] = {"workload", "params", "dtype", "label",
-                                        "model",    "expr",   "inputs"};
+  static const char* const kFields[] = {"workload", "params", "dtype",  "label",
+                                        "model",    "expr",   "inputs", "kernel"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* f : kFields) known |= key == f;
     user_assert(known) << where << ": unknown field '" << key
-                       << "' (the fields: workload, params, model, expr, inputs, dtype, label)";
+                       << "' (the fields: workload, params, model, expr, kernel, inputs, dtype, "
+                       << "label)";
   }
   check_kind(j, where);
   CorpusEntry e;
   e.workload = j.value("workload", "");
   e.expr = j.value("expr", "");
-  if (j.contains("model")) {
-    std::filesystem::path m(j["model"].get<std::string>());
-    e.model = m.is_absolute() || base_dir.empty() ? m.string() : (base_dir / m).string();
-  }
+  auto file = [&](const char* field) {
+    std::filesystem::path f(j[field].get<std::string>());
+    return f.is_absolute() || base_dir.empty() ? f.string() : (base_dir / f).string();
+  };
+  if (j.contains("model")) e.model = file("model");
+  if (j.contains("kernel")) e.kernel = file("kernel");
   if (j.contains("params")) {
     const json& p = j["params"];
     user_assert(p.is_object()) << where << ": field 'params': expected an object of integers";
@@ -125,18 +133,23 @@ Program build_expr(const CorpusEntry& e) {
   for (const std::string& name : expr::input_names(e.expr))
     user_assert(inputs.count(name)) << "expr: input '" << name << "' has no shape; give it with "
                                     << "--input " << name << "=64x128 (or in 'inputs')";
-  return {{expr::evaluate(e.expr, inputs)}};
+  Program p;
+  p.outputs.push_back(expr::evaluate(e.expr, inputs));
+  return p;
 }
 
 } // namespace
 
 Program build_entry(const CorpusEntry& e) {
+  if (!e.kernel.empty()) return ir_text::load_kernel(e.kernel);
   if (!e.model.empty()) {
     onnx::Model m = onnx::Model::load(e.model, e.inputs);
-    return {m.build(m.random_inputs())};
+    return m.build(m.random_inputs());
   }
   if (!e.expr.empty()) return build_expr(e);
-  return {{build_workload(e.workload, e.params, e.dtype)}};
+  Program p;
+  p.outputs.push_back(build_workload(e.workload, e.params, e.dtype));
+  return p;
 }
 
 Corpus load_corpus(const std::string& path) {
@@ -192,6 +205,13 @@ CorpusEntry model_entry(const std::string& path, const std::vector<std::string>&
   return e;
 }
 
+CorpusEntry kernel_entry(const std::string& path) {
+  CorpusEntry e;
+  e.kernel = path;
+  e.label = default_label(e);
+  return e;
+}
+
 CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype) {
   CorpusEntry e;
@@ -203,7 +223,7 @@ CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& 
 }
 
 Corpus single_entry(const CorpusEntry& e) {
-  (void)build_entry(e); // names a bad workload, parameter, dtype, model or expression
+  (void)build_entry(e); // names a bad workload, parameter, dtype, model, expression or kernel
   return {"", e.workload.empty() ? e.label : e.workload, "", {e}};
 }
 

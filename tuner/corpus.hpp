@@ -12,6 +12,8 @@
 //    {"expr": "(a.matmul(w) + b).relu()", "inputs": {"a": [64, 128], "w": [128, 256],
 //     "b": [256]}, "dtype": "float32"}                                     an expression over
 //        seeded random inputs of these shapes (frontends/expr)
+//    {"kernel": "matmul.ir"}                                              a kernel in beamlab's
+//        IR text (frontends/ir_text; as `beamlab run --save-kernels DIR` writes them)
 //
 // A bad entry is a UserError naming the file, the entry and the field.
 #pragma once
@@ -31,9 +33,10 @@ struct CorpusEntry {
   std::string dtype = "float32";
   std::string model;                   ///< an ONNX file (resolved against the corpus file's folder)
   std::string expr;                    ///< an expression over `inputs`
+  std::string kernel;                  ///< an IR text file (resolved like `model`)
   std::map<std::string, Shape> inputs; ///< the model's symbolic input shapes; expr's inputs
-  std::string label; ///< defaults to the workload and its parameters, the model's file name
-                     ///< or the expression
+  std::string label; ///< defaults to the workload and its parameters, the model's or
+                     ///< kernel's file name, or the expression
 };
 
 struct Corpus {
@@ -47,12 +50,14 @@ Corpus load_corpus(const std::string& path);
 /// The same for a corpus's text; `path` names it in errors.
 Corpus parse_corpus(const std::string& text, const std::string& path);
 
-/// The entry a command line names: a built-in workload with its parameters, an ONNX model, or
-/// an expression, with `--input NAME=DIMS` flags (`input_flags`). Nothing is built yet.
+/// The entry a command line names: a built-in workload with its parameters, an ONNX model, a
+/// kernel's IR text file, or an expression, with `--input NAME=DIMS` flags (`input_flags`). Nothing
+/// is built yet.
 CorpusEntry workload_entry(const std::string& workload,
                            const std::map<std::string, int64_t>& params,
                            const std::string& dtype = "float32");
 CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags);
+CorpusEntry kernel_entry(const std::string& path);
 CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype = "float32");
 

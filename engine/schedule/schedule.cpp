@@ -33,6 +33,13 @@ std::vector<const UOp*> ranges_in(const std::vector<UOpPtr>& idxs) {
 
 UOpPtr index_const(int64_t v) { return UOp::const_int(Scalar::Index, v); }
 
+// How many times a node whose indices use `ranges` is computed: once per value of those loops.
+int64_t runs_of(const std::vector<const UOp*>& ranges) {
+  int64_t runs = 1;
+  for (const UOp* r : ranges) runs *= r->src(0)->const_value();
+  return runs;
+}
+
 // Row-major linear index of `idxs` in `shape`.
 UOpPtr linear_index(const std::vector<UOpPtr>& idxs, const Shape& shape) {
   std::vector<int64_t> strides = contiguous_strides(shape);
@@ -57,10 +64,15 @@ private:
   UOpPtr emit_uncached(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
   UOpPtr emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
   UOpPtr emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid);
+  // `node` computed by a kernel of its own (a dependency), read from its buffer.
+  UOpPtr load_realized(const UOpPtr& node, const std::vector<UOpPtr>& idxs, const UOpPtr& valid);
   std::vector<UOpPtr> movement_indices(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
                                        UOpPtr& cond);
   bool hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const;
   UOpPtr param(const UOpPtr& buffer);
+  void computes(const UOpPtr& node) {
+    if (computed_.insert(node.get()).second) nodes_.push_back(node);
+  }
 
   Scheduler& s_;
   UOpPtr root_;
@@ -72,16 +84,27 @@ private:
   std::map<std::vector<const UOp*>, UOpPtr> memo_; // (node, idxs..., valid) -> value
   std::unordered_map<const UOp*, std::vector<const UOp*>> reduce_key_;
   std::vector<UOpPtr> keep_; // the nodes the keys above point to
+  std::vector<UOpPtr> nodes_;
+  std::unordered_set<const UOp*> computed_;
   bool retry_ = false;
 };
 
 class Scheduler {
 public:
+  // Kernels are built from the outputs down, so a node one kernel fuses may be realized later
+  // for another reader; it would then be computed twice. When a pass realizes nodes it did not
+  // start with, it runs again with them realized from the start (each node keeps its buffer):
+  // every reader loads them. The realized set only grows, so this ends (in two passes, mostly).
   Schedule run(const std::vector<UOpPtr>& roots) {
     for (const UOpPtr& r : roots) realize_at(r);
-    for (const UOpPtr& r : roots) {
-      schedule(r);
-      out_.outputs.push_back(buffer_for(r));
+    for (size_t before = 0; before != buffer_of_.size();) {
+      before = buffer_of_.size();
+      out_ = {};
+      done_.clear();
+      for (const UOpPtr& r : roots) {
+        schedule(r);
+        out_.outputs.push_back(buffer_for(r));
+      }
     }
     return std::move(out_);
   }
@@ -90,6 +113,15 @@ public:
 
   // Whether `node` is read from a buffer rather than computed in the kernel that uses it.
   bool realized(const UOp* node) const { return buffer_of_.count(node) != 0; }
+  // Whether `node` is computed from a reduction (fused or realized): a reduction's epilogue.
+  bool after_reduce(const UOp* node) {
+    if (auto it = after_reduce_.find(node); it != after_reduce_.end()) return it->second;
+    bool r = node->op() == Op::ReduceAxis;
+    for (const UOpPtr& s : node->src())
+      if (!r && s->op() != Op::Buffer) r = after_reduce(s.get());
+    after_reduce_.emplace(node, r);
+    return r;
+  }
   void realize_at(const UOpPtr& node) {
     if (node->op() == Op::Buffer) return;
     if (!buffer_of_.count(node.get())) buffer_of_.emplace(node.get(), stored_buffer(node));
@@ -122,6 +154,7 @@ private:
   }
 
   std::unordered_map<const UOp*, UOpPtr> buffer_of_;
+  std::unordered_map<const UOp*, bool> after_reduce_;
   std::unordered_set<const UOp*> done_;
   std::vector<UOpPtr> keep_;
   Schedule out_;
@@ -139,6 +172,7 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
     context_.push_back(idxs.back().get());
   }
   UOpPtr out = param(s_.buffer_for(root_));
+  computes(root_);
   UOpPtr value = emit(root_->op() == Op::Contiguous ? root_->src(0) : root_, idxs, nullptr);
   if (retry_) return false;
   UOpPtr ast = simplify_kernel(sink({store(index(out, linear_index(idxs, shape)), value)}));
@@ -160,6 +194,7 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
   item.ast = ast;
   item.name = kernel_name(ast);
   item.key = ast->hash();
+  item.nodes = std::move(nodes_);
   deps = deps_;
   return true;
 }
@@ -176,6 +211,13 @@ UOpPtr KernelBuilder::param(const UOpPtr& buffer) {
 UOpPtr KernelBuilder::emit_load(const UOpPtr& buffer, const UOpPtr& i, const UOpPtr& valid) {
   UOpPtr p = param(buffer);
   return load(valid ? index(p, i, valid) : index(p, i), buffer->dtype());
+}
+
+UOpPtr KernelBuilder::load_realized(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
+                                    const UOpPtr& valid) {
+  s_.realize_at(node);
+  deps_.push_back(node);
+  return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
 }
 
 UOpPtr KernelBuilder::emit(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
@@ -197,11 +239,17 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
                                     const UOpPtr& valid) {
   if (node->op() == Op::Buffer) return emit_load(node, idxs.at(0), valid);
   if (node != root_ && (s_.realized(node.get()) || node->op() == Op::Contiguous)) {
-    s_.realize_at(node);
-    deps_.push_back(node);
-    return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
+    return load_realized(node, idxs, valid);
   }
   if (node->op() == Op::ReduceAxis) return emit_reduce(node, idxs, valid);
+  // A reduction's epilogue (bias, residual add, activation) read through a window would be
+  // recomputed, with all its loads, once per tap: computed once where the reduction is, it is
+  // one load per tap instead.
+  if (node != root_ && !is_movement(node->op()) && s_.after_reduce(node.get()) &&
+      runs_of(ranges_in(idxs)) > shape_numel(s_.shapes.of(node))) {
+    return load_realized(node, idxs, valid);
+  }
+  computes(node);
   if (is_movement(node->op())) {
     UOpPtr cond;
     std::vector<UOpPtr> inner = movement_indices(node, idxs, cond);
@@ -268,12 +316,9 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
 // convolution's input, h + kh) it would be computed once per tap, so it gets a kernel.
 bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const {
   std::vector<const UOp*> used = ranges_in(idxs);
-  int64_t innermost_used = -1, runs = 1;
-  for (const UOp* r : used) {
-    innermost_used = std::max(innermost_used, range_axis_id(*r));
-    runs *= r->src(0)->const_value();
-  }
-  if (runs > results) return false;
+  if (runs_of(used) > results) return false;
+  int64_t innermost_used = -1;
+  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
   for (const UOp* r : context_)
     if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
       return false;
@@ -290,10 +335,9 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
   if (!fuse || (!first && seen->second != key)) {
     // Realized by a kernel of its own; if it was already fused here, build this one again.
     if (!first) retry_ = true;
-    s_.realize_at(node);
-    deps_.push_back(node);
-    return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
+    return load_realized(node, idxs, valid);
   }
+  computes(node);
   const Shape& in = s_.shapes.of(node->src(0));
   std::vector<UOpPtr> inner = idxs, ranges;
   for (int64_t ax : reduce_axes(*node)) {

@@ -8,7 +8,10 @@
 // computed once: it is reached with one index vector per kernel, and the loops it doesn't vary
 // with (the ones an EXPAND broadcast it over) nest inside the ones it does, so the code
 // generator hoists it out of them (softmax and layernorm over the last axis are one kernel).
-// Otherwise the reduction is realized into a buffer by a kernel of its own.
+// Otherwise the reduction is realized into a buffer by a kernel of its own. So is an
+// elementwise node computed from a reduction (a conv's bias, residual add and activation) when
+// its reader would compute it more times than it has results (through a convolution's window):
+// it is computed once, with the reduction, and each tap loads it.
 //
 // A kernel AST is a SINK of one STORE to DEFINE_GLOBAL 0 (the output); inputs are the next
 // slots in first-use order. With buffers renumbered this way, the AST's hash is the kernel's
@@ -28,6 +31,10 @@ struct ScheduleItem {
   std::vector<UOpPtr> buffers; ///< the BUFFER bound to each DEFINE_GLOBAL slot; 0 is the output
   std::string name;            ///< kind and loop extents, e.g. "r_512_512_512"
   uint64_t key = 0;            ///< stable identity: the AST's hash
+  /// The tensor-graph nodes this kernel computes, in the order it reached them: its root and
+  /// everything fused into it (not the realized nodes it reads). A node fused into two kernels
+  /// is in both. Front-ends name kernels from it (an ONNX model's node names).
+  std::vector<UOpPtr> nodes;
 };
 
 struct Schedule {

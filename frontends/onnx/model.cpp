@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -74,8 +73,7 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
 
 // An input must fit in this machine's memory (with room for the rest of the program).
 void check_fits(const ModelInput& in, const std::string& path) {
-  double ram =
-      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  double ram = machine_memory_bytes();
   double bytes = static_cast<double>(in.dtype.itemsize());
   for (int64_t d : in.shape) bytes *= static_cast<double>(d);
   user_assert(bytes <= ram / 2) << path << ": input '" << in.name << "' " << shape_str(in.shape)
@@ -250,7 +248,7 @@ const std::vector<ModelInput>& Model::inputs() const { return impl_->inputs; }
 const std::vector<std::string>& Model::output_names() const { return impl_->outputs; }
 const std::map<std::string, int64_t>& Model::op_counts() const { return impl_->op_counts; }
 
-std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& feeds) const {
+Program Model::build(const std::map<std::string, Tensor>& feeds) const {
   const ModelImpl& m = *impl_;
   std::map<std::string, Value> env = m.initializers;
   for (const ModelInput& in : m.inputs) {
@@ -267,17 +265,24 @@ std::vector<Tensor> Model::build(const std::map<std::string, Tensor>& feeds) con
     env[in.name] = t;
   }
   const auto& nodes = m.proto.graph().node();
-  for (int i = 0; i < nodes.size(); ++i) convert(m, nodes[i], i, env);
-  std::vector<Tensor> outs;
+  Program p;
+  for (int i = 0; i < nodes.size(); ++i) {
+    convert(m, nodes[i], i, env);
+    const ::onnx::NodeProto& n = nodes[i];
+    std::string name = n.name().empty() ? fmt::format("{}#{}", n.op_type(), i) : n.name();
+    for (const std::string& out : n.output())
+      if (auto it = env.find(out); !out.empty() && it != env.end() && it->second.tensor)
+        p.names.push_back({it->second.tensor->uop(), name});
+  }
   for (const std::string& name : m.outputs) {
     auto it = env.find(name);
     user_assert(it != env.end()) << m.path << ": output '" << name << "' is never computed";
     user_assert(it->second.tensor)
         << m.path << ": output '" << name << "' is an empty tensor " << shape_str(it->second.shape)
         << "; beamlab does not compute on empty tensors";
-    outs.push_back(*it->second.tensor);
+    p.outputs.push_back(*it->second.tensor);
   }
-  return outs;
+  return p;
 }
 
 std::map<std::string, Tensor> Model::random_inputs(uint64_t seed) const {

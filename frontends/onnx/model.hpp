@@ -1,7 +1,7 @@
 // ONNX models as lazy tensor programs.
 //
 //   onnx::Model m = onnx::Model::load("resnet18.onnx", {{"input", {1, 3, 224, 224}}});
-//   std::vector<Tensor> out = m.build(m.random_inputs());   // lazy; nothing has run
+//   Program p = m.build(m.random_inputs());   // lazy; nothing has run
 //
 // load() parses the ModelProto with Debian's libonnx, runs ONNX's checker, resolves every graph
 // input's shape (from the model, or `input_shapes` where a dim is symbolic) and turns the
@@ -58,8 +58,9 @@ public:
   /// How many nodes the graph has, and of which ops (sorted by op name).
   const std::map<std::string, int64_t>& op_counts() const;
 
-  /// The outputs, lazily built over `feeds` (one tensor per input, by name, of its shape).
-  std::vector<Tensor> build(const std::map<std::string, Tensor>& feeds) const;
+  /// The outputs, lazily built over `feeds` (one tensor per input, by name, of its shape), with
+  /// each node's name on its output tensors ("Relu#7", its op and index, where it has none).
+  Program build(const std::map<std::string, Tensor>& feeds) const;
   /// Seeded random inputs: uniform [0, 1) floats, small non-negative integers, random bools.
   std::map<std::string, Tensor> random_inputs(uint64_t seed = 1) const;
 

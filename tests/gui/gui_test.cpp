@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/format.h>
+
 #include <QDir>
 #include <QSignalSpy>
 #include <QTest>
@@ -225,7 +227,10 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   LiveView* live = w->live_view();
   live->set_kernel(matmul_task(48, 32, 40));
   live->set_beam(2);
-  live->set_budget(8);
+  // The search converges in a few seconds in an optimized build; under ASan, with another test
+  // beside it, compiling alone takes most of that (an 8 s budget once left 40 of 41 candidates
+  // skipped, untimed).
+  live->set_budget(40);
   QSignalSpy done(live, &LiveView::session_finished);
   ASSERT_TRUE(live->start(false)) << live->status_text().toStdString();
   ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
@@ -371,6 +376,55 @@ TEST(GuiDiff, LineDiffKeepsCommonLinesAndMarksTheRest) {
   d = line_diff("", "x\n");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].first, '+');
+}
+
+TEST_F(GuiTest, AProgramBoxExpressionsKernelIsTunedWithOneAction) {
+  auto w = window();
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile("(a.matmul(w) + b).relu(); a=16x32 w=32x8 b=8");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  ASSERT_TRUE(w->program_profile());
+  ASSERT_EQ(w->program_profile()->kernels.size(), 1u); // matmul + bias + relu: one kernel
+  const ProgramKernel& k = w->program_profile()->kernels[0];
+  EXPECT_EQ(k.name, "r_16_8_32");
+  EXPECT_FALSE(k.task.ast.empty());
+  EXPECT_EQ(fmt::format("{:016x}", k.task.key), k.key);
+  LiveView* live = w->live_view();
+  live->set_beam(1);
+  live->set_budget(40);
+  QSignalSpy done(live, &LiveView::session_finished);
+  ASSERT_TRUE(w->tune_program_kernel(QString::fromStdString(k.key)))
+      << live->status_text().toStdString();
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::live_tab);
+  ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
+  EXPECT_TRUE(live->status_text().startsWith("done")) << live->status_text().toStdString();
+  db::Database db(path_, db::Database::Access::read_only);
+  std::vector<db::Tuning> ts = db.tunings(live->run_id());
+  ASSERT_EQ(ts.size(), 1u);
+  std::optional<db::Kernel> tuned = db.kernel(ts[0].kernel_id);
+  ASSERT_TRUE(tuned);
+  EXPECT_EQ(tuned->hash, k.key);
+  // A kernel the profiled program doesn't have: the reason, not a search.
+  EXPECT_FALSE(w->tune_program_kernel("0123456789abcdef"));
+  EXPECT_TRUE(w->message().contains("not in the profiled program")) << w->message().toStdString();
+}
+
+TEST_F(GuiTest, AModelsKernelsNameTheModelNodesTheyCompute) {
+  const std::string model = BEAMLAB_ONNX_TESTDATA "/pytorch-converted/test_Conv2d/model.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is missing (libonnx-testdata)";
+  auto w = window();
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile(QString::fromStdString(model));
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  ASSERT_TRUE(w->program_profile());
+  EXPECT_EQ(w->program_profile()->workload, "test_Conv2d");
+  ASSERT_EQ(w->program_profile()->kernels.size(), 1u);
+  EXPECT_EQ(w->program_profile()->kernels[0].nodes, (std::vector<std::string>{"Conv#0"}));
+  EXPECT_EQ(w->schedule_view()->node_count(), 1);
+  // A bad program is one line naming the problem.
+  w->profile("a.relu()");
+  EXPECT_TRUE(w->message().contains("needs its inputs' shapes after a ';'"))
+      << w->message().toStdString();
 }
 
 TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {

@@ -20,6 +20,7 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace beamlab::gui {
@@ -143,6 +144,53 @@ TEST(ProfileProgram, UnknownParameterIsAnErrorNamingIt) {
   auto p = profile_program("mlp", {{"WIDTH", 3}}, "", 1, 1);
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().find("'WIDTH'"), std::string::npos) << p.error();
+}
+
+TEST(ProgramBox, NamesAWorkloadAModelAKernelOrAnExpression) {
+  tuner::CorpusEntry w = parse_program("matmul M=64 N=32 dtype=float16");
+  EXPECT_EQ(w.workload, "matmul");
+  EXPECT_EQ(w.params, (std::map<std::string, int64_t>{{"M", 64}, {"N", 32}}));
+  EXPECT_EQ(w.dtype, "float16");
+  tuner::CorpusEntry m = parse_program("nets/resnet18.onnx input=1x3x224x224");
+  EXPECT_EQ(m.model, "nets/resnet18.onnx");
+  EXPECT_EQ(m.inputs.at("input"), (Shape{1, 3, 224, 224}));
+  EXPECT_EQ(parse_program("r_64_64_64_0123.ir").kernel, "r_64_64_64_0123.ir");
+  tuner::CorpusEntry e = parse_program("(a.matmul(w) + b).relu(); a=8x16 w=16x4  b=4");
+  EXPECT_EQ(e.expr, "(a.matmul(w) + b).relu()");
+  EXPECT_EQ(e.inputs.at("w"), (Shape{16, 4}));
+  EXPECT_EQ(e.inputs.at("b"), (Shape{4}));
+}
+
+TEST(ProgramBox, BadTextIsOneLineSayingWhatToWrite) {
+  auto error = [](const std::string& text) {
+    try {
+      parse_program(text);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("  "), "name a workload (matmul M=64), a model (model.onnx), a kernel "
+                         "(kernel.ir) or an expression (a.relu(); a=64x64)");
+  EXPECT_EQ(error("matmul M=big"), "'M=big': expected NAME=INTEGER (or dtype=float16)");
+  EXPECT_EQ(error("a.relu()"), "'a.relu()': an expression needs its inputs' shapes after a ';', "
+                               "e.g. 'a.relu(); a=64x64'");
+  EXPECT_EQ(error("k.ir M=3"), "a kernel file takes no parameters; its IR text gives the sizes");
+  EXPECT_EQ(error("a.relu(); a=8xq"), "--input 'a=8xq': dimension 'q' is not a positive integer; "
+                                      "expected NAME=DIMS like input=1x3x224x224");
+}
+
+TEST(ProfileProgram, AnExpressionIsProfiledWithItsKernelsTasks) {
+  auto p = profile_program(parse_program("(x * 2).sum(1); x=32x64"), 1, 1);
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->workload, "(x * 2).sum(1)");
+  ASSERT_EQ(p->kernels.size(), 1u);
+  const ProgramKernel& k = p->kernels[0];
+  EXPECT_EQ(fmt::format("{:016x}", k.task.key), k.key);
+  EXPECT_EQ(k.task.name, k.name);
+  ASSERT_EQ(k.task.buffers.size(), 2u);
+  EXPECT_EQ(k.task.buffers[1].count, 32 * 64);
+  EXPECT_TRUE(k.nodes.empty()); // only a model's kernels are named by nodes
 }
 
 TEST(ProfileProgram, FormatsBytesAndTimes) {

@@ -144,7 +144,7 @@ std::string run_case(const fs::path& dir) {
       bo::HostTensor h = as_dtype(bo::read_tensor_file(f.string()), inputs[i].dtype);
       if (h.numel() > 0) feeds.emplace(inputs[i].name, bo::to_tensor(h));
     }
-    std::vector<Tensor> outs = model.build(feeds);
+    std::vector<Tensor> outs = model.build(feeds).outputs;
     std::vector<Tensor*> ptrs;
     for (Tensor& t : outs) ptrs.push_back(&t);
     std::unique_ptr<tuner::BeamPolicy> beam;

@@ -93,14 +93,16 @@ TEST_F(OnnxImport, ValuesMatchTheTensorApiAndFuseIntoOneKernel) {
   ASSERT_EQ(m.inputs().size(), 1u);
   EXPECT_EQ(m.inputs()[0].shape, (Shape{2, 4}));
   Tensor x({1, -1, 2, 0.5f, 0, 1, 0, 1}, {2, 4});
-  std::vector<Tensor> out = m.build({{"x", x}});
+  beamlab::Program p = m.build({{"x", x}});
+  std::vector<Tensor>& out = p.outputs;
   ASSERT_EQ(out.size(), 1u);
   // Row 0: [1,-1,2,.5] @ W = [1-4+14+5, 2-5+16+5.5, 3-6+18+6] = [16, 18.5, 21]; + b, relu.
   // Row 1: [0,1,0,1] @ W = [4+10, 5+11, 6+12] = [14, 16, 18].
   std::vector<float> want = {0, 18.5f, 22, 0, 16, 19};
   EXPECT_EQ(out[0].to_vector<float>(), want);
-  beamlab::Program p{out};
-  EXPECT_EQ(p.schedule().items.size(), 1u); // matmul + bias + relu fuse
+  beamlab::Schedule s = p.schedule();
+  ASSERT_EQ(s.items.size(), 1u); // matmul + bias + relu fuse: one kernel named by all three
+  EXPECT_EQ(p.kernel_names(s)[0], (std::vector<std::string>{"MatMul_xw", "Add_z", "Relu_y"}));
 }
 
 TEST_F(OnnxImport, SymbolicDimsTakeTheGivenShape) {
@@ -110,7 +112,7 @@ TEST_F(OnnxImport, SymbolicDimsTakeTheGivenShape) {
   bo::InputShapes shapes;
   bo::parse_input_shape("x=5x4", shapes, "--input");
   bo::Model m = bo::Model::load(path, shapes);
-  EXPECT_EQ(m.build(m.random_inputs())[0].shape(), (Shape{5, 3}));
+  EXPECT_EQ(m.build(m.random_inputs()).outputs[0].shape(), (Shape{5, 3}));
 }
 
 TEST_F(OnnxImport, InputShapeErrors) {
@@ -201,7 +203,7 @@ TEST_F(OnnxImport, ExternalDataIsReadBesideTheModel) {
   std::ofstream(file("weights.bin"), std::ios::binary) << blob;
   bo::Model model = bo::Model::load(path);
   Tensor x({1, -1, 2, 0.5f, 0, 1, 0, 1}, {2, 4});
-  EXPECT_EQ(model.build({{"x", x}})[0].to_vector<float>(),
+  EXPECT_EQ(model.build({{"x", x}}).outputs[0].to_vector<float>(),
             (std::vector<float>{0, 18.5f, 22, 0, 16, 19}));
   std::filesystem::remove(file("weights.bin"));
   EXPECT_EQ(error_of([&] { bo::Model::load(path); }),

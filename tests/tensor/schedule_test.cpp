@@ -57,6 +57,23 @@ TEST(Fusion, ReductionReadThroughAWindowIsRealizedNotRecomputedPerTap) {
   EXPECT_EQ(sched.items[0].buffers[0], sched.items[1].buffers[1]);
 }
 
+TEST(Provenance, EachKernelNamesTheNamedNodesItComputesAndNoOthers) {
+  Tensor x = Tensor::rand({8, 16}, 1), w1 = Tensor::rand({16, 16}, 2),
+         w2 = Tensor::rand({16, 4}, 3);
+  Tensor fc1 = x.matmul(w1), relu = fc1.relu(), fc2 = relu.matmul(w2);
+  Program p;
+  p.outputs = {fc2};
+  p.names = {{fc1.uop(), "fc1"}, {relu.uop(), "relu"}, {fc2.uop(), "fc2"}, {x.uop(), "input"}};
+  Schedule s = p.schedule();
+  // fc1's reduction is read under fc2's, so it is realized by a kernel of its own; the relu is
+  // fused into fc2's kernel, which only indexes through fc1's reshape. The input is a buffer,
+  // computed by no kernel.
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(p.kernel_names(s), (std::vector<std::vector<std::string>>{{"fc1"}, {"relu", "fc2"}}));
+  EXPECT_EQ(join_names({"a", "b", "c", "d", "e"}, 2), "a ... e (5 nodes)");
+  EXPECT_EQ(join_names({"a", "b"}, 2), "a, b");
+}
+
 TEST(Identity, SameKernelSameKeyAcrossPrograms) {
   Tensor a = Tensor::rand({32, 32}, 1), b = Tensor::rand({32, 32}, 2);
   Tensor c = Tensor::rand({32, 32}, 3), d = Tensor::rand({32, 32}, 4);

@@ -85,7 +85,9 @@ TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {
   // Four dead workers, each restarted, and the search went on to measure the rest correctly.
   EXPECT_EQ(r->restarts, 4);
   EXPECT_EQ(restarts.size(), 4u);
-  EXPECT_GT(r->count(Status::ok), 5);
+  // Timed to the end or stopped early as slower than the incumbent: how many of each depends on
+  // the machine's load (under ASan with another test beside it, most stop early).
+  EXPECT_GT(r->count(Status::ok) + r->count(Status::slow), 5) << r->status_counts();
   const Candidate& w = r->best();
   EXPECT_EQ(w.status, Status::ok);
   EXPECT_EQ(s.faults.count(to_string(w.opts)), 0u) << to_string(w.opts);

@@ -1,8 +1,10 @@
 // beamlab: the command-line entry point. Subcommands live in their own files; this one only
 // assembles them and turns errors into one-line messages and exit codes:
 //   0 success, 1 the user's input was wrong, 2 bad command line, 3 internal error or failure,
-//   4 `beamlab report --fail-above` found a regression above its threshold.
+//   4 `beamlab report --fail-above` found a regression above its threshold, 130/143 `tune`
+//   stopped by SIGINT/SIGTERM (its run kept as interrupted).
 #include <cstdio>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -22,10 +24,10 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);
   beamlab::cli::add_run_command(app);
-  beamlab::cli::add_tune_command(app);
+  int exit_code = 0;
+  beamlab::cli::add_tune_command(app, exit_code);
   beamlab::cli::add_cache_command(app);
   beamlab::cli::add_bench_command(app);
-  int exit_code = 0;
   beamlab::cli::add_report_command(app, exit_code);
   try {
     app.parse(argc, argv);
@@ -44,6 +46,10 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const beamlab::UserError& e) {
     std::fprintf(stderr, "beamlab: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "beamlab: error: out of memory: the work asked for more than this "
+                         "machine could give; use smaller shapes (or fewer --jobs)\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "beamlab: %s\n", e.what());

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli_checks.hpp"
+
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "reports/bench_record.hpp"
@@ -134,6 +136,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--sample-ms", args->sample_ms,
                   "each sample is the mean of back-to-back runs lasting at least this long")
       ->default_val(5)
+      ->check(kFinite)
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--label", args->label, "a name for the run (reports can name it by this)");
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");

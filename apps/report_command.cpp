@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli_checks.hpp"
+
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "reports/report.hpp"
@@ -119,12 +121,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", args->output, "write the report to FILE (default: stdout)");
   cmd->add_option("--fail-above", args->fail_above,
                   "exit with code 4 when a regression is larger than PCT percent")
+      ->check(kFinite)
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-change", args->min_change,
                   "changes up to PCT percent never count, however clean the samples (runs of one "
                   "commit drift apart by a few percent on a shared machine), for measurements "
                   "without a history")
       ->default_val(5)
+      ->check(kFinite)
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--history", args->history,
                   "set each measurement's floor from its own drift over the newest N bench runs "

@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+
+#include "apps/cli_checks.hpp"
+#include "apps/interrupts.hpp"
 
 #include "apps/run_command.hpp"
 #include "db/database.hpp"
@@ -300,7 +304,10 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
   return *run;
 }
 
-void tune(TuneArgs args) {
+int tune(TuneArgs args) {
+  // Ctrl-C or kill: the searches stop as at a budget's end; the run is kept as interrupted.
+  tuner::SearchControl control;
+  Interrupts interrupts([&control] { control.cancel(); });
   std::string path = db_path(args.db);
   std::string cache = cache_mode_name(args.cache);
   tuner::CacheMode mode = tuner::parse_cache_mode(cache, "--cache");
@@ -351,6 +358,7 @@ void tune(TuneArgs args) {
   o.workers = args.workers;
   o.threads = args.threads > 0 ? args.threads : default_threads();
   o.cache = mode;
+  o.settings.control = &control;
   args.cache = cache;
 
   tuner::BatchStore store; // --cache off: no file; the batch keeps its plumbing in memory
@@ -398,6 +406,17 @@ void tune(TuneArgs args) {
     }
   }
   int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
+  if (int sig = interrupts.signal()) {
+    if (run_id > 0) db->end_run(run_id, "interrupted");
+    print_summary(report, where, run_id);
+    std::fprintf(stderr, "beamlab: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                 run_id > 0 ? fmt::format(": run {} is kept; finish it with 'beamlab tune "
+                                          "--resume-run {}'",
+                                          run_id, run_id)
+                                  .c_str()
+                            : "");
+    return 128 + sig;
+  }
   if (run_id > 0) db->end_run(run_id, failed > 0 ? "failed" : "done");
   print_summary(report, where, run_id);
   if (!args.json_out.empty()) {
@@ -420,11 +439,12 @@ void tune(TuneArgs args) {
     f << json{{"run", run_id}, {"kernels", all}}.dump(1) << "\n";
   }
   if (failed > 0) throw std::runtime_error(fmt::format("{} kernel(s) could not be tuned", failed));
+  return 0;
 }
 
 } // namespace
 
-void add_tune_command(CLI::App& app) {
+void add_tune_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "BEAM-search every kernel of a workload or a corpus file, journaled in the database");
@@ -440,19 +460,23 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--budget", args->budget_s,
                   "seconds for the whole run, shared by expected gain (0: none)")
+      ->check(kFinite)
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kernel-budget", args->kernel_budget_s, "seconds per kernel at most")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-candidates", args->max_candidates, "compiled candidates per kernel")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--early-stop", args->early_stop, "stop timing at this many times the best")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(1.0, 1000.0));
   cmd->add_option("--min-improvement", args->min_improvement,
                   "stop when an iteration gains less than this fraction")
       ->capture_default_str()
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--runs", args->runs, "timed runs per candidate")
       ->capture_default_str()
@@ -481,11 +505,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--json", args->json_out, "write the per-kernel results to this file");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->allow_extras();
-  cmd->final_callback([args, cmd] {
+  cmd->final_callback([args, cmd, &exit_code] {
     TuneArgs a = *args;
     a.params = cmd->remaining();
     if (a.resume_run > 0) a.resume = true;
-    tune(a);
+    exit_code = tune(a);
   });
 }
 

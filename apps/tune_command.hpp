@@ -2,7 +2,8 @@
 // built-in workload or of a corpus file is looked up in the tuning cache and, on a miss,
 // BEAM-searched in sandboxed workers; every candidate is journaled in the database as it
 // finishes, and the run ends with a summary table. `--resume [RUN]` finishes a run that was
-// killed, without re-measuring what it had measured.
+// killed or interrupted, without re-measuring what it had measured. SIGINT or SIGTERM ends the
+// searches as at a budget's end, marks the run interrupted and exits 130 or 143.
 #pragma once
 
 #include <string>
@@ -11,7 +12,8 @@
 
 namespace beamlab::cli {
 
-void add_tune_command(CLI::App& app);
+/// `exit_code` gets 128 + the signal when the run was interrupted.
+void add_tune_command(CLI::App& app, int& exit_code);
 
 /// --db FILE, else the default path (BEAMLAB_DB, XDG_CACHE_HOME, ~/.cache).
 std::string db_path(const std::string& flag);

@@ -164,6 +164,28 @@ void check_header(const std::string& path) {
       << "untouched: pass another --db or move it away";
 }
 
+/// The size of the file at `path` (0 when there is none).
+int64_t file_size(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+/// Whether this process may create files beside `path` (SQLite's WAL index and journal).
+bool directory_writable(const std::string& path) {
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  return ::access(dir.empty() ? "/" : dir.c_str(), W_OK) == 0;
+}
+
+/// SQLite's quick_check on one line: "ok", or its first problem (its "*** in database main ***"
+/// heading dropped).
+std::string quick_check(Connection& c) {
+  Statement st = c.prepare("PRAGMA quick_check(1)");
+  std::string verdict = st.step() ? st.text(0) : "no answer";
+  if (verdict.starts_with("*** in database main ***\n")) verdict.erase(0, 25);
+  std::replace(verdict.begin(), verdict.end(), '\n', ' ');
+  return verdict;
+}
+
 /// Creates the directories above `path`.
 void make_parent_dirs(const std::string& path) {
   for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1))
@@ -209,14 +231,37 @@ Database::Database(const std::string& path, Access access) {
       << "the database '" << path << "' does not exist; run 'beamlab tune' to create it, "
       << "or pass another --db";
   check_header(path);
+  bool exists = file_exists(path);
+  bool has_log = file_size(path + "-wal") > 0; // not closed cleanly, or open elsewhere now
+  if (exists && (!directory_writable(path) || ::access(path.c_str(), W_OK) != 0)) {
+    // Readable from a read-only directory (or a read-only file): as an immutable file, which
+    // needs no WAL index beside it, unless a write-ahead log holds part of its content.
+    user_assert(read_only) << "the database '" << path << "' is read-only here (the file or its "
+                           << "directory is not writable); pass --cache read-only to read it, "
+                           << "or another --db";
+    user_assert(!has_log || file_exists(path + "-shm"))
+        << "the database '" << path << "' has an unfinished write-ahead log ('" << path
+        << "-wal') and its directory is read-only: open it once where it is writable";
+  }
   if (!read_only) make_parent_dirs(path);
-  conn_ = std::make_unique<Connection>(path, read_only);
+  // A database that was not closed cleanly is checked before anything writes to it, through
+  // a read-only connection (which never checkpoints the log into a damaged file).
+  if (!read_only && has_log) {
+    Connection check(path, true);
+    std::string verdict = quick_check(check);
+    user_assert(verdict == "ok")
+        << "the database '" << path << "' is damaged (" << verdict << "); it was not closed "
+        << "cleanly and beamlab leaves it untouched: run 'beamlab cache verify --db " << path
+        << "', restore a copy, or pass another --db";
+  }
+  bool immutable = read_only && exists && !directory_writable(path) && !has_log;
+  conn_ = std::make_unique<Connection>(path, read_only, immutable);
   conn_->exec("PRAGMA foreign_keys = ON");
+  migrate(); // first: another application's file is refused before anything changes in it
   if (!read_only) {
     conn_->exec("PRAGMA journal_mode = WAL");
     conn_->exec("PRAGMA synchronous = NORMAL");
   }
-  migrate();
 }
 
 Database::~Database() = default;
@@ -710,6 +755,12 @@ Database::MergeStats Database::merge_from(const std::string& other_path) {
     user_assert(other.schema_version() == kSchemaVersion)
         << "cannot merge '" << other_path << "': schema version " << other.schema_version()
         << ", not " << kSchemaVersion << "; open it once with this beamlab to migrate it";
+    // A damaged shard is named before anything is copied (else the errors would name this
+    // database, the one being written).
+    std::string verdict = quick_check(*other.conn_);
+    user_assert(verdict == "ok") << "cannot merge '" << other_path << "': it is damaged ("
+                                 << verdict << "); 'beamlab cache verify --db " << other_path
+                                 << "' lists the problems";
     theirs = other.cache_entries();
   }
   MergeStats st;

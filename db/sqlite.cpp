@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include <fmt/format.h>
+
 #include "engine/support/error.hpp"
 
 namespace beamlab::db {
@@ -11,12 +13,26 @@ namespace {
 /// Long enough for another process's transaction (a candidate, a merge) to finish.
 constexpr int kBusyTimeoutMs = 30000;
 
+/// `path` as an SQLite URI with `query` ("file:" and the path, '%', '?' and '#' escaped).
+std::string uri_of(const std::string& path, const char* query) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#')
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else
+      uri += c;
+  }
+  return uri + "?" + query;
+}
+
 } // namespace
 
-Connection::Connection(std::string path, bool read_only)
-    : path_(std::move(path)), read_only_(read_only) {
-  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+Connection::Connection(std::string path, bool read_only, bool immutable)
+    : path_(std::move(path)), read_only_(read_only || immutable) {
+  int flags = read_only_ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  std::string name = immutable ? uri_of(path_, "immutable=1") : path_;
+  if (immutable) flags |= SQLITE_OPEN_URI;
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

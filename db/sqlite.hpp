@@ -65,7 +65,9 @@ private:
 class Connection {
 public:
   /// Opens `path` (created when absent unless read_only). Throws a UserError naming the file.
-  Connection(std::string path, bool read_only);
+  /// `immutable`: read it as a file nothing changes (no locks, no WAL index: a read-only
+  /// directory, where SQLite could not create them).
+  Connection(std::string path, bool read_only, bool immutable = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

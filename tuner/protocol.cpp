@@ -64,21 +64,24 @@ Transfer write_message(int fd, const Message& m, std::optional<Deadline> deadlin
   return write_all(fd, m.payload.data(), m.payload.size(), deadline);
 }
 
-Transfer read_message(int fd, Message& m, std::optional<Deadline> deadline) {
+Transfer read_message(int fd, Message& m, std::optional<Deadline> deadline,
+                      const ReadLimits& limits) {
   uint32_t hn = 0;
   if (Transfer t = read_all(fd, reinterpret_cast<char*>(&hn), sizeof hn, deadline);
       t != Transfer::ok)
     return t;
+  if (hn > limits.header_bytes) return Transfer::malformed;
   std::string header(hn, '\0');
   if (Transfer t = read_all(fd, header.data(), hn, deadline); t != Transfer::ok) return t;
   uint64_t pn = 0;
   if (Transfer t = read_all(fd, reinterpret_cast<char*>(&pn), sizeof pn, deadline);
       t != Transfer::ok)
     return t;
+  if (pn > limits.payload_bytes) return Transfer::malformed;
   m.payload.assign(pn, '\0');
   if (Transfer t = read_all(fd, m.payload.data(), pn, deadline); t != Transfer::ok) return t;
   m.header = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
-  return m.header.is_discarded() ? Transfer::closed : Transfer::ok;
+  return m.header.is_object() ? Transfer::ok : Transfer::malformed;
 }
 
 } // namespace beamlab::tuner

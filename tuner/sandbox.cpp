@@ -8,11 +8,12 @@
 #include <filesystem>
 #include <spawn.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
-extern char** environ;
+#include <fmt/format.h>
 
 namespace beamlab::tuner {
 namespace {
@@ -32,6 +33,7 @@ const char* to_string(CallStatus s) {
   case CallStatus::limit: return "limit";
   case CallStatus::violation: return "violation";
   case CallStatus::lost: return "lost";
+  case CallStatus::malformed: return "malformed";
   }
   return "?";
 }
@@ -58,6 +60,12 @@ Sandbox::Sandbox(SandboxOptions options) : options_(std::move(options)) {
   if (options_.worker.empty()) options_.worker = default_worker_path();
   // A worker that dies mid-request must cost an error code on write, not the tuner's life.
   std::signal(SIGPIPE, SIG_IGN);
+#if !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer)
+  // Nothing of the tuner's user (a worker that got out, say) may read or write its memory or
+  // take its fds (ptrace, process_vm_*, pidfd_getfd need a dumpable target). (Not under
+  // AddressSanitizer: its leak checker attaches to the process's own threads.)
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
 }
 
 Sandbox::~Sandbox() { stop(CallStatus::lost, ""); }
@@ -79,11 +87,22 @@ void Sandbox::start() {
                                    std::to_string(options_.cpu_seconds)};
   if (options_.allow_faults) args.push_back("--allow-faults");
   if (!options_.seccomp) args.push_back("--no-seccomp");
+  if (const char* keep = std::getenv("BEAMLAB_WORKER_STDERR"); keep && *keep == '1')
+    args.push_back("--keep-stderr");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // A clean environment: nothing of the user's (tokens, paths, LD_PRELOAD) reaches the worker.
+  char* no_environment[] = {nullptr};
+  // A process group of its own: a Ctrl-C at the terminal reaches the tuner (which stops the
+  // search and ends its workers), not the workers mid-candidate.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, options_.worker.c_str(), &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, options_.worker.c_str(), &fa, &attr, argv.data(), no_environment);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   ::close(in[0]);
   ::close(out[1]);
@@ -127,7 +146,7 @@ CallResult Sandbox::stop(CallStatus fallback, std::string detail) {
     r.status = sig == SIGSYS    ? CallStatus::violation
                : sig == SIGXCPU ? CallStatus::limit
                                 : CallStatus::crashed;
-    if (sig == SIGSYS) r.detail += " (a syscall the sandbox denies: files, sockets, exec)";
+    if (sig == SIGSYS) r.detail += " (a syscall outside the sandbox's allow-list)";
     if (sig == SIGXCPU) r.detail += " (the sandbox's CPU-time limit)";
   } else if (WIFEXITED(status)) {
     r.status = CallStatus::crashed;
@@ -136,15 +155,29 @@ CallResult Sandbox::stop(CallStatus fallback, std::string detail) {
   return r;
 }
 
-CallResult Sandbox::call(const Message& request, double timeout_s) {
+CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payload_bytes) {
   if (pid_ <= 0) start();
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(timeout_s));
   Transfer t = write_message(to_worker_, request, deadline);
   CallResult r;
-  if (t == Transfer::ok) t = read_message(from_worker_, r.reply, deadline);
-  if (t == Transfer::ok) return r;
+  if (t == Transfer::ok)
+    t = read_message(from_worker_, r.reply, deadline, {kMaxReplyHeaderBytes, payload_bytes});
+  if (t == Transfer::ok) {
+    Expected<void> valid = check_reply(request.header, r.reply, payload_bytes);
+    if (!valid) return stop(CallStatus::malformed, "a malformed reply: " + valid.error());
+    if (r.reply.header.value("retiring", false)) { // its last answer: a fresh worker is next
+      stop(CallStatus::ok, "");
+      ++retired_;
+    }
+    return r;
+  }
+  if (t == Transfer::malformed)
+    return stop(CallStatus::malformed,
+                fmt::format("a malformed reply: its framing is over the limits (header {} bytes, "
+                            "payload {} bytes) or its header is not a JSON object",
+                            kMaxReplyHeaderBytes, payload_bytes));
   if (t == Transfer::timeout) {
     char limit[64];
     std::snprintf(limit, sizeof limit, "no answer within %.1f s", timeout_s);

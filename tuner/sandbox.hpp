@@ -1,16 +1,19 @@
 // A sandbox: one beamlab-worker child process and the pipes to it, driven by one tuner thread.
 //
-// The child is started with posix_spawn (never a bare fork of the multithreaded tuner) under
-// resource limits and, once warmed up, a seccomp filter (see worker_main.cpp). Every request
+// The child is started with posix_spawn (never a bare fork of the multithreaded tuner) with an
+// empty environment, and shuts itself in (confine.hpp): namespaces, no inherited fds, an empty
+// root, no privileges, hard limits, an allow-list seccomp filter. Every request
 // has a deadline: a worker that crashes, hangs, breaks a limit or makes a denied syscall is
 // killed, its status classified from how it died, and a fresh worker is started on the next
 // call. Nothing a candidate does can take the tuner down with it.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <sys/types.h>
 
 #include "tuner/protocol.hpp"
+#include "tuner/reply.hpp"
 
 namespace beamlab::tuner {
 
@@ -23,8 +26,9 @@ struct SandboxOptions {
   bool seccomp = true;
 };
 
-/// How a call ended. ok: the worker answered (its header says how the request went).
-enum class CallStatus { ok, crashed, timeout, limit, violation, lost };
+/// How a call ended. ok: the worker answered (its header says how the request went);
+/// malformed: it answered with something reply.hpp refuses (the worker is killed).
+enum class CallStatus { ok, crashed, timeout, limit, violation, lost, malformed };
 const char* to_string(CallStatus s);
 
 struct CallResult {
@@ -41,10 +45,15 @@ public:
   Sandbox& operator=(const Sandbox&) = delete;
 
   /// Sends `request` and waits up to `timeout_s` for the answer, starting the worker if needed.
-  CallResult call(const Message& request, double timeout_s);
+  /// The answer is checked (check_reply) before it is returned; `payload_bytes` is the payload
+  /// an ok answer to a run that returns outputs carries.
+  CallResult call(const Message& request, double timeout_s, uint64_t payload_bytes = 0);
 
-  /// Workers started after the first (each crash, timeout or violation costs one).
-  int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
+  /// Workers started after the first for a crash, timeout, violation or malformed reply (not
+  /// for a worker that retired at its lifetime CPU limit).
+  int restarts() const { return std::max(0, starts_ - 1 - retired_); }
+  /// Workers that ended at their lifetime CPU limit, each replaced by a fresh one.
+  int retirements() const { return retired_; }
   bool running() const { return pid_ > 0; }
   /// Counts workers started: a request to a later generation finds none of an earlier one's
   /// state (compiled candidates, the task).
@@ -59,6 +68,7 @@ private:
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int starts_ = 0;
+  int retired_ = 0;
 };
 
 /// $BEAMLAB_WORKER, else beamlab-worker beside the running executable.

@@ -37,6 +37,7 @@ Status status_of(CallStatus c) {
   case CallStatus::violation: return Status::violation;
   case CallStatus::crashed:
   case CallStatus::lost: return Status::crashed;
+  case CallStatus::malformed: return Status::error;
   }
   return Status::error;
 }
@@ -394,6 +395,12 @@ private:
     return m;
   }
 
+  // One output buffer's bytes: what a run returns per check.
+  uint64_t output_bytes() const {
+    const KernelBufferSpec& out = task_.buffers.at(0);
+    return static_cast<uint64_t>(out.count) * static_cast<uint64_t>(out.dtype.itemsize());
+  }
+
   Message task_request(bool with_expected) const {
     Message m;
     json buffers = json::array(), checks = json::array();
@@ -479,7 +486,7 @@ private:
             run.header = {{"op", "run"}, {"id", empty.id},         {"checks", checks},
                           {"warmup", 0}, {"return_outputs", true}, {"drop", true}};
             // The reference can be slow: no per-request limit beyond the sandbox's CPU time.
-            o.call = slot.sandbox.call(run, 1e9);
+            o.call = slot.sandbox.call(run, 1e9, checks.size() * output_bytes());
             if (o.ok()) o.call.reply.header["compile_ms"] = compile_ms;
             return o;
           },

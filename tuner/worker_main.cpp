@@ -1,12 +1,14 @@
 // beamlab-worker: the sandboxed process a tuner thread drives. It reads candidates from stdin,
 // compiles and runs them on buffers of its own, and answers on stdout (protocol.hpp).
 //
-//   beamlab-worker [--threads N] [--memory-mb M] [--cpu-seconds S] [--allow-faults] [--no-seccomp]
+//   beamlab-worker [--threads N] [--memory-mb M] [--cpu-seconds S] [--allow-faults]
+//                  [--no-seccomp] [--keep-stderr]
 //
-// Start-up: resource limits (address space, CPU time per request, no core files), a warm-up
-// compile and parallel run (LLVM and OpenMP set themselves up, reading what files they need),
-// then a seccomp filter that kills the process on any syscall a kernel never needs: opening or
-// creating files, sockets, exec, fork, ptrace. Then requests, one at a time:
+// Start-up: new namespaces and no inherited fds, a warm-up compile and parallel run (LLVM and
+// OpenMP set themselves up, reading what files they need), then the rest of the confinement
+// (confine.hpp): an empty root, no privileges, hard limits, an allow-list seccomp filter.
+// Then requests, one at a time (a reply with "retiring":true is the worker's last: its
+// lifetime CPU limit is near, and the tuner starts a fresh one):
 //   {"op":"compile","id":I,"ast":TEXT,"name":N,"opts":"UPCAST(1,8) ..."}
 //       -> {"status":"ok"|"rejected"|"compile_error","code_hash":HEX,"code_bytes":B,
 //           "compile_ms":T,"error":...}           (the worker keeps candidate I until dropped)
@@ -20,9 +22,15 @@
 //           "early_stop":BOOL,"max_error":E,"error":...}
 //          payload: the output of every check run (when "return_outputs")
 //   {"op":"drop","ids":[...]}
+//   {"op":"confinement"} -> {"status":"ok","layers":[...],"missing":[...]}   (confine.hpp)
 // With --allow-faults (tests only) a compile request's "fault" plants a failure in that
 // candidate: "abort_in_compile", and while running "open_file" (a syscall the filter denies),
-// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element).
+// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element); or a hostile
+// reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
+// "reply_negative_code_bytes"; to its runs "reply_negative_samples", "reply_many_samples",
+// "reply_no_check_ms", "reply_short_payload", "reply_huge_payload" (a 4 GiB length, no bytes);
+// or "probe:ACTION": the run tries a forbidden action (probe.hpp) and answers {"probe": ...}.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -33,15 +41,15 @@
 #include <new>
 #include <optional>
 #include <sched.h>
-#include <seccomp.h>
 #include <string>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
 
 #include "tuner/check.hpp"
+#include "tuner/confine.hpp"
+#include "tuner/probe.hpp"
 #include "tuner/protocol.hpp"
 
 namespace beamlab::tuner {
@@ -53,6 +61,7 @@ struct Options {
   int64_t cpu_seconds = 0;
   bool allow_faults = false;
   bool seccomp = true;
+  bool keep_stderr = false;
 };
 
 [[noreturn]] void die(const std::string& why) {
@@ -81,59 +90,12 @@ Options parse_args(int argc, char** argv) {
       o.allow_faults = true;
     else if (a == "--no-seccomp")
       o.seccomp = false;
+    else if (a == "--keep-stderr")
+      o.keep_stderr = true;
     else
       die("unknown argument '" + a + "' (see the comment at the top of tuner/worker_main.cpp)");
   }
   return o;
-}
-
-void set_limit(int resource, rlim_t value) {
-  rlimit r{value, value};
-  if (::setrlimit(resource, &r) != 0) die(std::string("setrlimit: ") + std::strerror(errno));
-}
-
-// The CPU-time limit is per request: the soft limit moves to what the process has used so
-// far plus the budget (SIGXCPU past it), so a long-lived worker never hits it by accumulation.
-void budget_cpu(int64_t seconds) {
-  if (seconds <= 0) return;
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  auto used = static_cast<rlim_t>(u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1);
-  rlimit r{used + static_cast<rlim_t>(seconds), RLIM_INFINITY};
-  if (::setrlimit(RLIMIT_CPU, &r) != 0) die(std::string("setrlimit: ") + std::strerror(errno));
-}
-
-void apply_limits(const Options& o) {
-  set_limit(RLIMIT_CORE, 0);
-#if !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer)
-  // (AddressSanitizer reserves terabytes of shadow address space up front.)
-  if (o.memory_mb > 0) set_limit(RLIMIT_AS, static_cast<rlim_t>(o.memory_mb) << 20);
-#endif
-  budget_cpu(o.cpu_seconds);
-}
-
-void install_seccomp() {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (!ctx) die("seccomp_init failed");
-  const int denied[] = {
-      SCMP_SYS(open),      SCMP_SYS(openat),     SCMP_SYS(openat2), SCMP_SYS(creat),
-      SCMP_SYS(socket),    SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind),
-      SCMP_SYS(listen),    SCMP_SYS(accept),     SCMP_SYS(accept4), SCMP_SYS(execve),
-      SCMP_SYS(execveat),  SCMP_SYS(fork),       SCMP_SYS(vfork),   SCMP_SYS(ptrace),
-      SCMP_SYS(unlink),    SCMP_SYS(unlinkat),   SCMP_SYS(rename),  SCMP_SYS(renameat),
-      SCMP_SYS(renameat2), SCMP_SYS(mkdir),      SCMP_SYS(mkdirat)};
-  int rc = 0;
-  for (int sc : denied) rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sc, 0);
-  // New threads (OpenMP's) are fine; a new process is not. clone3's flags sit behind a
-  // pointer the filter can't read: make glibc fall back to clone.
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wc99-extensions" // libseccomp's SCMP_A0 macro
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), 1,
-                         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-#pragma clang diagnostic pop
-  rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  if (rc != 0 || seccomp_load(ctx) != 0) die("installing the seccomp filter failed");
-  seccomp_release(ctx);
 }
 
 // One compile and one parallel run, so LLVM and OpenMP are set up before the filter.
@@ -200,7 +162,7 @@ struct Task {
 
 class Worker {
 public:
-  explicit Worker(const Options& o) : opts_(o) {}
+  Worker(const Options& o, Confinement c) : opts_(o), confinement_(std::move(c)) {}
 
   Message handle(Message req) {
     const nlohmann::json& h = req.header;
@@ -210,6 +172,12 @@ public:
       if (op == "compile") return compile(h);
       if (op == "task") return task(h, std::move(req.payload));
       if (op == "run") return run(h);
+      if (op == "confinement") {
+        Message m = reply("ok");
+        m.header["layers"] = confinement_.layers;
+        m.header["missing"] = confinement_.missing;
+        return m;
+      }
       if (op == "drop") {
         for (const auto& id : h.value("ids", nlohmann::json::array()))
           candidates_.erase(id.get<int64_t>());
@@ -253,6 +221,9 @@ private:
     m.header["code_hash"] = hash;
     m.header["code_bytes"] = c->code_bytes();
     m.header["compile_ms"] = c->compile_ms();
+    if (fault == "reply_bad_hash") m.header["code_hash"] = "not-hex";
+    if (fault == "reply_wrong_type") m.header["compile_ms"] = "fast";
+    if (fault == "reply_negative_code_bytes") m.header["code_bytes"] = -1;
     candidates_.emplace(id, Compiled{std::move(*c), fault});
     return m;
   }
@@ -356,6 +327,7 @@ private:
       for (const GuardedBuffer& b : inputs(t, c)) ptrs.push_back(b.data());
       fill_sentinel(out.dtype, ptrs[0], out.count);
       if (fault == "open_file") ::open("/etc/hostname", O_RDONLY); // denied: the filter kills
+      if (fault.starts_with("probe:")) m.header["probe"] = probe_forbidden(fault.substr(6));
       check_ms.push_back(run_once());
       if (n == 0 && runs > 0) {
         early = cutoff > 0 && check_ms.back() > cutoff;
@@ -384,11 +356,34 @@ private:
     m.header["samples_ms"] = samples;
     m.header["check_ms"] = check_ms;
     m.header["early_stop"] = early;
+    hostile_reply(fault, m);
     if (h.value("drop", false)) candidates_.erase(it);
     return m;
   }
 
+  // Test-only faults: a run's reply as a hostile worker would write it.
+  static void hostile_reply(const std::string& fault, Message& m) {
+    if (fault == "reply_negative_samples") m.header["samples_ms"] = {-5.0};
+    if (fault == "reply_many_samples")
+      m.header["samples_ms"] = std::vector<double>(2'000'000, 0.01);
+    if (fault == "reply_no_check_ms") m.header.erase("check_ms");
+    if (fault == "reply_short_payload") m.payload.resize(std::min<size_t>(m.payload.size(), 1));
+    if (fault == "reply_huge_payload") {
+      // A frame that announces 4 GiB and sends nothing: the tuner must refuse the length
+      // without allocating it (and then kills this process).
+      std::string header = m.header.dump();
+      auto hn = static_cast<uint32_t>(header.size());
+      uint64_t pn = uint64_t{4} << 30;
+      std::string frame(reinterpret_cast<const char*>(&hn), sizeof hn);
+      frame += header;
+      frame.append(reinterpret_cast<const char*>(&pn), sizeof pn);
+      if (::write(STDOUT_FILENO, frame.data(), frame.size()) < 0) std::_Exit(1);
+      for (;;) ::pause();
+    }
+  }
+
   Options opts_;
+  Confinement confinement_;
   std::map<int64_t, Compiled> candidates_;
   std::optional<Task> task_;
 };
@@ -410,14 +405,17 @@ int main(int argc, char** argv) {
   // requests that would steal the cores from the sandbox being timed next: spin 1 ms at most
   // (back-to-back runs of one timing request still find them awake).
   ::setenv("KMP_BLOCKTIME", "1", 1);
-  apply_limits(o);
+  Confinement confinement = enter_namespaces();
   warm_up(o.threads);
-  if (o.seccomp) install_seccomp();
-  Worker w(o);
+  shut_in({o.memory_mb, o.cpu_seconds, o.seccomp, o.keep_stderr}, confinement);
+  Worker w(o, confinement);
   Message req;
+  // Ends with _exit: the exit handlers (libomp's opens a file) are not on the filter's list.
   for (;;) {
-    Transfer t = read_message(STDIN_FILENO, req);
-    if (t != Transfer::ok) return 0; // the tuner closed the pipe
-    if (write_message(STDOUT_FILENO, w.handle(std::move(req))) != Transfer::ok) return 0;
+    if (read_message(STDIN_FILENO, req) != Transfer::ok) std::_Exit(0); // the tuner closed it
+    Message reply = w.handle(std::move(req));
+    bool retire = cpu_runs_low(o.cpu_seconds);
+    if (retire) reply.header["retiring"] = true;
+    if (write_message(STDOUT_FILENO, reply) != Transfer::ok || retire) std::_Exit(0);
   }
 }

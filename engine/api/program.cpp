@@ -3,8 +3,6 @@
 
 #include <unordered_set>
 
-#include <unistd.h>
-
 namespace beamlab {
 
 Schedule Program::schedule() const {
@@ -55,10 +53,6 @@ Program& Program::realize(const RealizeOptions& options) {
   for (Tensor& t : outputs) ptrs.push_back(&t);
   Tensor::realize_all(ptrs, options);
   return *this;
-}
-
-double machine_memory_bytes() {
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
 std::string join_names(const std::vector<std::string>& names, size_t max) {

@@ -226,6 +226,11 @@ Tensor build_workload(const std::string& name, const std::map<std::string, int64
     int64_t lowest = zero_ok ? 0 : 1;
     user_assert(v >= lowest) << "workload '" << name << "': parameter " << k << " = " << v
                              << " must be at least " << lowest;
+    // Each repetition adds graph nodes (and, for layers, weights): bounded before building.
+    constexpr int64_t kMaxRepeats = 4096;
+    user_assert((k != "DEPTH" && k != "LAYERS") || v <= kMaxRepeats)
+        << "workload '" << name << "': parameter " << k << " = " << v << " is over " << kMaxRepeats
+        << " (each one adds a layer to the program)";
     p[k] = v;
   }
   const std::vector<DType>& ok = w.info.dtypes;

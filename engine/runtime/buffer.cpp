@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace beamlab {
 
@@ -18,6 +19,10 @@ Buffer::Buffer(size_t bytes) : bytes_(bytes) {
   if (!p) runtime_error_report << "out of memory allocating a buffer of " << bytes << " bytes";
   std::memset(p, 0, rounded);
   data_.reset(p);
+}
+
+double machine_memory_bytes() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
 } // namespace beamlab

@@ -45,4 +45,7 @@ private:
   size_t bytes_ = 0;
 };
 
+/// This machine's physical memory in bytes: what no tensor, input or program may need half of.
+double machine_memory_bytes();
+
 } // namespace beamlab

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "engine/runtime/float_helpers.hpp"
 
 namespace beamlab {
@@ -82,10 +84,21 @@ T get(const void* base, DType dtype, size_t i) {
   return T{};
 }
 
-void check_shape(const Shape& shape, const char* op) {
-  for (int64_t d : shape)
+// `bytes_per_element`: what each element costs the host when it is made (8 where values are
+// staged as doubles; a lazy constant costs its dtype's size once realized).
+void check_shape(const Shape& shape, const char* op, int64_t bytes_per_element = 8) {
+  double numel = 1;
+  for (int64_t d : shape) {
     user_assert(d >= 1) << op << ": shape " << shape_str(shape)
                         << " has a dimension below 1 (empty tensors are not supported)";
+    numel *= static_cast<double>(d);
+  }
+  // Checked before anything is allocated (a bad_alloc would name nothing).
+  double ram = machine_memory_bytes();
+  user_assert(numel * static_cast<double>(bytes_per_element) <= ram / 2)
+      << op << ": shape " << shape_str(shape) << " has " << fmt::format("{:.3g}", numel)
+      << " elements, more than half of this machine's " << fmt::format("{:.3g}", ram / 1e9)
+      << " GB holds; use a smaller shape";
 }
 
 template <class T, class Exact>
@@ -153,7 +166,7 @@ Tensor::Tensor(double value, DType dtype)
     : Tensor(UOp::const_like(dtype, value), Shape{}, nullptr) {}
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
-  check_shape(shape, "full");
+  check_shape(shape, "full", dtype.itemsize());
   Tensor c(value, dtype);
   return c.reshape(Shape(shape.size(), 1)).expand(shape);
 }
@@ -175,7 +188,7 @@ Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
 }
 
 Tensor Tensor::eye(int64_t n, DType dtype) {
-  check_shape({n}, "eye");
+  check_shape({n, n}, "eye", dtype.itemsize());
   Tensor i = arange(n);
   return i.reshape({n, 1}).eq(i.reshape({1, n})).cast(dtype);
 }
@@ -206,7 +219,7 @@ Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype) {
 }
 
 Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype) {
-  check_shape(shape, "from_bytes");
+  check_shape(shape, "from_bytes", dtype.itemsize());
   user_assert(!dtype.is_ptr() && dtype.lanes() == 1 && !dtype.is_void() &&
               dtype.scalar() != Scalar::Index)
       << "from_bytes: " << dtype.str() << " is not an element dtype";

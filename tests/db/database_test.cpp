@@ -117,6 +117,13 @@ TEST_F(DatabaseTest, AnotherApplicationsDatabaseIsAnError) {
   expect_user_error([&] { Database db(path); }, "another application");
   Connection c(path, true);
   EXPECT_EQ(c.scalar_i64("SELECT count(*) FROM sqlite_master"), 1); // not migrated into
+  // ... nor switched to WAL: the header's read and write versions still say rollback (1).
+  std::ifstream f(path, std::ios::binary);
+  char header[20] = {};
+  f.read(header, sizeof header);
+  EXPECT_EQ(header[18], 1);
+  EXPECT_EQ(header[19], 1);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
 }
 
 TEST_F(DatabaseTest, ANewerSchemaIsAnError) {
@@ -147,6 +154,111 @@ TEST_F(DatabaseTest, ATruncatedFileIsAnErrorNamingItAndVerifyFindsIt) {
         (void)db.verify();
       },
       "the database '" + path + "' is damaged");
+}
+
+TEST_F(DatabaseTest, MergingADamagedShardNamesTheShardAndChangesNothing) {
+  std::string bad = file("bad.db"), into = file("into.db");
+  {
+    Database db(bad);
+    for (int i = 0; i < 40; ++i) journal_run(db, "k" + std::to_string(i), 20);
+  }
+  { // an interior page overwritten: the file still opens, its tables don't hold together
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(bad) / 2 / 4096 * 4096));
+    std::string junk(4096, '\x55');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  Database m(into);
+  std::string error;
+  try {
+    m.merge_from(bad);
+  } catch (const UserError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find(bad), std::string::npos) << error;
+  EXPECT_NE(error.find("damaged"), std::string::npos) << error;
+  EXPECT_EQ(error.find(into), std::string::npos) << error;
+  EXPECT_EQ(m.connection().scalar_i64("SELECT count(*) FROM runs"), 0);
+  EXPECT_TRUE(m.verify().empty());
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST_F(DatabaseTest, ADatabaseNotClosedCleanlyIsCheckedBeforeAnythingWritesToIt) {
+  std::string path = file("a.db"), copy = file("copy.db");
+  {
+    Database db(path);
+    for (int i = 0; i < 20; ++i) journal_run(db, "k" + std::to_string(i), 20);
+  } // closed cleanly: everything is in the main file
+  Database open(path);
+  journal_run(open, "late", 3); // in the write-ahead log only
+  int64_t page = open.connection()
+                     .scalar_i64("SELECT rootpage FROM sqlite_master WHERE name = 'benchmarks'")
+                     .value_or(0);
+  ASSERT_GT(page, 1);
+  // A copy as a crash leaves it (the file and its log), with a page the log doesn't hold
+  // overwritten.
+  fs::copy_file(path, copy);
+  fs::copy_file(path + "-wal", copy + "-wal");
+  {
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>((page - 1) * 4096));
+    std::string junk(4096, '\x55');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  std::string before = contents(copy), log_before = contents(copy + "-wal");
+  expect_user_error([&] { Database db(copy); }, "the database '" + copy + "' is damaged");
+  expect_user_error([&] { Database db(copy); }, "it was not closed cleanly");
+  EXPECT_EQ(contents(copy), before) << "nothing was written to the damaged file";
+  EXPECT_EQ(contents(copy + "-wal"), log_before);
+  // An intact copy in the same state opens, with the log's rows.
+  fs::remove(copy);
+  fs::remove(copy + "-wal");
+  fs::copy_file(path, copy);
+  fs::copy_file(path + "-wal", copy + "-wal");
+  Database ok(copy);
+  EXPECT_EQ(ok.connection().scalar_i64("SELECT count(*) FROM runs"), 21);
+}
+
+// A database in a directory this process can't write (read-only media, another user's
+// directory): read-only access reads it; write access is a one-line error naming the way out.
+TEST_F(DatabaseTest, ADatabaseInAReadOnlyDirectoryCanBeRead) {
+  std::string dir = file("ro"), path = file("ro/a.db");
+  fs::create_directories(dir);
+  {
+    Database db(path);
+    journal_run(db, "k", 3);
+  }
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir_, fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add);
+  pid_t child = ::fork();
+  if (child == 0) { // as nobody when root (to whom no directory is read-only)
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(10);
+    try {
+      Database db(path, Database::Access::read_only);
+      if (db.connection().scalar_i64("SELECT count(*) FROM runs") != 1) ::_exit(11);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "read-only: %s\n", e.what());
+      ::_exit(12);
+    }
+    try {
+      Database db(path);
+      ::_exit(13);
+    } catch (const UserError& e) {
+      if (std::string(e.what()).find("is read-only here") == std::string::npos) ::_exit(14);
+    }
+    ::_exit(0);
+  }
+  int status = -1;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(fs::exists(path + "-shm")) << "nothing was created beside it";
+  fs::permissions(dir, fs::perms::owner_all);
 }
 
 TEST_F(DatabaseTest, AMissingFileOpenedReadOnlyIsAnError) {

@@ -267,6 +267,54 @@ TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
   EXPECT_EQ(db.cache_entries().size(), 3u);
 }
 
+// SIGINT or SIGTERM: the searches stop as at a budget's end, the run is kept as interrupted,
+// the exit status is 128 + the signal, nothing is left in /dev/shm, and --resume finishes it.
+void interrupt_and_resume(const std::string& corpus, const std::string& db_path,
+                          const std::string& log, int sig) {
+  write_corpus(corpus);
+  pid_t pid = start_cli({"tune", corpus, "--beam", "2", "--db", db_path, "--quiet"}, log);
+  size_t committed = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && committed < 6) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    try {
+      if (fs::exists(db_path)) committed = journal(db_path).size();
+    } catch (const UserError&) {
+    }
+  }
+  ASSERT_GE(committed, 6u) << read_file(log);
+  ::kill(pid, sig);
+  EXPECT_EQ(wait_cli(pid), 128 + sig) << read_file(log);
+  std::string out = read_file(log);
+  EXPECT_NE(out.find(std::string("beamlab: interrupted by ") +
+                     (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                     ": run 1 is kept; finish it with 'beamlab tune --resume-run 1'"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(fs::exists("/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(pid) + "_" +
+                          std::to_string(::getuid())));
+  {
+    db::Database db(db_path, db::Database::Access::read_only);
+    EXPECT_TRUE(db.verify().empty());
+    ASSERT_EQ(db.runs().size(), 1u);
+    EXPECT_EQ(db.runs()[0].status, "interrupted");
+  }
+  EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
+      << read_file(log);
+  db::Database db(db_path, db::Database::Access::read_only);
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].status, "done");
+  EXPECT_EQ(db.cache_entries().size(), 3u);
+}
+
+TEST_F(JournalTest, SigintMarksTheRunInterruptedAndResumeFinishesIt) {
+  interrupt_and_resume(file("corpus.json"), file("run.db"), file("log.txt"), SIGINT);
+}
+
+TEST_F(JournalTest, SigtermMarksTheRunInterruptedAndResumeFinishesIt) {
+  interrupt_and_resume(file("corpus.json"), file("run.db"), file("log.txt"), SIGTERM);
+}
+
 std::set<std::tuple<std::string, std::string, std::string, int, std::string>>
 cache_keys_and_plans(const std::string& path) {
   db::Database db(path, db::Database::Access::read_only);

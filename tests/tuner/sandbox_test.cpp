@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <unistd.h>
 
 #include "engine/ir/kernel_ops.hpp"
 #include "tuner/check.hpp"
+#include "tuner/probe.hpp"
 #include "tuner/sandbox.hpp"
 
 namespace beamlab::tuner {
@@ -68,6 +73,11 @@ KernelTask endless_task() {
   return {"r_endless", 0, print_graph(endless), {{f32, 1}, {f32, 1}}, 1};
 }
 
+// What one check's output takes: a run that returns outputs carries this per check.
+uint64_t output_bytes(const KernelTask& t) {
+  return static_cast<uint64_t>(t.buffers[0].count * t.buffers[0].dtype.itemsize());
+}
+
 SandboxOptions test_options() {
   SandboxOptions o;
   o.threads = 2;
@@ -96,7 +106,7 @@ protected:
   std::string reference() {
     EXPECT_EQ(box.call(compile_request(matmul, ""), 30).reply.header.value("status", ""), "ok");
     EXPECT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
-    CallResult r = box.call(run_request(0, true), 30);
+    CallResult r = box.call(run_request(0, true), 30, 3 * output_bytes(matmul));
     EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
     return r.reply.payload;
   }
@@ -149,7 +159,7 @@ TEST_F(SandboxTest, AnUnwrittenElementFailsThroughTheSentinel) {
   KernelTask t{"E_half", 0, print_graph(half), {{f32, 64}, {f32, 64}}, 1};
   ASSERT_EQ(box.call(compile_request(t, ""), 30).reply.header.value("status", ""), "ok");
   ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
-  std::string out = box.call(run_request(0, true), 30).reply.payload;
+  std::string out = box.call(run_request(0, true), 30, 3 * output_bytes(t)).reply.payload;
   // The expected output: the whole input copied (what a correct kernel would write).
   std::string want(out.size(), '\0');
   for (int c = 0; c < 3; ++c)
@@ -213,6 +223,44 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
   EXPECT_EQ(box.restarts(), 6);
 }
 
+TEST_F(SandboxTest, HostileRepliesAreRefusedAndCostTheWorkerItsLife) {
+  struct Case {
+    const char* fault;
+    bool at_compile;     // the compile reply is the hostile one; else the run's
+    bool return_outputs; // the run is a reference run
+    const char* detail;
+  };
+  const Case cases[] = {
+      {"reply_bad_hash", true, false, "code_hash is not 1 to 16 hex digits"},
+      {"reply_wrong_type", true, false, "compile_ms is not a number"},
+      {"reply_negative_code_bytes", true, false, "code_bytes is not a non-negative integer"},
+      {"reply_negative_samples", false, false, "samples_ms[0] is -5"},
+      {"reply_many_samples", false, false, "its framing is over the limits"},
+      {"reply_no_check_ms", false, true, "check_ms has 0 entries for 3 checks"},
+      {"reply_short_payload", false, true, "a payload of 1 bytes where 24576 are expected"},
+      {"reply_huge_payload", false, true, "its framing is over the limits"},
+  };
+  int restarts = 0;
+  for (const Case& c : cases) {
+    CallResult r = box.call(compile_request(matmul, "", c.fault), 30);
+    if (!c.at_compile) {
+      ASSERT_EQ(r.status, CallStatus::ok) << c.fault << ": " << r.detail;
+      ASSERT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
+      r = box.call(run_request(c.return_outputs ? 0 : 3, c.return_outputs), 30,
+                   c.return_outputs ? 3 * output_bytes(matmul) : 0);
+    }
+    EXPECT_EQ(r.status, CallStatus::malformed) << c.fault << ": " << to_string(r.status);
+    EXPECT_NE(r.detail.find(c.detail), std::string::npos) << c.fault << ": " << r.detail;
+    EXPECT_FALSE(box.running()) << c.fault; // killed: whatever else it holds is not trusted
+    EXPECT_EQ(box.restarts(), restarts) << c.fault;
+    ++restarts; // the next call starts a fresh worker
+  }
+  // And a fresh worker measures the next candidate as usual.
+  std::string ref = reference();
+  json h = measure(box, matmul, "UPCAST(1,8)", ref);
+  EXPECT_EQ(h.value("status", ""), "ok") << h.dump();
+}
+
 TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
   SandboxOptions o = test_options();
   o.cpu_seconds = 1;
@@ -236,6 +284,97 @@ TEST_F(SandboxTest, MalformedRequestsAreAnsweredNotFatal) {
   EXPECT_EQ(o.reply.header.value("status", ""), "rejected");
   EXPECT_NE(o.reply.header.value("error", "").find("axis 7 is out of range"), std::string::npos);
   EXPECT_EQ(box.restarts(), 0);
+}
+
+// Every forbidden action, each from inside a real shut-in worker (probe.hpp): each must kill
+// the worker (the filter) or come back refused. An fd the tuner leaves open without CLOEXEC
+// must not reach the worker. CI runs this as root and, through setpriv, as nobody.
+TEST(SandboxProbe, EveryForbiddenActionIsRefused) {
+  int leaked = ::open("/dev/null", O_WRONLY); // no O_CLOEXEC: posix_spawn would pass it on
+  ASSERT_GE(leaked, 3);
+  Sandbox box(test_options());
+  KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
+  std::vector<std::string> holes;
+  for (const std::string& action : probe_actions()) {
+    CallResult c = box.call(compile_request(t, "", "probe:" + action), 30);
+    ASSERT_EQ(c.status, CallStatus::ok) << action << ": " << c.detail;
+    ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok) << action;
+    CallResult r = box.call(run_request(1), 30);
+    std::string result =
+        r.status == CallStatus::violation
+            ? "killed (" + r.detail + ")"
+            : r.reply.header.value("probe", json::object()).value("result", to_string(r.status));
+    std::printf("  %-22s %s\n", action.c_str(), result.c_str());
+    EXPECT_TRUE(r.status == CallStatus::violation || result.starts_with("refused"))
+        << action << ": " << result;
+    if (result == "succeeded") holes.push_back(action);
+  }
+  EXPECT_TRUE(holes.empty()) << holes.size() << " forbidden actions succeeded";
+  ::close(leaked);
+}
+
+// The layers a worker reports: the filter, the limits and the dropped privileges always; the
+// namespaces and the empty root where the kernel allows them (named when it does not).
+TEST(SandboxProbe, TheWorkerReportsItsLayers) {
+  Sandbox box(test_options());
+  Message m;
+  m.header = {{"op", "confinement"}};
+  CallResult r = box.call(m, 30);
+  ASSERT_EQ(r.status, CallStatus::ok) << r.detail;
+  auto layers = r.reply.header.value("layers", std::vector<std::string>{});
+  auto missing = r.reply.header.value("missing", std::vector<std::string>{});
+  for (const std::string& l : layers) std::printf("  layer:   %s\n", l.c_str());
+  for (const std::string& l : missing) std::printf("  missing: %s\n", l.c_str());
+  auto has = [&](const std::string& l) {
+    return std::find(layers.begin(), layers.end(), l) != layers.end();
+  };
+  EXPECT_TRUE(has("allow-list seccomp filter"));
+  EXPECT_TRUE(has("no capabilities"));
+  EXPECT_TRUE(has("inherited fds closed"));
+  EXPECT_TRUE(has("no_new_privs, not dumpable"));
+  if (::geteuid() == 0) EXPECT_TRUE(has("uid and gid nobody"));
+  EXPECT_TRUE(has("hard limits (core, file size, memlock, fds, address space, CPU)"));
+  // The namespaces and the empty root: in place, or named with the kernel's reason.
+  for (const char* optional : {"namespaces", "empty"}) {
+    auto named = [&](const std::vector<std::string>& v) {
+      return std::any_of(v.begin(), v.end(), [&](const std::string& l) {
+        return l.find(optional) != std::string::npos;
+      });
+    };
+    EXPECT_TRUE(named(layers) || named(missing)) << optional;
+  }
+}
+
+// libomp registers each process in /dev/shm; a worker, however it ends (answering, crashing,
+// killed for a hang), leaves nothing there.
+TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
+  auto registrations = [] {
+    std::set<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
+      if (e.path().filename().string().starts_with("__KMP_REGISTERED_LIB_"))
+        names.insert(e.path().filename().string());
+    return names;
+  };
+  std::set<std::string> before = registrations();
+  {
+    Sandbox box(test_options());
+    KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
+    KernelTask endless = endless_task();
+    for (const char* fault : {"", "write_out_of_bounds", "open_file"}) {
+      ASSERT_EQ(box.call(compile_request(t, "", fault), 30).status, CallStatus::ok);
+      ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
+      box.call(run_request(1), 30);
+    }
+    ASSERT_EQ(box.call(compile_request(endless, ""), 30).status, CallStatus::ok);
+    ASSERT_EQ(box.call(task_request(endless, nullptr), 30).status, CallStatus::ok);
+    EXPECT_EQ(box.call(run_request(1), 0.5).status, CallStatus::timeout);
+    ASSERT_EQ(box.call(compile_request(t, ""), 30).status, CallStatus::ok);
+  } // and the last one ends when its pipes close
+  std::set<std::string> after = registrations();
+  std::string own = "__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) + "_";
+  for (const std::string& name : after)
+    EXPECT_TRUE(before.count(name) || name.starts_with(own)) << "left behind: /dev/shm/" << name;
 }
 
 TEST(SandboxStart, AMissingWorkerIsAClearError) {

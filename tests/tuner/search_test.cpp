@@ -94,6 +94,45 @@ TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {
   EXPECT_GT(r->winner_ms, 0.0);
 }
 
+TEST(Search, HostileRepliesAreErrorsThatNeverWinAndAHostileReferenceIsAClearError) {
+  KernelTask task = matmul_task(32, 48, 64);
+  UOpPtr ast = *parse_graph(task.ast);
+  SearchSettings s;
+  s.beam = 2;
+  s.max_iterations = 1;
+  std::vector<std::string> planted;
+  const char* kinds[] = {"reply_negative_samples", "reply_bad_hash", "reply_many_samples"};
+  // Neighbours of the heuristic's plan: the first expansion's candidates.
+  for (const std::vector<Opt>& plan : neighbours(ast, heuristic_opts(ast, 2), 2)) {
+    if (planted.size() == std::size(kinds)) break;
+    if (!apply_opts(ast, plan)) continue;
+    planted.push_back(to_string(plan));
+    s.faults[planted.back()] = kinds[planted.size() - 1];
+  }
+  ASSERT_EQ(planted.size(), std::size(kinds));
+  WorkerPool pool(test_pool());
+  auto r = tune_kernel(task, pool, s);
+  ASSERT_TRUE(r) << r.error();
+  for (const std::string& p : planted) {
+    const Candidate* c = find(*r, p);
+    ASSERT_NE(c, nullptr) << p << " was not a candidate";
+    EXPECT_EQ(c->status, Status::error) << p << ": " << to_string(c->status);
+    EXPECT_NE(c->error.find("a malformed reply"), std::string::npos) << p << ": " << c->error;
+    EXPECT_NE(to_string(r->best().opts), p);
+  }
+  EXPECT_GE(r->restarts, 3);
+  EXPECT_GT(r->winner_ms, 0.0);
+  // The reference's outputs are what every candidate is checked against: a reference reply
+  // without its check times (or outputs) ends the search with the reason, not a crash.
+  SearchSettings bad;
+  bad.beam = 2;
+  bad.faults[""] = "reply_no_check_ms";
+  auto failed = tune_kernel(task, pool, bad);
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().find("malformed"), std::string::npos) << failed.error();
+  EXPECT_NE(failed.error().find("check_ms has 0 entries"), std::string::npos) << failed.error();
+}
+
 TEST(Search, TheResultIsNeverSlowerThanTheHeuristicBeyondNoise) {
   KernelTask task = matmul_task(64, 64, 64);
   WorkerPool pool(test_pool());

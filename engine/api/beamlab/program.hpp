@@ -37,9 +37,6 @@ struct Program {
   Program& realize(const RealizeOptions& options = {});
 };
 
-/// This machine's physical memory in bytes (front-ends refuse inputs that need over half).
-double machine_memory_bytes();
-
 /// `names` as one short label: all of them up to `max`, else the first and last few with the
 /// count ("conv1, bn1, relu" or "layer1.0.conv1 ... layer1.0.relu (7 nodes)").
 std::string join_names(const std::vector<std::string>& names, size_t max = 4);

@@ -217,8 +217,11 @@ void shut_in(const ConfineOptions& o, Confinement& c) {
 #endif
   if (o.cpu_seconds > 0) {
     // The hard limit bounds the worker's life: a few requests' worth, then it retires.
-    auto life = static_cast<rlim_t>(std::max<int64_t>(8 * o.cpu_seconds, 60));
-    set_limit(RLIMIT_CPU, cpu_used() + static_cast<rlim_t>(o.cpu_seconds), cpu_used() + life,
+    auto life =
+        static_cast<rlim_t>(o.lifetime_cpu_seconds > 0 ? o.lifetime_cpu_seconds
+                                                       : std::max<int64_t>(8 * o.cpu_seconds, 60));
+    rlim_t used = cpu_used();
+    set_limit(RLIMIT_CPU, used + std::min(static_cast<rlim_t>(o.cpu_seconds), life), used + life,
               "RLIMIT_CPU");
   }
   c.layers.push_back("hard limits (core, file size, memlock, fds, address space, CPU)");

@@ -24,10 +24,11 @@
 namespace beamlab::tuner {
 
 struct ConfineOptions {
-  int64_t memory_mb = 0;    ///< address-space limit (0: none; not under AddressSanitizer)
-  int64_t cpu_seconds = 0;  ///< CPU time per request (0: none)
-  bool seccomp = true;      ///< the filter (off only for debugging the worker)
-  bool keep_stderr = false; ///< leave stderr open (debugging); else it becomes /dev/null
+  int64_t memory_mb = 0;            ///< address-space limit (0: none; not under AddressSanitizer)
+  int64_t cpu_seconds = 0;          ///< CPU time per request (0: none)
+  int64_t lifetime_cpu_seconds = 0; ///< the hard limit, from now (0: 8 requests', at least 60)
+  bool seccomp = true;              ///< the filter (off only for debugging the worker)
+  bool keep_stderr = false;         ///< leave stderr open (debugging); else it becomes /dev/null
 };
 
 /// What the worker got: the layers in place and, for those it could not have, why.

@@ -84,7 +84,9 @@ void Sandbox::start() {
                                    "--memory-mb",
                                    std::to_string(options_.memory_mb),
                                    "--cpu-seconds",
-                                   std::to_string(options_.cpu_seconds)};
+                                   std::to_string(options_.cpu_seconds),
+                                   "--lifetime-cpu-seconds",
+                                   std::to_string(options_.lifetime_cpu_seconds)};
   if (options_.allow_faults) args.push_back("--allow-faults");
   if (!options_.seccomp) args.push_back("--no-seccomp");
   if (const char* keep = std::getenv("BEAMLAB_WORKER_STDERR"); keep && *keep == '1')

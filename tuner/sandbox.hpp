@@ -18,11 +18,12 @@
 namespace beamlab::tuner {
 
 struct SandboxOptions {
-  std::string worker;        ///< the worker executable; empty: default_worker_path()
-  int threads = 1;           ///< cores each kernel runs on
-  int64_t memory_mb = 8192;  ///< address-space limit (not under AddressSanitizer)
-  int64_t cpu_seconds = 120; ///< CPU-time limit per request (SIGXCPU: status limit)
-  bool allow_faults = false; ///< let requests plant faults (tests)
+  std::string worker;               ///< the worker executable; empty: default_worker_path()
+  int threads = 1;                  ///< cores each kernel runs on
+  int64_t memory_mb = 8192;         ///< address-space limit (not under AddressSanitizer)
+  int64_t cpu_seconds = 120;        ///< CPU-time limit per request (SIGXCPU: status limit)
+  int64_t lifetime_cpu_seconds = 0; ///< a worker's CPU time before it retires (0: 8 requests')
+  bool allow_faults = false;        ///< let requests plant faults (tests)
   bool seccomp = true;
 };
 

@@ -1,8 +1,8 @@
 // beamlab-worker: the sandboxed process a tuner thread drives. It reads candidates from stdin,
 // compiles and runs them on buffers of its own, and answers on stdout (protocol.hpp).
 //
-//   beamlab-worker [--threads N] [--memory-mb M] [--cpu-seconds S] [--allow-faults]
-//                  [--no-seccomp] [--keep-stderr]
+//   beamlab-worker [--threads N] [--memory-mb M] [--cpu-seconds S] [--lifetime-cpu-seconds L]
+//                  [--allow-faults] [--no-seccomp] [--keep-stderr]
 //
 // Start-up: new namespaces and no inherited fds, a warm-up compile and parallel run (LLVM and
 // OpenMP set themselves up, reading what files they need), then the rest of the confinement
@@ -59,6 +59,7 @@ struct Options {
   int threads = 1;
   int64_t memory_mb = 0;
   int64_t cpu_seconds = 0;
+  int64_t lifetime_cpu_seconds = 0;
   bool allow_faults = false;
   bool seccomp = true;
   bool keep_stderr = false;
@@ -86,6 +87,8 @@ Options parse_args(int argc, char** argv) {
       o.memory_mb = value();
     else if (a == "--cpu-seconds")
       o.cpu_seconds = value();
+    else if (a == "--lifetime-cpu-seconds")
+      o.lifetime_cpu_seconds = value();
     else if (a == "--allow-faults")
       o.allow_faults = true;
     else if (a == "--no-seccomp")
@@ -407,7 +410,8 @@ int main(int argc, char** argv) {
   ::setenv("KMP_BLOCKTIME", "1", 1);
   Confinement confinement = enter_namespaces();
   warm_up(o.threads);
-  shut_in({o.memory_mb, o.cpu_seconds, o.seccomp, o.keep_stderr}, confinement);
+  shut_in({o.memory_mb, o.cpu_seconds, o.lifetime_cpu_seconds, o.seccomp, o.keep_stderr},
+          confinement);
   Worker w(o, confinement);
   Message req;
   // Ends with _exit: the exit handlers (libomp's opens a file) are not on the filter's list.

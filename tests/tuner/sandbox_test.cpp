@@ -273,6 +273,26 @@ TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
   EXPECT_NE(c.detail.find("SIGXCPU"), std::string::npos) << c.detail;
 }
 
+// A worker near its lifetime CPU limit answers, says it is retiring and ends; the next call
+// starts a fresh one, which is not counted as a restart. (Here its life, shorter than one
+// request's budget, ends after each answer.)
+TEST(SandboxLimits, AWorkerRetiresAtItsLifetimeLimitAndAFreshOneTakesOver) {
+  SandboxOptions o = test_options();
+  o.cpu_seconds = 2;
+  o.lifetime_cpu_seconds = 1;
+  Sandbox box(o);
+  KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
+  for (int i = 1; i <= 3; ++i) {
+    CallResult c = box.call(compile_request(t, ""), 30);
+    ASSERT_EQ(c.status, CallStatus::ok) << c.detail;
+    EXPECT_EQ(c.reply.header.value("status", ""), "ok");
+    EXPECT_TRUE(c.reply.header.value("retiring", false));
+    EXPECT_FALSE(box.running());
+    EXPECT_EQ(box.retirements(), i);
+    EXPECT_EQ(box.restarts(), 0);
+  }
+}
+
 TEST_F(SandboxTest, MalformedRequestsAreAnsweredNotFatal) {
   Message m;
   m.header = {{"op", "compile"}, {"ast", "%0 = MULL index"}, {"opts", ""}};

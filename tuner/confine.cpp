@@ -100,6 +100,10 @@ std::vector<Rule> rules() {
                "move its CPU soft limit (never past the hard one: no capabilities)"});
   r.push_back({"getrlimit", {}, "read its limits"});
   r.push_back({"setrlimit", {arg(0, SCMP_CMP_EQ, RLIMIT_CPU)}, "move its CPU soft limit"});
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+  // AddressSanitizer probes whether memory is readable by writing it into a pipe.
+  r.push_back({"pipe2", {}, "AddressSanitizer builds only"});
+#endif
   return r;
 }
 

@@ -14,9 +14,9 @@
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "reports/bench_record.hpp"
-#include "tuner/corpus.hpp"
-#include "tuner/journal.hpp"
-#include "tuner/sandbox.hpp"
+#include "tuner/batch/corpus.hpp"
+#include "tuner/measure/sandbox.hpp"
+#include "tuner/store/journal.hpp"
 #include <beamlab/beamlab.hpp>
 
 #ifndef BEAMLAB_GIT_REVISION

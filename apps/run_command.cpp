@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "apps/tune_command.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
 namespace beamlab::cli {

@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tuner/corpus.hpp"
+#include "tuner/batch/corpus.hpp"
 
 namespace beamlab::cli {
 

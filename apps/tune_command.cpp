@@ -24,7 +24,7 @@
 #include "apps/run_command.hpp"
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
-#include "tuner/batch.hpp"
+#include "tuner/batch/batch.hpp"
 #include <beamlab/beamlab.hpp>
 
 #ifndef BEAMLAB_GIT_REVISION

@@ -10,7 +10,7 @@
 #include "gui/kernel_view.hpp"
 #include "gui/live_view.hpp"
 #include "gui/roofline_view.hpp"
-#include "tuner/journal.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 namespace {

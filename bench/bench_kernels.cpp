@@ -20,8 +20,8 @@
 
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
-#include "tuner/corpus.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/corpus.hpp"
+#include "tuner/batch/policy.hpp"
 
 namespace beamlab {
 namespace {

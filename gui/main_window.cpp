@@ -17,7 +17,7 @@
 #include "gui/async.hpp"
 #include "gui/program.hpp"
 #include "gui/style.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
 #include <beamlab/workloads.hpp>
 
 namespace beamlab::gui {

@@ -56,7 +56,7 @@ ProgramProfile run_profile(const tuner::CorpusEntry& entry, int threads, int run
     const KernelProfile& t = timed[i];
     ProgramKernel k;
     k.name = t.name;
-    k.key = fmt::format("{:016x}", t.key);
+    k.key = hash_hex(t.key);
     k.opts = t.opts;
     k.nodes = std::move(names[i]);
     k.task = kernel_task(plan.kernels()[i].item);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/corpus.hpp"
+#include "tuner/batch/corpus.hpp"
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::gui {

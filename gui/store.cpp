@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "tuner/batch.hpp"
-#include "tuner/search.hpp"
+#include "tuner/batch/batch.hpp"
+#include "tuner/search/search.hpp"
 
 namespace beamlab::gui {
 
@@ -127,7 +127,7 @@ double best_ms(const db::CandidateRow& c) {
   return *std::min_element(c.samples_ms.begin(), c.samples_ms.end());
 }
 
-double median_ms(const db::CandidateRow& c) { return tuner::quantile(c.samples_ms, 0.5); }
+double median_ms(const db::CandidateRow& c) { return beamlab::quantile(c.samples_ms, 0.5); }
 
 Expected<bool> ChangeWatch::changed() {
   try {

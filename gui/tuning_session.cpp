@@ -180,7 +180,8 @@ void TuningSession::run() {
       tuner::BatchReport report = tuner::run_batch(corpus, bo, store, listener);
       ok = report.count(tuner::BatchKernel::Outcome::failed) == 0;
     }
-    db.end_run(run_id_, ok ? "done" : "failed");
+    // A cancelled run is kept as interrupted (as the CLI's Ctrl-C), never as done.
+    db.end_run(run_id_, control_.cancelled() ? "interrupted" : ok ? "done" : "failed");
   } catch (const std::exception& e) {
     {
       std::lock_guard lock(mutex_);

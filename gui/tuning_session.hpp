@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "tuner/batch.hpp"
+#include "tuner/batch/batch.hpp"
 
 namespace beamlab::gui {
 

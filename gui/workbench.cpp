@@ -68,7 +68,7 @@ void journal(db::Database& db, int64_t run_id, const KernelTask& task, const tun
   double best = 0;
   for (const db::CandidateRow& c : rows) {
     if (c.status != "ok" || c.samples_ms.empty() || c.seq == 0) continue;
-    double median = tuner::quantile(c.samples_ms, 0.5);
+    double median = beamlab::quantile(c.samples_ms, 0.5);
     if (best == 0 || median < best) {
       best = median;
       t.winner_opts = c.opts;

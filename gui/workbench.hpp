@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "tuner/journal.hpp"
-#include "tuner/pool.hpp"
-#include "tuner/search.hpp"
+#include "tuner/measure/pool.hpp"
+#include "tuner/search/search.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 

@@ -18,10 +18,10 @@
 
 #include "reports/run_data.hpp"
 #include "reports/stats.hpp"
-#include "tuner/batch.hpp"
-#include "tuner/journal.hpp"
-#include "tuner/policy.hpp"
-#include "tuner/sandbox.hpp"
+#include "tuner/batch/batch.hpp"
+#include "tuner/batch/policy.hpp"
+#include "tuner/measure/sandbox.hpp"
+#include "tuner/store/journal.hpp"
 #include <beamlab/beamlab.hpp>
 
 extern char** environ;

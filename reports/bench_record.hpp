@@ -12,7 +12,7 @@
 
 #include "db/database.hpp"
 #include "reports/run_data.hpp"
-#include "tuner/corpus.hpp"
+#include "tuner/batch/corpus.hpp"
 
 namespace beamlab::reports {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "tuner/search.hpp"
+#include "tuner/search/search.hpp"
 
 namespace beamlab::reports {
 
@@ -16,9 +16,9 @@ SampleStats describe(const std::vector<double>& samples) {
   SampleStats s;
   s.n = static_cast<int>(samples.size());
   if (samples.empty()) return s;
-  s.median = tuner::quantile(samples, 0.5);
-  s.q1 = tuner::quantile(samples, 0.25);
-  s.q3 = tuner::quantile(samples, 0.75);
+  s.median = beamlab::quantile(samples, 0.5);
+  s.q1 = beamlab::quantile(samples, 0.25);
+  s.q3 = beamlab::quantile(samples, 0.75);
   auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
   s.min = *lo;
   s.max = *hi;
@@ -129,7 +129,7 @@ std::optional<Drift> drift_of(const std::vector<double>& medians, int min_runs) 
     auto [lo, hi] = std::minmax(valid[i - 1], valid[i]);
     changes.push_back(hi / lo - 1);
   }
-  double q1 = tuner::quantile(changes, 0.25), q3 = tuner::quantile(changes, 0.75);
+  double q1 = beamlab::quantile(changes, 0.25), q3 = beamlab::quantile(changes, 0.75);
   Drift d;
   d.runs = static_cast<int>(valid.size());
   d.fence = q3 + 1.5 * (q3 - q1);

@@ -1,7 +1,7 @@
 // A single run's summary; see summary.hpp.
 #include "reports/summary.hpp"
 
-#include "tuner/batch.hpp"
+#include "tuner/batch/batch.hpp"
 
 namespace beamlab::reports {
 

@@ -13,6 +13,7 @@
 #include "engine/ir/printer.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/hash.hpp"
+#include "engine/support/statistics.hpp"
 
 namespace beamlab {
 namespace {
@@ -26,19 +27,6 @@ struct CompileCache {
 CompileCache& compile_cache() {
   static auto* cache = new CompileCache(); // immortal: kernels may run from static objects
   return *cache;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /// The mean time in ms of `n` back-to-back calls of `body`.
@@ -68,7 +56,7 @@ size_t bytes_of(const UOp& buffer) {
 } // namespace
 
 std::vector<Opt> HeuristicPolicy::opts_for(const ScheduleItem& kernel, int threads) const {
-  for (const std::string& k : {kernel.name, hex(kernel.key), std::string("*")})
+  for (const std::string& k : {kernel.name, hash_hex(kernel.key), std::string("*")})
     if (auto it = overrides_.find(k); it != overrides_.end()) return it->second;
   return heuristic_opts(kernel.ast, threads);
 }
@@ -295,7 +283,7 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample
     p.name = k.item.name;
     p.key = k.item.key;
     p.opts = to_string(k.opts);
-    p.ms = median(samples[i]);
+    p.ms = quantile(samples[i], 0.5);
     p.samples_ms = std::move(samples[i]);
     p.launches_per_sample = launches[i];
     p.cost = kernel_cost(k.item);

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "tuner/protocol.hpp"
-#include "tuner/reply.hpp"
+#include "tuner/measure/protocol.hpp"
+#include "tuner/measure/reply.hpp"
 
 using namespace beamlab::tuner;
 

@@ -19,7 +19,7 @@
 #include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
 #include "tests/temp_dir.hpp"
-#include "tuner/journal.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 namespace {
@@ -277,6 +277,8 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   EXPECT_EQ(ts[0].stop_reason, "cancelled");
   EXPECT_EQ(ts[0].status, "done");
   EXPECT_GE(db.candidates(ts[0].id).size(), 1u); // the reference, measured before the pause
+  ASSERT_TRUE(db.run(live->run_id()));
+  EXPECT_EQ(db.run(live->run_id())->status, "interrupted") << "a cancelled run is not done";
 }
 
 TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {

@@ -40,7 +40,7 @@
 
 #include "frontends/onnx/model.hpp"
 #include "frontends/onnx/tensor_proto.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
 
 namespace fs = std::filesystem;
 using namespace beamlab;

@@ -8,7 +8,7 @@
 #include "reports/compare.hpp"
 #include "reports/run_data.hpp"
 #include "tests/temp_dir.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
 
 namespace beamlab::reports {
 namespace {

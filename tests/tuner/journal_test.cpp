@@ -19,8 +19,8 @@
 
 #include "db/database.hpp"
 #include "db/sqlite.hpp"
-#include "tuner/journal.hpp"
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
+#include "tuner/store/journal.hpp"
 
 extern char** environ;
 
@@ -272,7 +272,7 @@ TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
 void interrupt_and_resume(const std::string& corpus, const std::string& db_path,
                           const std::string& log, int sig) {
   write_corpus(corpus);
-  pid_t pid = start_cli({"tune", corpus, "--beam", "2", "--db", db_path, "--quiet"}, log);
+  pid_t pid = start_cli({"tune", corpus, "--beam", "1", "--db", db_path, "--quiet"}, log);
   size_t committed = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline && committed < 6) {

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "engine/ir/kernel_ops.hpp"
-#include "tuner/check.hpp"
-#include "tuner/probe.hpp"
-#include "tuner/sandbox.hpp"
+#include "tuner/measure/check.hpp"
+#include "tuner/measure/probe.hpp"
+#include "tuner/measure/sandbox.hpp"
 
 namespace beamlab::tuner {
 namespace {
@@ -368,33 +368,33 @@ TEST(SandboxProbe, TheWorkerReportsItsLayers) {
 // libomp registers each process in /dev/shm; a worker, however it ends (answering, crashing,
 // killed for a hang), leaves nothing there.
 TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
-  auto registrations = [] {
-    std::set<std::string> names;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
-      if (e.path().filename().string().starts_with("__KMP_REGISTERED_LIB_"))
-        names.insert(e.path().filename().string());
-    return names;
-  };
-  std::set<std::string> before = registrations();
+  std::set<pid_t> workers;
   {
     Sandbox box(test_options());
+    auto call = [&](const Message& m, double timeout) {
+      CallResult r = box.call(m, timeout);
+      if (box.running()) workers.insert(box.pid());
+      return r;
+    };
     KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
     KernelTask endless = endless_task();
     for (const char* fault : {"", "write_out_of_bounds", "open_file"}) {
-      ASSERT_EQ(box.call(compile_request(t, "", fault), 30).status, CallStatus::ok);
-      ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
-      box.call(run_request(1), 30);
+      ASSERT_EQ(call(compile_request(t, "", fault), 30).status, CallStatus::ok);
+      ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
+      call(run_request(1), 30);
     }
-    ASSERT_EQ(box.call(compile_request(endless, ""), 30).status, CallStatus::ok);
-    ASSERT_EQ(box.call(task_request(endless, nullptr), 30).status, CallStatus::ok);
-    EXPECT_EQ(box.call(run_request(1), 0.5).status, CallStatus::timeout);
-    ASSERT_EQ(box.call(compile_request(t, ""), 30).status, CallStatus::ok);
+    ASSERT_EQ(call(compile_request(endless, ""), 30).status, CallStatus::ok);
+    ASSERT_EQ(call(task_request(endless, nullptr), 30).status, CallStatus::ok);
+    EXPECT_EQ(call(run_request(1), 0.5).status, CallStatus::timeout);
+    ASSERT_EQ(call(compile_request(t, ""), 30).status, CallStatus::ok);
   } // and the last one ends when its pipes close
-  std::set<std::string> after = registrations();
-  std::string own = "__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) + "_";
-  for (const std::string& name : after)
-    EXPECT_TRUE(before.count(name) || name.starts_with(own)) << "left behind: /dev/shm/" << name;
+  EXPECT_EQ(workers.size(), 4u); // the first, and one after each crash, violation and hang
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
+    for (pid_t pid : workers)
+      EXPECT_FALSE(e.path().filename().string().starts_with("__KMP_REGISTERED_LIB_" +
+                                                            std::to_string(pid) + "_"))
+          << "left behind: " << e.path();
 }
 
 TEST(SandboxStart, AMissingWorkerIsAClearError) {

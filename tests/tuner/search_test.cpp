@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "engine/ir/kernel_ops.hpp"
-#include "tuner/policy.hpp"
-#include "tuner/search.hpp"
+#include "tuner/batch/policy.hpp"
+#include "tuner/search/search.hpp"
 
 namespace beamlab::tuner {
 namespace {

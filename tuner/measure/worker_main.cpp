@@ -47,10 +47,10 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/check.hpp"
-#include "tuner/confine.hpp"
-#include "tuner/probe.hpp"
-#include "tuner/protocol.hpp"
+#include "tuner/measure/check.hpp"
+#include "tuner/measure/confine.hpp"
+#include "tuner/measure/probe.hpp"
+#include "tuner/measure/protocol.hpp"
 
 namespace beamlab::tuner {
 namespace {
@@ -219,9 +219,7 @@ private:
     auto c = KernelCandidate::build(*ast, *opts, h.value("name", "kernel"));
     if (!c) return reply(c.error().rejected ? "rejected" : "compile_error", c.error().message);
     Message m = reply("ok");
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(c->code_hash()));
-    m.header["code_hash"] = hash;
+    m.header["code_hash"] = hash_hex(c->code_hash());
     m.header["code_bytes"] = c->code_bytes();
     m.header["compile_ms"] = c->compile_ms();
     if (fault == "reply_bad_hash") m.header["code_hash"] = "not-hex";

@@ -1,5 +1,5 @@
 // Corpus files; see corpus.hpp.
-#include "tuner/corpus.hpp"
+#include "tuner/batch/corpus.hpp"
 
 #include <filesystem>
 #include <fstream>

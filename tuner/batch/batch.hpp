@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/corpus.hpp"
-#include "tuner/journal.hpp"
+#include "tuner/batch/corpus.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::tuner {
 

@@ -1,5 +1,5 @@
 // The BEAM policy; see policy.hpp.
-#include "tuner/policy.hpp"
+#include "tuner/batch/policy.hpp"
 
 #include <charconv>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // The sandbox probe; see probe.hpp.
-#include "tuner/probe.hpp"
+#include "tuner/measure/probe.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -1,5 +1,5 @@
 // The BEAM search; see search.hpp.
-#include "tuner/search.hpp"
+#include "tuner/search/search.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -21,12 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
 }
 
 Status status_of(CallStatus c) {
@@ -98,20 +92,6 @@ struct Outcome {
 std::atomic<int> g_search_serial{0};
 
 } // namespace
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * static_cast<double>(v.size() - 1);
-  auto lo = static_cast<size_t>(pos);
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-double relative_spread(const std::vector<double>& v) {
-  double m = quantile(v, 0.5);
-  return m > 0 ? (quantile(v, 0.75) - quantile(v, 0.25)) / m : 0;
-}
 
 const char* to_string(Status s) {
   static const char* const kNames[kStatusCount] = {
@@ -219,7 +199,7 @@ json TuneResult::to_json() const {
               {"status", to_string(c.status)},
               {"compile_ms", c.compile_ms},
               {"samples_ms", c.samples_ms},
-              {"code_hash", hex(c.code_hash)},
+              {"code_hash", hash_hex(c.code_hash)},
               {"code_bytes", c.code_bytes}};
     if (!c.error.empty()) j["error"] = c.error;
     if (c.duplicate_of >= 0) j["duplicate_of"] = c.duplicate_of;
@@ -227,7 +207,7 @@ json TuneResult::to_json() const {
   }
   return {
       {"kernel", kernel},
-      {"key", hex(key)},
+      {"key", hash_hex(key)},
       {"settings", settings.to_json()},
       {"threads", threads},
       {"winner", winner},

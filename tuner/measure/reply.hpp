@@ -9,7 +9,7 @@
 
 #include <beamlab/beamlab.hpp>
 
-#include "tuner/protocol.hpp"
+#include "tuner/measure/protocol.hpp"
 
 namespace beamlab::tuner {
 

@@ -1,5 +1,5 @@
 // Checking worker replies; see reply.hpp.
-#include "tuner/reply.hpp"
+#include "tuner/measure/reply.hpp"
 
 #include <algorithm>
 #include <cmath>

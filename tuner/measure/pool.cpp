@@ -1,5 +1,5 @@
 // The gate and the worker threads; see pool.hpp.
-#include "tuner/pool.hpp"
+#include "tuner/measure/pool.hpp"
 
 namespace beamlab::tuner {
 

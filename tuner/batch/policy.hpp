@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tuner/journal.hpp"
-#include "tuner/search.hpp"
+#include "tuner/search/search.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::tuner {
 

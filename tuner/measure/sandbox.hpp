@@ -12,8 +12,8 @@
 #include <string>
 #include <sys/types.h>
 
-#include "tuner/protocol.hpp"
-#include "tuner/reply.hpp"
+#include "tuner/measure/protocol.hpp"
+#include "tuner/measure/reply.hpp"
 
 namespace beamlab::tuner {
 
@@ -56,6 +56,8 @@ public:
   /// Workers that ended at their lifetime CPU limit, each replaced by a fresh one.
   int retirements() const { return retired_; }
   bool running() const { return pid_ > 0; }
+  /// The running worker's process id (-1: none).
+  pid_t pid() const { return pid_; }
   /// Counts workers started: a request to a later generation finds none of an earlier one's
   /// state (compiled candidates, the task).
   int generation() const { return starts_; }

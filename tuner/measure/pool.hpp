@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tuner/sandbox.hpp"
+#include "tuner/measure/sandbox.hpp"
 
 namespace beamlab::tuner {
 

@@ -1,5 +1,5 @@
 // Message framing; see protocol.hpp.
-#include "tuner/protocol.hpp"
+#include "tuner/measure/protocol.hpp"
 
 #include <cerrno>
 #include <poll.h>

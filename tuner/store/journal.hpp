@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "db/database.hpp"
-#include "tuner/search.hpp"
+#include "tuner/search/search.hpp"
 
 namespace beamlab::tuner {
 

@@ -1,5 +1,5 @@
 // Inputs, sentinels and output comparison; see check.hpp.
-#include "tuner/check.hpp"
+#include "tuner/measure/check.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -24,8 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/check.hpp"
-#include "tuner/pool.hpp"
+#include "tuner/measure/check.hpp"
+#include "tuner/measure/pool.hpp"
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
@@ -181,11 +181,6 @@ struct TuneResult {
 /// again, so it retraces the interrupted search's steps and goes on from where it stopped. The
 /// unoptimized reference ("") is run again for its outputs, but keeps its recorded time.
 using Replay = std::unordered_map<std::string, Candidate>;
-
-/// The q-quantile of `v` (linear interpolation; 0 when empty).
-double quantile(std::vector<double> v, double q);
-/// The interquartile range relative to the median: the noise of one candidate's samples.
-double relative_spread(const std::vector<double>& v);
 
 /// Tunes one kernel. Fails (a UserError's message) only when the unoptimized kernel itself
 /// can't run in the sandbox: nothing could be checked against it.

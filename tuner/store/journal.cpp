@@ -1,5 +1,5 @@
 // The tuning journal and cache; see journal.hpp.
-#include "tuner/journal.hpp"
+#include "tuner/store/journal.hpp"
 
 #include <unistd.h>
 

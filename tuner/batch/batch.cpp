@@ -1,5 +1,5 @@
 // Batch tuning; see batch.hpp.
-#include "tuner/batch.hpp"
+#include "tuner/batch/batch.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // The worker's confinement; see confine.hpp.
-#include "tuner/confine.hpp"
+#include "tuner/measure/confine.hpp"
 
 #include <cerrno>
 #include <cstdio>

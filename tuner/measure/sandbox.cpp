@@ -1,5 +1,5 @@
 // The worker process and its pipes; see sandbox.hpp.
-#include "tuner/sandbox.hpp"
+#include "tuner/measure/sandbox.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -40,9 +40,9 @@ void list(const CacheArgs& a) {
     fmt::print("{:>4}  {:<6} {:<11} {:<24} {:<24}  {}\n", "run", "kind", "status", "started",
                "ended", "command");
     for (const db::Run& r : db.runs())
-      fmt::print("{:>4}  {:<6} {:<11} {:<24} {:<24}  {}{}\n", r.id, r.kind, r.status, r.started_at,
-                 r.ended_at.empty() ? "-" : r.ended_at, r.command,
-                 r.label.empty() ? "" : "  [" + r.label + "]");
+      fmt::print("{:>4}  {:<6} {:<11} {:<24} {:<24}  {}{}\n", r.id, to_string(r.kind),
+                 to_string(r.status), r.started_at, r.ended_at.empty() ? "-" : r.ended_at,
+                 r.command, r.label.empty() ? "" : "  [" + r.label + "]");
     return;
   }
   std::vector<db::CacheEntry> entries = db.cache_entries();
@@ -166,9 +166,9 @@ void verify(const CacheArgs& a) {
   for (const std::string& p : problems) fmt::print("problem: {}\n", p);
   std::vector<db::Run> runs = db.runs();
   for (const db::Run& r : runs)
-    if (r.status == "running" || r.status == "interrupted")
+    if (r.status == db::RunStatus::running || r.status == db::RunStatus::interrupted)
       fmt::print("note: run {} is unfinished ({}); 'beamlab tune --resume-run {}' finishes it\n",
-                 r.id, r.status, r.id);
+                 r.id, to_string(r.status), r.id);
   user_assert(problems.empty()) << "the database '" << db.path() << "' has " << problems.size()
                                 << " problem(s); restore a copy or merge what is readable "
                                 << "into a new file with 'beamlab cache merge'";

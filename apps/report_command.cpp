@@ -55,8 +55,8 @@ void list_runs(db::Database& db) {
              "label", "git", "status", "command");
   for (const db::Run& r : runs)
     fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<8}  {}\n", r.id,
-               r.started_at.substr(0, 16), r.kind, r.label.empty() ? "-" : r.label,
-               r.git_revision.empty() ? "-" : r.git_revision, r.status, r.command);
+               r.started_at.substr(0, 16), to_string(r.kind), r.label.empty() ? "-" : r.label,
+               r.git_revision.empty() ? "-" : r.git_revision, to_string(r.status), r.command);
 }
 
 int report(const ReportArgs& args) {

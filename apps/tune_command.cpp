@@ -287,18 +287,20 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
                      << "' (see 'beamlab cache list --runs')";
   } else {
     for (const db::Run& r : db.runs())
-      if (r.kind == "tune" && r.status != "done") {
+      if (r.kind == db::RunKind::tune && r.status != db::RunStatus::done) {
         run = r;
         break;
       }
     user_assert(run) << "--resume: no unfinished tuning run in '" << db.path() << "'";
   }
-  user_assert(run->kind == "tune") << "--resume " << run->id << ": run " << run->id << " is a "
-                                   << run->kind << " run, not a tuning run";
-  user_assert(run->status != "done")
+  user_assert(run->kind == db::RunKind::tune)
+      << "--resume " << run->id << ": run " << run->id << " is a " << to_string(run->kind)
+      << " run, not a tuning run";
+  user_assert(run->status != db::RunStatus::done)
       << "--resume " << run->id << ": run " << run->id << " finished already";
-  bool alive = run->status == "running" && run->host == tuner::host_name() && run->pid > 0 &&
-               run->pid != ::getpid() && ::kill(static_cast<pid_t>(run->pid), 0) == 0;
+  bool alive = run->status == db::RunStatus::running && run->host == tuner::host_name() &&
+               run->pid > 0 && run->pid != ::getpid() &&
+               ::kill(static_cast<pid_t>(run->pid), 0) == 0;
   user_assert(!alive) << "--resume " << run->id << ": run " << run->id
                       << " is still running (process " << run->pid << ")";
   return *run;
@@ -370,7 +372,7 @@ int tune(TuneArgs args) {
     if (run_id == 0 && tuner::writes(mode)) {
       db::NewRun r;
       r.device_id = store.device_id;
-      r.kind = "tune";
+      r.kind = db::RunKind::tune;
       r.label = args.label;
       r.command = "beamlab tune";
       if (!args.target.empty()) r.command += " " + shell_word(args.target);
@@ -401,13 +403,13 @@ int tune(TuneArgs args) {
     try {
       report = tuner::run_batch(corpus, o, store, progress);
     } catch (...) {
-      if (run_id > 0) db->end_run(run_id, "failed");
+      if (run_id > 0) db->end_run(run_id, db::RunStatus::failed);
       throw;
     }
   }
   int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
   if (int sig = interrupts.signal()) {
-    if (run_id > 0) db->end_run(run_id, "interrupted");
+    if (run_id > 0) db->end_run(run_id, db::RunStatus::interrupted);
     print_summary(report, where, run_id);
     std::fprintf(stderr, "beamlab: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
                  run_id > 0 ? fmt::format(": run {} is kept; finish it with 'beamlab tune "
@@ -417,7 +419,7 @@ int tune(TuneArgs args) {
                             : "");
     return 128 + sig;
   }
-  if (run_id > 0) db->end_run(run_id, failed > 0 ? "failed" : "done");
+  if (run_id > 0) db->end_run(run_id, failed > 0 ? db::RunStatus::failed : db::RunStatus::done);
   print_summary(report, where, run_id);
   if (!args.json_out.empty()) {
     json all = json::array();

@@ -38,7 +38,7 @@ struct BigRun {
     int64_t dev = db.upsert_device(tuner::this_device());
     db.set_device_peaks(dev, 200, 40);
     int64_t run = db.begin_run({.device_id = dev,
-                                .kind = "tune",
+                                .kind = db::RunKind::tune,
                                 .label = "bench",
                                 .command = "bench",
                                 .settings = "{}",
@@ -67,7 +67,7 @@ struct BigRun {
     t.winner_ms = 0.5;
     t.heuristic_ms = 1.0;
     db.finish_tuning(t);
-    db.end_run(run, "done");
+    db.end_run(run, db::RunStatus::done);
     tuning = t.id;
   }
   ~BigRun() {

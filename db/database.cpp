@@ -194,6 +194,33 @@ void make_parent_dirs(const std::string& path) {
 
 } // namespace
 
+const char* to_string(RunKind k) { return k == RunKind::tune ? "tune" : "bench"; }
+
+const char* to_string(RunStatus s) {
+  switch (s) {
+  case RunStatus::running: return "running";
+  case RunStatus::done: return "done";
+  case RunStatus::failed: return "failed";
+  case RunStatus::interrupted: return "interrupted";
+  }
+  return "?";
+}
+
+RunKind parse_run_kind(std::string_view name) {
+  if (name == "tune") return RunKind::tune;
+  if (name == "bench") return RunKind::bench;
+  internal_error << "a run kind the schema does not allow: '" << name << "'";
+  return RunKind::tune;
+}
+
+RunStatus parse_run_status(std::string_view name) {
+  for (RunStatus s :
+       {RunStatus::running, RunStatus::done, RunStatus::failed, RunStatus::interrupted})
+    if (name == to_string(s)) return s;
+  internal_error << "a run status the schema does not allow: '" << name << "'";
+  return RunStatus::failed;
+}
+
 std::string now_utc() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -356,8 +383,8 @@ int64_t Database::begin_run(const NewRun& r) {
       ->prepare("INSERT INTO runs (device_id, kind, label, command, settings, git_revision, "
                 "host, pid, uid, started_at, status) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')")
-      .bind_all(r.device_id, r.kind, r.label, r.command, r.settings, r.git_revision, r.host,
-                static_cast<int64_t>(::getpid()), uid, now_utc())
+      .bind_all(r.device_id, to_string(r.kind), r.label, r.command, r.settings, r.git_revision,
+                r.host, static_cast<int64_t>(::getpid()), uid, now_utc())
       .run();
   return conn_->last_insert_rowid();
 }
@@ -368,9 +395,9 @@ void Database::reopen_run(int64_t id) {
       .run();
 }
 
-void Database::end_run(int64_t id, const std::string& status) {
+void Database::end_run(int64_t id, RunStatus status) {
   conn_->prepare("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?")
-      .bind_all(status, now_utc(), id)
+      .bind_all(to_string(status), now_utc(), id)
       .run();
 }
 
@@ -382,7 +409,7 @@ Run read_run(const Statement& st) {
   Run r;
   r.id = st.i64(0);
   r.device_id = st.i64(1);
-  r.kind = st.text(2);
+  r.kind = parse_run_kind(st.text(2));
   r.label = st.text(3);
   r.command = st.text(4);
   r.settings = st.text(5);
@@ -391,7 +418,7 @@ Run read_run(const Statement& st) {
   r.pid = st.i64(8);
   r.started_at = st.text(9);
   r.ended_at = st.text(10);
-  r.status = st.text(11);
+  r.status = parse_run_status(st.text(11));
   return r;
 }
 } // namespace

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace beamlab::db {
@@ -45,23 +46,34 @@ struct Device {
   std::optional<double> peak_gflops, peak_gbps; ///< measured, for rooflines
 };
 
+/// What a run is: a tuning run (`beamlab tune`, the GUI) or a benchmark run (`beamlab bench`).
+enum class RunKind { tune, bench };
+/// Where a run stands. interrupted: stopped by a signal or a cancel, kept for --resume.
+enum class RunStatus { running, done, failed, interrupted };
+/// Their stored names (the schema's CHECK constraints allow these only).
+const char* to_string(RunKind k);
+const char* to_string(RunStatus s);
+RunKind parse_run_kind(std::string_view name);
+RunStatus parse_run_status(std::string_view name);
+
 struct NewRun {
   int64_t device_id = 0;
-  std::string kind = "tune"; ///< tune | bench
-  std::string label;         ///< a user's name for it (may be empty)
-  std::string command;       ///< the command line
-  std::string settings;      ///< JSON: everything needed to repeat (and resume) it
-  std::string git_revision;  ///< of the beamlab build
+  RunKind kind = RunKind::tune;
+  std::string label;        ///< a user's name for it (may be empty)
+  std::string command;      ///< the command line
+  std::string settings;     ///< JSON: everything needed to repeat (and resume) it
+  std::string git_revision; ///< of the beamlab build
   std::string host;
 };
 
 struct Run {
   int64_t id = 0;
   int64_t device_id = 0;
-  std::string kind, label, command, settings, git_revision, host;
+  RunKind kind = RunKind::tune;
+  std::string label, command, settings, git_revision, host;
   int64_t pid = 0;
   std::string started_at, ended_at;
-  std::string status; ///< running | done | failed | interrupted
+  RunStatus status = RunStatus::running;
 };
 
 struct Kernel {
@@ -159,7 +171,7 @@ public:
   int64_t begin_run(const NewRun& run);
   /// Marks a run running again (a resume), owned by this process.
   void reopen_run(int64_t id);
-  void end_run(int64_t id, const std::string& status);
+  void end_run(int64_t id, RunStatus status);
   std::optional<Run> run(int64_t id);
   /// Newest first.
   std::vector<Run> runs();

@@ -178,11 +178,11 @@ void CompareView::set_runs(const std::vector<RunRow>& runs) {
   for (QComboBox* c : {run_a_, run_b_}) {
     c->clear();
     for (const RunRow& r : runs)
-      c->addItem(
-          QString("run %1 %2 %3 %4")
-              .arg(r.run.id)
-              .arg(qstr(r.run.kind), qstr(r.run.started_at.substr(0, 16)), qstr(r.run.label)),
-          QVariant::fromValue<qlonglong>(r.run.id));
+      c->addItem(QString("run %1 %2 %3 %4")
+                     .arg(r.run.id)
+                     .arg(qstr(to_string(r.run.kind)), qstr(r.run.started_at.substr(0, 16)),
+                          qstr(r.run.label)),
+                 QVariant::fromValue<qlonglong>(r.run.id));
   }
   auto pick = [](QComboBox* box, const QVariant& id, int fallback) {
     int i = id.isValid() ? box->findData(id) : -1;

@@ -19,16 +19,16 @@ RunsModel* make_runs_model(QObject* parent) {
   std::vector<RunsModel::Column> cols = {
       {"Run", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.run.id); }},
       {"Started (UTC)", [](const RunRow& r) { return qstr(r.run.started_at); }},
-      {"Kind", [](const RunRow& r) { return qstr(r.run.kind); }},
+      {"Kind", [](const RunRow& r) { return qstr(to_string(r.run.kind)); }},
       {"Label", [](const RunRow& r) { return qstr(r.run.label); }},
       {"Command", [](const RunRow& r) { return qstr(r.run.command); }},
       {"Device", [](const RunRow& r) { return qstr(r.device); }},
       {"Status",
-       [](const RunRow& r) { return qstr(r.run.status); },
+       [](const RunRow& r) { return qstr(to_string(r.run.status)); },
        {},
        [](const RunRow& r) -> QVariant {
-         if (r.run.status == "running") return QColor(0x1f, 0x6f, 0xd0);
-         if (r.run.status == "failed") return QColor(0xd6, 0x27, 0x28);
+         if (r.run.status == db::RunStatus::running) return QColor(0x1f, 0x6f, 0xd0);
+         if (r.run.status == db::RunStatus::failed) return QColor(0xd6, 0x27, 0x28);
          return {};
        }},
       {"Kernels", [](const RunRow& r) { return r.kernels; }},

@@ -136,7 +136,7 @@ void TuningSession::run() {
     std::string what = task_ ? task_->name : corpus_;
     std::string host = tuner::host_name();
     db::NewRun nr{.device_id = device,
-                  .kind = "tune",
+                  .kind = db::RunKind::tune,
                   .label = "gui",
                   .command = fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", what,
                                          options_.beam, options_.budget_s),
@@ -181,14 +181,16 @@ void TuningSession::run() {
       ok = report.count(tuner::BatchKernel::Outcome::failed) == 0;
     }
     // A cancelled run is kept as interrupted (as the CLI's Ctrl-C), never as done.
-    db.end_run(run_id_, control_.cancelled() ? "interrupted" : ok ? "done" : "failed");
+    db.end_run(run_id_, control_.cancelled() ? db::RunStatus::interrupted
+                        : ok                 ? db::RunStatus::done
+                                             : db::RunStatus::failed);
   } catch (const std::exception& e) {
     {
       std::lock_guard lock(mutex_);
       error_ = e.what();
     }
     if (run_id_ > 0) try {
-        db::Database(options_.db_path).end_run(run_id_, "failed");
+        db::Database(options_.db_path).end_run(run_id_, db::RunStatus::failed);
       } catch (const std::exception&) {
         // The database itself is the trouble; the error above says so.
       }

@@ -123,7 +123,7 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
     db::Database db(db_path_);
     if (run_id_ == 0) {
       run_id_ = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
-                              .kind = "tune",
+                              .kind = db::RunKind::tune,
                               .label = "by hand",
                               .command = "beamlab-gui (Opts tried by hand)",
                               .settings = s.to_json().dump(),
@@ -133,7 +133,7 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
       db.reopen_run(run_id_);
     }
     journal(db, run_id_, task, *r, out.candidate, s, r->threads);
-    db.end_run(run_id_, "done");
+    db.end_run(run_id_, db::RunStatus::done);
     out.run_id = run_id_;
     return out;
   } catch (const std::exception& e) {

@@ -243,7 +243,7 @@ int64_t record_bench(db::Database& db, const BenchOptions& o,
   say(fmt::format("device peaks: {:.1f} GFLOP/s, {:.1f} GB/s", gflops, gbps));
   db::NewRun nr;
   nr.device_id = device;
-  nr.kind = "bench";
+  nr.kind = db::RunKind::bench;
   nr.label = o.label;
   nr.command = o.command;
   nr.settings = settings_json(o).dump();
@@ -276,10 +276,10 @@ int64_t record_bench(db::Database& db, const BenchOptions& o,
       say(fmt::format("benchmark suite: {} benchmark(s)", n));
     }
   } catch (...) {
-    db.end_run(run, "failed");
+    db.end_run(run, db::RunStatus::failed);
     throw;
   }
-  db.end_run(run, "done");
+  db.end_run(run, db::RunStatus::done);
   return run;
 }
 

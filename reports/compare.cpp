@@ -50,11 +50,11 @@ void add_warnings(Comparison& c) {
         "The runs are of different kinds ({} and {}): a tuning run's times are the winner's as "
         "the sandbox timed it, a bench run's are the bench's own; compare like with like when "
         "the change matters.",
-        c.baseline.run.kind, c.candidate.run.kind));
+        to_string(c.baseline.run.kind), to_string(c.candidate.run.kind)));
   for (const RunData* r : {&c.baseline, &c.candidate})
-    if (r->run.status != "done")
+    if (r->run.status != db::RunStatus::done)
       c.warnings.push_back(
-          fmt::format("{} is {}: it may be incomplete.", r->title(), r->run.status));
+          fmt::format("{} is {}: it may be incomplete.", r->title(), to_string(r->run.status)));
   if (c.baseline.run.id == c.candidate.run.id)
     c.warnings.push_back("The baseline and the candidate are the same run.");
 }

@@ -22,9 +22,9 @@ json number(const std::optional<double>& x) { return x ? number(*x) : json(nullp
 
 json run_json(const RunData& r) {
   json j = {{"id", r.run.id},
-            {"kind", r.run.kind},
+            {"kind", to_string(r.run.kind)},
             {"label", r.run.label},
-            {"status", r.run.status},
+            {"status", to_string(r.run.status)},
             {"started_at", r.run.started_at},
             {"git_revision", r.run.git_revision},
             {"host", r.run.host},

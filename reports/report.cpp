@@ -127,13 +127,13 @@ const char* verdict_mark(Verdict v) {
 }
 
 std::string describe_run(const RunData& r) {
-  std::vector<std::string> parts = {r.run.kind};
+  std::vector<std::string> parts = {to_string(r.run.kind)};
   if (!r.run.git_revision.empty()) parts.push_back(r.run.git_revision);
   parts.push_back(r.when() + " UTC");
   if (!r.run.host.empty()) parts.push_back(r.run.host);
   if (r.device)
     parts.push_back(fmt::format("{} ({} cores)", r.device->info.cpu_model, r.device->info.cores));
-  if (r.run.status != "done") parts.push_back(r.run.status);
+  if (r.run.status != db::RunStatus::done) parts.push_back(to_string(r.run.status));
   return fmt::format("{}", fmt::join(parts, " \u00b7 "));
 }
 

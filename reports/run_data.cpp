@@ -125,7 +125,7 @@ std::string RunData::when() const {
 std::string RunData::title() const {
   std::string label = run.label.empty() ? "" : fmt::format(" '{}'", run.label);
   std::string rev = run.git_revision.empty() ? "" : ", " + run.git_revision;
-  return fmt::format("run {}{} ({}{}, {})", run.id, label, run.kind, rev, when());
+  return fmt::format("run {}{} ({}{}, {})", run.id, label, to_string(run.kind), rev, when());
 }
 
 RunData load_run_data(db::Database& db, int64_t run_id) {
@@ -176,13 +176,13 @@ json comparable_settings(const db::Run& run) {
 
 History load_history(db::Database& db, const RunData& candidate, int window) {
   History history;
-  if (!candidate.device || window <= 0 || candidate.run.kind != "bench") return history;
+  if (!candidate.device || window <= 0 || candidate.run.kind != db::RunKind::bench) return history;
   const json settings = comparable_settings(candidate.run);
   std::vector<int64_t> ids; // newest first
   for (const db::Run& r : db.runs())
-    if (static_cast<int>(ids.size()) < window && r.id < candidate.run.id && r.kind == "bench" &&
-        r.status == "done" && r.device_id == candidate.run.device_id &&
-        comparable_settings(r) == settings)
+    if (static_cast<int>(ids.size()) < window && r.id < candidate.run.id &&
+        r.kind == db::RunKind::bench && r.status == db::RunStatus::done &&
+        r.device_id == candidate.run.device_id && comparable_settings(r) == settings)
       ids.push_back(r.id);
   history.runs = static_cast<int>(ids.size());
   for (auto id = ids.rbegin(); id != ids.rend(); ++id)

@@ -45,7 +45,7 @@ CacheEntry entry(const std::string& kernel, const std::string& dev, double ms,
 /// A run with one tuning of kernel `hash`, and `n` candidates with samples.
 int64_t journal_run(Database& db, const std::string& hash, int n, int first_seq = 0) {
   int64_t dev = db.upsert_device(device());
-  int64_t run = db.begin_run({dev, "tune", "", "beamlab tune test", "{}", "", "host"});
+  int64_t run = db.begin_run({dev, RunKind::tune, "", "beamlab tune test", "{}", "", "host"});
   int64_t kernel = db.upsert_kernel({0, hash, 1, "r_" + hash, "[]", 100, 200, "AST " + hash});
   Tuning t = db.open_tuning(run, kernel, 2, "test", "{}", "UPCAST:2,4", 10);
   for (int i = 0; i < n; ++i) {

@@ -63,7 +63,7 @@ protected:
     int64_t dev = db.upsert_device(tuner::this_device());
     db.set_device_peaks(dev, 100, 20);
     run_ = db.begin_run({.device_id = dev,
-                         .kind = "tune",
+                         .kind = db::RunKind::tune,
                          .label = "fixture",
                          .command = "beamlab tune fixture",
                          .settings = "{}",
@@ -91,7 +91,7 @@ protected:
                            candidate(3, "UPCAST(1,16)", "wrong_result", {}),
                            candidate(4, "THREAD(0,2)", "crashed", {})});
     tune(add_task(4096), "", 0.1, "", 0.1, {candidate(0, "", "ok", {0.1, 0.1})});
-    db.end_run(run_, "done");
+    db.end_run(run_, db::RunStatus::done);
   }
 
   // Queries and compiles still running on Qt's pool (a window's last poll) may still open
@@ -168,7 +168,7 @@ TEST_F(GuiTest, ARunWrittenByAnotherConnectionAppearsLive) {
   {
     db::Database other(path_);
     other.begin_run({.device_id = 1,
-                     .kind = "tune",
+                     .kind = db::RunKind::tune,
                      .label = "from another process",
                      .command = "beamlab tune x",
                      .settings = "{}",
@@ -249,7 +249,7 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   db::Database db(path_, db::Database::Access::read_only);
   std::optional<db::Run> run = db.run(live->run_id());
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->status, "done");
+  EXPECT_EQ(run->status, db::RunStatus::done);
   std::vector<db::Tuning> ts = db.tunings(run->id);
   ASSERT_EQ(ts.size(), 1u);
   int64_t journaled = static_cast<int64_t>(db.candidates(ts[0].id).size());
@@ -278,7 +278,8 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   EXPECT_EQ(ts[0].status, "done");
   EXPECT_GE(db.candidates(ts[0].id).size(), 1u); // the reference, measured before the pause
   ASSERT_TRUE(db.run(live->run_id()));
-  EXPECT_EQ(db.run(live->run_id())->status, "interrupted") << "a cancelled run is not done";
+  EXPECT_EQ(db.run(live->run_id())->status, db::RunStatus::interrupted)
+      << "a cancelled run is not done";
 }
 
 TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {
@@ -310,7 +311,7 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
   {
     db::Database db(path_);
     bench = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
-                          .kind = "bench",
+                          .kind = db::RunKind::bench,
                           .label = "x%1 slower",
                           .command = "beamlab bench",
                           .settings = "{}",
@@ -322,7 +323,7 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
     m.name = "matmul";
     for (int i = 0; i < 12; ++i) m.samples_ms.push_back(0.65 + 0.001 * (i % 3));
     db.add_benchmark(reports::to_benchmark(bench, m));
-    db.end_run(bench, "done");
+    db.end_run(bench, db::RunStatus::done);
   }
   auto w = window();
   CompareView* c = w->compare_view();

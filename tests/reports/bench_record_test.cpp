@@ -54,8 +54,8 @@ TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
   int64_t run = record_bench(db, options());
   std::optional<db::Run> r = db.run(run);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->kind, "bench");
-  EXPECT_EQ(r->status, "done");
+  EXPECT_EQ(r->kind, db::RunKind::bench);
+  EXPECT_EQ(r->status, db::RunStatus::done);
   EXPECT_EQ(r->label, "test");
   EXPECT_NE(r->settings.find("\"runs\":4"), std::string::npos) << r->settings;
   std::optional<db::Device> dev = db.device(r->device_id);
@@ -153,7 +153,7 @@ TEST_F(BenchRecordTest, AMissingSuiteIsAnErrorAndTheRunIsMarkedFailed) {
       << error;
   EXPECT_NE(error.find("--no-suite"), std::string::npos);
   ASSERT_EQ(db.runs().size(), 1u);
-  EXPECT_EQ(db.runs()[0].status, "failed");
+  EXPECT_EQ(db.runs()[0].status, db::RunStatus::failed);
 }
 
 } // namespace

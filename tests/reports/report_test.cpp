@@ -56,7 +56,7 @@ int64_t add_run(db::Database& db, const SyntheticRun& s) {
   int64_t dev = db.upsert_device(device(s.cpu));
   db::NewRun nr;
   nr.device_id = dev;
-  nr.kind = "bench";
+  nr.kind = db::RunKind::bench;
   nr.label = s.label;
   nr.command = "beamlab bench (synthetic)";
   nr.settings = s.settings;
@@ -78,7 +78,7 @@ int64_t add_run(db::Database& db, const SyntheticRun& s) {
       m.samples_ms.push_back(0.1 * (k + 1) * factor * (1 + s.drift) * (1 + s.jitter * unit(rng)));
     db.add_benchmark(to_benchmark(run, m));
   }
-  db.end_run(run, "done");
+  db.end_run(run, db::RunStatus::done);
   return run;
 }
 
@@ -433,11 +433,11 @@ TEST_F(ReportTest, MarkdownKeepsNamesInertAndShowsAChangedPlan) {
   auto run_with = [&](const std::string& label, const std::vector<Measurement>& ms) {
     db::NewRun nr;
     nr.device_id = db.upsert_device(device());
-    nr.kind = "bench";
+    nr.kind = db::RunKind::bench;
     nr.label = label;
     int64_t run = db.begin_run(nr);
     for (const Measurement& m : ms) db.add_benchmark(to_benchmark(run, m));
-    db.end_run(run, "done");
+    db.end_run(run, db::RunStatus::done);
     return run;
   };
   Measurement k;
@@ -514,7 +514,7 @@ TEST_F(ReportFormats, TheJsonCarriesEveryRowWithItsStatisticsAndVerdict) {
   // A summary too; a label that is not UTF-8 doesn't stop it.
   db::NewRun nr;
   nr.device_id = db_->upsert_device(device());
-  nr.kind = "bench";
+  nr.kind = db::RunKind::bench;
   nr.label = "bad \xff label";
   int64_t run = db_->begin_run(nr);
   Measurement m;
@@ -596,7 +596,7 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   db.set_device_peaks(dev, 100, 10); // GFLOP/s, GB/s
   db::NewRun nr;
   nr.device_id = dev;
-  nr.kind = "tune";
+  nr.kind = db::RunKind::tune;
   int64_t run = db.begin_run(nr);
   db::Kernel k;
   k.hash = "00ff";
@@ -624,7 +624,7 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   t.wall_s = 3.5;
   t.stop_reason = "converged";
   db.finish_tuning(t);
-  db.end_run(run, "done");
+  db.end_run(run, db::RunStatus::done);
 
   RunSummary s = summarize_run(db, run);
   ASSERT_EQ(s.tunings.size(), 1u);

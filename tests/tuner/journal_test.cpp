@@ -237,14 +237,14 @@ TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
     db::Database db(db_path, db::Database::Access::read_only);
     EXPECT_TRUE(db.verify().empty());
     ASSERT_EQ(db.runs().size(), 1u);
-    EXPECT_EQ(db.runs()[0].status, "running");
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::running);
   }
   EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
       << read_file(log);
   db::Database db(db_path, db::Database::Access::read_only);
   std::vector<db::Run> runs = db.runs();
   ASSERT_EQ(runs.size(), 1u) << "the resume continued the same run";
-  EXPECT_EQ(runs[0].status, "done");
+  EXPECT_EQ(runs[0].status, db::RunStatus::done);
   std::vector<db::Tuning> tunings = db.tunings(runs[0].id);
   EXPECT_EQ(tunings.size(), 3u);
   for (const db::Tuning& t : tunings) {
@@ -297,13 +297,13 @@ void interrupt_and_resume(const std::string& corpus, const std::string& db_path,
     db::Database db(db_path, db::Database::Access::read_only);
     EXPECT_TRUE(db.verify().empty());
     ASSERT_EQ(db.runs().size(), 1u);
-    EXPECT_EQ(db.runs()[0].status, "interrupted");
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::interrupted);
   }
   EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
       << read_file(log);
   db::Database db(db_path, db::Database::Access::read_only);
   ASSERT_EQ(db.runs().size(), 1u);
-  EXPECT_EQ(db.runs()[0].status, "done");
+  EXPECT_EQ(db.runs()[0].status, db::RunStatus::done);
   EXPECT_EQ(db.cache_entries().size(), 3u);
 }
 

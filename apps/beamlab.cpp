@@ -14,6 +14,7 @@
 #include "apps/report_command.hpp"
 #include "apps/run_command.hpp"
 #include "apps/tune_command.hpp"
+#include "engine/runtime/openmp.hpp"
 #include "engine/support/error.hpp"
 
 namespace {
@@ -42,6 +43,7 @@ int run(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  beamlab::release_openmp_registration(); // nothing left in /dev/shm, however this ends
   try {
     return run(argc, argv);
   } catch (const beamlab::UserError& e) {

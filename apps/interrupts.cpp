@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <pthread.h>
-#include <string>
 #include <unistd.h>
 
 namespace beamlab::cli {
@@ -32,13 +31,9 @@ void Interrupts::watch() {
       on_first_();
       continue;
     }
-    // Again: stop now. Clear the progress line, and remove what libomp registered in /dev/shm
-    // (its exit handler, which would, does not run after _exit).
+    // Again: stop now (main released libomp's /dev/shm file: _exit leaves nothing there).
     const char msg[] = "\r\033[Kbeamlab: interrupted again: stopping now\n";
     (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-    std::string registration = "/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(::getuid());
-    ::unlink(registration.c_str());
     ::_exit(128 + sig);
   }
 }

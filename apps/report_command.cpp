@@ -51,10 +51,10 @@ void list_runs(db::Database& db) {
   user_assert(!runs.empty()) << "the database '" << db.path()
                              << "' has no runs yet; record one with 'beamlab bench' or "
                                 "'beamlab tune'";
-  fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<8}  {}\n", "id", "started (UTC)", "kind",
+  fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<11}  {}\n", "id", "started (UTC)", "kind",
              "label", "git", "status", "command");
   for (const db::Run& r : runs)
-    fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<8}  {}\n", r.id,
+    fmt::print("{:>4}  {:<16}  {:<5}  {:<16}  {:<12}  {:<11}  {}\n", r.id,
                r.started_at.substr(0, 16), to_string(r.kind), r.label.empty() ? "-" : r.label,
                r.git_revision.empty() ? "-" : r.git_revision, to_string(r.status), r.command);
 }

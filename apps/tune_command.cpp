@@ -411,6 +411,7 @@ int tune(TuneArgs args) {
   if (int sig = interrupts.signal()) {
     if (run_id > 0) db->end_run(run_id, db::RunStatus::interrupted);
     print_summary(report, where, run_id);
+    std::fflush(stdout); // the summary before the message, also when both go to one file
     std::fprintf(stderr, "beamlab: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
                  run_id > 0 ? fmt::format(": run {} is kept; finish it with 'beamlab tune "
                                           "--resume-run {}'",

@@ -5,9 +5,11 @@
 #include <QSettings>
 
 #include "db/database.hpp"
+#include "engine/runtime/openmp.hpp"
 #include "gui/main_window.hpp"
 
 int main(int argc, char** argv) {
+  beamlab::release_openmp_registration(); // nothing left in /dev/shm, however this ends
   QApplication app(argc, argv);
   QApplication::setOrganizationName("beamlab");
   QApplication::setApplicationName("beamlab-gui");

@@ -203,6 +203,12 @@ Outcome finish(Child& c) {
   close(c.fd);
   int status = 0;
   waitpid(c.pid, &status, 0);
+  // The child ends with _exit (or a signal), so libomp's exit handler never removes what it
+  // registered in /dev/shm: remove it here.
+  std::error_code ec;
+  fs::remove("/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(c.pid) + "_" +
+                 std::to_string(getuid()),
+             ec);
   if (WIFSIGNALED(status)) return {false, std::string("crashed: ") + strsignal(WTERMSIG(status))};
   if (c.text.rfind("pass", 0) == 0) return {true, ""};
   if (c.text.rfind("fail ", 0) == 0) return {false, c.text.substr(5)};

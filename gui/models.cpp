@@ -29,6 +29,7 @@ RunsModel* make_runs_model(QObject* parent) {
        [](const RunRow& r) -> QVariant {
          if (r.run.status == db::RunStatus::running) return QColor(0x1f, 0x6f, 0xd0);
          if (r.run.status == db::RunStatus::failed) return QColor(0xd6, 0x27, 0x28);
+         if (r.run.status == db::RunStatus::interrupted) return QColor(0xb8, 0x6e, 0x00);
          return {};
        }},
       {"Kernels", [](const RunRow& r) { return r.kernels; }},

@@ -260,7 +260,8 @@ Database::Database(const std::string& path, Access access) {
   check_header(path);
   bool exists = file_exists(path);
   bool has_log = file_size(path + "-wal") > 0; // not closed cleanly, or open elsewhere now
-  if (exists && (!directory_writable(path) || ::access(path.c_str(), W_OK) != 0)) {
+  bool dir_writable = directory_writable(path);
+  if (exists && (!dir_writable || ::access(path.c_str(), W_OK) != 0)) {
     // Readable from a read-only directory (or a read-only file): as an immutable file, which
     // needs no WAL index beside it, unless a write-ahead log holds part of its content.
     user_assert(read_only) << "the database '" << path << "' is read-only here (the file or its "
@@ -281,7 +282,7 @@ Database::Database(const std::string& path, Access access) {
         << "cleanly and beamlab leaves it untouched: run 'beamlab cache verify --db " << path
         << "', restore a copy, or pass another --db";
   }
-  bool immutable = read_only && exists && !directory_writable(path) && !has_log;
+  bool immutable = read_only && exists && !dir_writable && !has_log;
   conn_ = std::make_unique<Connection>(path, read_only, immutable);
   conn_->exec("PRAGMA foreign_keys = ON");
   migrate(); // first: another application's file is refused before anything changes in it

@@ -74,9 +74,7 @@ KernelTask endless_task() {
 }
 
 // What one check's output takes: a run that returns outputs carries this per check.
-uint64_t output_bytes(const KernelTask& t) {
-  return static_cast<uint64_t>(t.buffers[0].count * t.buffers[0].dtype.itemsize());
-}
+uint64_t output_bytes(const KernelTask& t) { return static_cast<uint64_t>(t.buffers[0].bytes()); }
 
 SandboxOptions test_options() {
   SandboxOptions o;

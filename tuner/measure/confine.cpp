@@ -51,12 +51,10 @@ rlim_t cpu_used() {
 
 // --- the filter ------------------------------------------------------------------------------
 
-// One rule: a syscall by name, the comparisons its arguments must pass (all of them), and the
-// rule in words for allowed_syscalls().
+// One rule: a syscall by name and the comparisons its arguments must pass (all of them).
 struct Rule {
   const char* name;
   std::vector<scmp_arg_cmp> args;
-  std::string note;
 };
 
 scmp_arg_cmp arg(unsigned i, scmp_compare op, uint64_t a, uint64_t b = 0) {
@@ -71,38 +69,29 @@ std::vector<Rule> rules() {
   const uint64_t wx = PROT_WRITE | PROT_EXEC;
   const auto self = static_cast<uint64_t>(::getpid());
   std::vector<Rule> r;
-  for (const char* name : {"read", "write", "readv", "writev", "close", "fstat"})
-    r.push_back({name, {}, "pipes and the fds it has"});
-  r.push_back({"newfstatat",
-               {arg(3, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)},
-               "on an fd only (AT_EMPTY_PATH)"});
-  for (const char* name : {"mmap", "mprotect"})
+  auto allow = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names) r.push_back({name, {}});
+  };
+  allow({"read", "write", "readv", "writev", "close", "fstat"}); // its pipes and fds
+  r.push_back({"newfstatat", {arg(3, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)}});
+  for (const char* name : {"mmap", "mprotect"}) // never PROT_WRITE and PROT_EXEC together
     for (uint64_t prot : {uint64_t{0}, uint64_t{PROT_WRITE}, uint64_t{PROT_EXEC}})
-      r.push_back({name, {arg(2, SCMP_CMP_MASKED_EQ, wx, prot)}, "never PROT_WRITE|PROT_EXEC"});
-  for (const char* name : {"munmap", "mremap", "madvise", "brk"}) r.push_back({name, {}, "memory"});
-  r.push_back({"clone",
-               {arg(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)},
-               "threads only (CLONE_THREAD)"});
-  for (const char* name : {"futex", "set_robust_list", "rseq", "set_tid_address", "sched_yield",
-                           "sched_getaffinity", "exit", "exit_group"})
-    r.push_back({name, {}, "threads"});
-  for (const char* name :
-       {"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall"})
-    r.push_back({name, {}, "its own signal handling"});
-  r.push_back({"tgkill", {arg(0, SCMP_CMP_EQ, self)}, "its own threads only (abort, raise)"});
-  for (const char* name : {"getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid",
-                           "uname", "getrandom", "clock_gettime", "clock_getres", "gettimeofday",
-                           "clock_nanosleep", "nanosleep", "getrusage"})
-    r.push_back({name, {}, "identity, time, randomness"});
-  r.push_back({"prlimit64", {arg(0, SCMP_CMP_EQ, 0), arg(2, SCMP_CMP_EQ, 0)}, "read its limits"});
-  r.push_back({"prlimit64",
-               {arg(0, SCMP_CMP_EQ, 0), arg(1, SCMP_CMP_EQ, RLIMIT_CPU)},
-               "move its CPU soft limit (never past the hard one: no capabilities)"});
-  r.push_back({"getrlimit", {}, "read its limits"});
-  r.push_back({"setrlimit", {arg(0, SCMP_CMP_EQ, RLIMIT_CPU)}, "move its CPU soft limit"});
+      r.push_back({name, {arg(2, SCMP_CMP_MASKED_EQ, wx, prot)}});
+  allow({"munmap", "mremap", "madvise", "brk"});
+  r.push_back({"clone", {arg(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)}}); // threads
+  allow({"futex", "set_robust_list", "rseq", "set_tid_address", "sched_yield", "sched_getaffinity",
+         "exit", "exit_group"});
+  allow({"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall"});
+  r.push_back({"tgkill", {arg(0, SCMP_CMP_EQ, self)}}); // its own threads (abort, raise)
+  allow({"getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "uname",
+         "getrandom", "clock_gettime", "clock_getres", "gettimeofday", "clock_nanosleep",
+         "nanosleep", "getrusage", "getrlimit"});
+  // Its limits: read any; move the CPU soft limit (never past the hard one: no capabilities).
+  r.push_back({"prlimit64", {arg(0, SCMP_CMP_EQ, 0), arg(2, SCMP_CMP_EQ, 0)}});
+  r.push_back({"prlimit64", {arg(0, SCMP_CMP_EQ, 0), arg(1, SCMP_CMP_EQ, RLIMIT_CPU)}});
+  r.push_back({"setrlimit", {arg(0, SCMP_CMP_EQ, RLIMIT_CPU)}});
 #if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-  // AddressSanitizer probes whether memory is readable by writing it into a pipe.
-  r.push_back({"pipe2", {}, "AddressSanitizer builds only"});
+  allow({"pipe2"}); // AddressSanitizer probes whether memory is readable through a pipe
 #endif
   return r;
 }
@@ -174,11 +163,6 @@ Confinement enter_namespaces() {
 }
 
 void shut_in(const ConfineOptions& o, Confinement& c) {
-  // libomp registers itself in /dev/shm and removes the file at exit, which the filter would
-  // refuse: remove it now, so nothing is left however the worker ends.
-  std::string registration =
-      fmt::format("/dev/shm/__KMP_REGISTERED_LIB_{}_{}", ::getpid(), static_cast<int>(::getuid()));
-  ::unlink(registration.c_str());
   if (!o.keep_stderr) {
     int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null >= 0 && ::dup2(null, STDERR_FILENO) >= 0) c.layers.push_back("stderr to /dev/null");
@@ -250,16 +234,6 @@ bool cpu_runs_low(int64_t seconds) {
   rlimit r{};
   ::getrlimit(RLIMIT_CPU, &r);
   return r.rlim_max != RLIM_INFINITY && cpu_used() + static_cast<rlim_t>(seconds) > r.rlim_max;
-}
-
-std::vector<std::string> allowed_syscalls() {
-  std::vector<std::string> out;
-  for (const Rule& rule : rules()) {
-    std::string line = fmt::format("{} ({})", rule.name, rule.note);
-    if (out.empty() || out.back() != line) out.push_back(line);
-  }
-  out.push_back("clone3 (fails with ENOSYS: glibc then uses clone)");
-  return out;
 }
 
 } // namespace beamlab::tuner

@@ -4,7 +4,8 @@
 //   at start (one thread)  every fd but stdin, stdout, stderr closed; new network, IPC and
 //                          mount namespaces (through a new user namespace when not root)
 //   the warm-up            LLVM and OpenMP set themselves up, reading what files they need
-//   then (shut_in)         libomp's /dev/shm registration removed; stderr to /dev/null;
+//                          (worker_main then releases libomp's /dev/shm registration)
+//   then (shut_in)         stderr to /dev/null;
 //                          an empty read-only root (chroot into a private tmpfs); as root the
 //                          uid and gid of nobody; every capability dropped, the bounding set
 //                          emptied; no_new_privs; not dumpable; hard resource limits; and an
@@ -52,8 +53,5 @@ void budget_cpu(int64_t seconds);
 /// True when less than one more request's `seconds` is left under the hard limit: the worker
 /// should retire after its reply (a fresh one takes its place).
 bool cpu_runs_low(int64_t seconds);
-
-/// The syscalls the filter allows, by name, with the rule on their arguments if any.
-std::vector<std::string> allowed_syscalls();
 
 } // namespace beamlab::tuner

@@ -57,12 +57,8 @@ namespace {
 
 struct Options {
   int threads = 1;
-  int64_t memory_mb = 0;
-  int64_t cpu_seconds = 0;
-  int64_t lifetime_cpu_seconds = 0;
   bool allow_faults = false;
-  bool seccomp = true;
-  bool keep_stderr = false;
+  ConfineOptions confine;
 };
 
 [[noreturn]] void die(const std::string& why) {
@@ -84,17 +80,17 @@ Options parse_args(int argc, char** argv) {
     if (a == "--threads")
       o.threads = static_cast<int>(std::max<int64_t>(1, value()));
     else if (a == "--memory-mb")
-      o.memory_mb = value();
+      o.confine.memory_mb = value();
     else if (a == "--cpu-seconds")
-      o.cpu_seconds = value();
+      o.confine.cpu_seconds = value();
     else if (a == "--lifetime-cpu-seconds")
-      o.lifetime_cpu_seconds = value();
+      o.confine.lifetime_cpu_seconds = value();
     else if (a == "--allow-faults")
       o.allow_faults = true;
     else if (a == "--no-seccomp")
-      o.seccomp = false;
+      o.confine.seccomp = false;
     else if (a == "--keep-stderr")
-      o.keep_stderr = true;
+      o.confine.keep_stderr = true;
     else
       die("unknown argument '" + a + "' (see the comment at the top of tuner/worker_main.cpp)");
   }
@@ -170,7 +166,7 @@ public:
   Message handle(Message req) {
     const nlohmann::json& h = req.header;
     std::string op = h.value("op", "");
-    budget_cpu(opts_.cpu_seconds);
+    budget_cpu(opts_.confine.cpu_seconds);
     try {
       if (op == "compile") return compile(h);
       if (op == "task") return task(h, std::move(req.payload));
@@ -258,7 +254,7 @@ private:
     }
     if (t.checks.empty()) return reply("bad_request", "no checks");
     t.reduce_length = h.value("reduce_length", int64_t{1});
-    t.output.emplace(bytes_of(t.specs[0]));
+    t.output.emplace(static_cast<size_t>(t.specs[0].bytes()));
     if (!payload.empty() && payload.size() != t.checks.size() * t.output->bytes())
       return reply("bad_request", "the expected outputs are " + std::to_string(payload.size()) +
                                       " bytes, not " +
@@ -275,15 +271,11 @@ private:
     if (!in.empty() || t.specs.size() == 1) return in;
     auto [kind, seed] = t.checks[c];
     for (size_t s = 1; s < t.specs.size(); ++s) {
-      GuardedBuffer& b = in.emplace_back(bytes_of(t.specs[s]));
+      GuardedBuffer& b = in.emplace_back(static_cast<size_t>(t.specs[s].bytes()));
       fill_input(t.specs[s].dtype, kind, seed * 1000 + s, b.data(), t.specs[s].count);
       b.make_read_only();
     }
     return in;
-  }
-
-  static size_t bytes_of(const KernelBufferSpec& s) {
-    return static_cast<size_t>(s.count) * static_cast<size_t>(s.dtype.itemsize());
   }
 
   // Runs candidate `id` once per requested check on sentinel-filled output; the first check's
@@ -408,15 +400,15 @@ int main(int argc, char** argv) {
   ::setenv("KMP_BLOCKTIME", "1", 1);
   Confinement confinement = enter_namespaces();
   warm_up(o.threads);
-  shut_in({o.memory_mb, o.cpu_seconds, o.lifetime_cpu_seconds, o.seccomp, o.keep_stderr},
-          confinement);
+  beamlab::release_openmp_registration(); // before the filter, which refuses libomp's exit handler
+  shut_in(o.confine, confinement);
   Worker w(o, confinement);
   Message req;
   // Ends with _exit: the exit handlers (libomp's opens a file) are not on the filter's list.
   for (;;) {
     if (read_message(STDIN_FILENO, req) != Transfer::ok) std::_Exit(0); // the tuner closed it
     Message reply = w.handle(std::move(req));
-    bool retire = cpu_runs_low(o.cpu_seconds);
+    bool retire = cpu_runs_low(o.confine.cpu_seconds);
     if (retire) reply.header["retiring"] = true;
     if (write_message(STDOUT_FILENO, reply) != Transfer::ok || retire) std::_Exit(0);
   }

@@ -13,6 +13,7 @@
 #include "engine/codegen/compile.hpp"
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
+#include "engine/runtime/openmp.hpp"
 #include <beamlab/beamlab.hpp>
 
 namespace beamlab {
@@ -20,6 +21,7 @@ namespace beamlab {
 struct KernelBufferSpec {
   DType dtype; ///< element type
   int64_t count = 0;
+  int64_t bytes() const { return count * dtype.itemsize(); }
 };
 
 struct KernelTask {

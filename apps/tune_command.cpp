@@ -25,6 +25,7 @@
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
 #include "tuner/batch/batch.hpp"
+#include "tuner/store/run.hpp"
 #include <beamlab/beamlab.hpp>
 
 #ifndef BEAMLAB_GIT_REVISION
@@ -278,34 +279,6 @@ void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t r
              r.peak_gbps, run_id > 0 ? "" : "not journaled: ", run_id, db);
 }
 
-/// The run --resume continues: RUN, or the newest unfinished tune run.
-db::Run run_to_resume(db::Database& db, int64_t id) {
-  std::optional<db::Run> run;
-  if (id > 0) {
-    run = db.run(id);
-    user_assert(run) << "--resume " << id << ": no run " << id << " in '" << db.path()
-                     << "' (see 'beamlab cache list --runs')";
-  } else {
-    for (const db::Run& r : db.runs())
-      if (r.kind == db::RunKind::tune && r.status != db::RunStatus::done) {
-        run = r;
-        break;
-      }
-    user_assert(run) << "--resume: no unfinished tuning run in '" << db.path() << "'";
-  }
-  user_assert(run->kind == db::RunKind::tune)
-      << "--resume " << run->id << ": run " << run->id << " is a " << to_string(run->kind)
-      << " run, not a tuning run";
-  user_assert(run->status != db::RunStatus::done)
-      << "--resume " << run->id << ": run " << run->id << " finished already";
-  bool alive = run->status == db::RunStatus::running && run->host == tuner::host_name() &&
-               run->pid > 0 && run->pid != ::getpid() &&
-               ::kill(static_cast<pid_t>(run->pid), 0) == 0;
-  user_assert(!alive) << "--resume " << run->id << ": run " << run->id
-                      << " is still running (process " << run->pid << ")";
-  return *run;
-}
-
 int tune(TuneArgs args) {
   // Ctrl-C or kill: the searches stop as at a budget's end; the run is kept as interrupted.
   tuner::SearchControl control;
@@ -318,22 +291,21 @@ int tune(TuneArgs args) {
     db = std::make_unique<db::Database>(path, mode == tuner::CacheMode::read_only
                                                   ? db::Database::Access::read_only
                                                   : db::Database::Access::read_write);
-  int64_t run_id = 0;
+  std::optional<tuner::ActiveRun> run;
   if (args.resume) {
     user_assert(db) << "--resume needs the database (not --cache off)";
-    db::Run run = run_to_resume(*db, args.resume_run);
+    db::Run resumed = tuner::run_to_resume(*db, args.resume_run);
     std::string db_flag = args.db, json_out = args.json_out;
     bool quiet = args.quiet;
-    args.from_json(json::parse(run.settings));
+    args.from_json(json::parse(resumed.settings));
     args.db = db_flag;
     args.json_out = json_out;
     args.quiet = quiet;
     cache = args.cache;
     mode = tuner::parse_cache_mode(cache, "the resumed run's cache mode");
-    run_id = run.id;
-    db->reopen_run(run_id);
-    std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(run_id),
-                 run.command.c_str());
+    run.emplace(tuner::ActiveRun::resume(*db, resumed.id));
+    std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
+                 resumed.command.c_str());
   }
   user_assert(!args.target.empty() || !args.expr.empty())
       << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
@@ -366,12 +338,8 @@ int tune(TuneArgs args) {
   tuner::BatchStore store; // --cache off: no file; the batch keeps its plumbing in memory
   if (db) {
     store.db_path = path;
-    store.device_id = db->read_only()
-                          ? db->find_device(tuner::this_device().fingerprint()).value_or(0)
-                          : db->upsert_device(tuner::this_device());
-    if (run_id == 0 && tuner::writes(mode)) {
-      db::NewRun r;
-      r.device_id = store.device_id;
+    if (!run && tuner::writes(mode)) {
+      tuner::RunSpec r;
       r.kind = db::RunKind::tune;
       r.label = args.label;
       r.command = "beamlab tune";
@@ -384,12 +352,19 @@ int tune(TuneArgs args) {
       if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);
       r.settings = args.to_json().dump();
       r.git_revision = BEAMLAB_GIT_REVISION;
-      r.host = tuner::host_name();
-      run_id = db->begin_run(r);
+      run.emplace(tuner::ActiveRun::begin(*db, r));
     }
-    store.run_id = run_id;
-    store.source = fmt::format("run {} on {} ({})", run_id, tuner::host_name(), db::now_utc());
+    if (run) {
+      store.run_id = run->id();
+      store.device_id = run->device_id();
+      store.source = run->source();
+    } else {
+      store.device_id = db->read_only()
+                            ? db->find_device(tuner::this_device().fingerprint()).value_or(0)
+                            : db->upsert_device(tuner::this_device());
+    }
   }
+  int64_t run_id = run ? run->id() : 0;
   std::string where = db ? path : "nowhere (--cache off)";
   fmt::print("{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n",
              corpus.path.empty() ? corpus.name : corpus.path, corpus.entries.size(),
@@ -400,16 +375,12 @@ int tune(TuneArgs args) {
   tuner::BatchReport report;
   {
     Progress progress(args.quiet);
-    try {
-      report = tuner::run_batch(corpus, o, store, progress);
-    } catch (...) {
-      if (run_id > 0) db->end_run(run_id, db::RunStatus::failed);
-      throw;
-    }
+    report = tuner::run_batch(corpus, o, store, progress); // a throw: the run is failed
   }
   int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
-  if (int sig = interrupts.signal()) {
-    if (run_id > 0) db->end_run(run_id, db::RunStatus::interrupted);
+  int sig = interrupts.signal();
+  if (run) run->finish(sig != 0, failed > 0);
+  if (sig) {
     print_summary(report, where, run_id);
     std::fflush(stdout); // the summary before the message, also when both go to one file
     std::fprintf(stderr, "beamlab: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
@@ -420,7 +391,6 @@ int tune(TuneArgs args) {
                             : "");
     return 128 + sig;
   }
-  if (run_id > 0) db->end_run(run_id, failed > 0 ? db::RunStatus::failed : db::RunStatus::done);
   print_summary(report, where, run_id);
   if (!args.json_out.empty()) {
     json all = json::array();

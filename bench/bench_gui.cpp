@@ -62,7 +62,7 @@ struct BigRun {
       rows.push_back(std::move(c));
     }
     db.save_candidates(t.id, rows);
-    t.status = "done";
+    t.status = db::TuningStatus::done;
     t.winner_opts = rows[1].opts;
     t.winner_ms = 0.5;
     t.heuristic_ms = 1.0;

@@ -206,6 +206,15 @@ const char* to_string(RunStatus s) {
   return "?";
 }
 
+const char* to_string(TuningStatus s) {
+  switch (s) {
+  case TuningStatus::running: return "running";
+  case TuningStatus::done: return "done";
+  case TuningStatus::failed: return "failed";
+  }
+  return "?";
+}
+
 RunKind parse_run_kind(std::string_view name) {
   if (name == "tune") return RunKind::tune;
   if (name == "bench") return RunKind::bench;
@@ -219,6 +228,13 @@ RunStatus parse_run_status(std::string_view name) {
     if (name == to_string(s)) return s;
   internal_error << "a run status the schema does not allow: '" << name << "'";
   return RunStatus::failed;
+}
+
+TuningStatus parse_tuning_status(std::string_view name) {
+  for (TuningStatus s : {TuningStatus::running, TuningStatus::done, TuningStatus::failed})
+    if (name == to_string(s)) return s;
+  internal_error << "a tuning status the schema does not allow: '" << name << "'";
+  return TuningStatus::failed;
 }
 
 std::string now_utc() {
@@ -483,7 +499,7 @@ Tuning read_tuning(const Statement& st) {
   t.threads = static_cast<int>(st.i64(4));
   t.settings = st.text(5);
   t.actions = st.text(6);
-  t.status = st.text(7);
+  t.status = parse_tuning_status(st.text(7));
   t.heuristic_opts = st.text(8);
   t.winner_opts = st.text(9);
   t.heuristic_ms = st.opt_f64(10);
@@ -521,9 +537,9 @@ void Database::finish_tuning(const Tuning& t) {
       ->prepare("UPDATE tunings SET status = ?, heuristic_opts = ?, heuristic_ms = ?, "
                 "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, stop_reason = ?, error = ?, "
                 "iterations = ?, wall_s = ?, restarts = ? WHERE id = ?")
-      .bind_all(t.status, t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise,
-                static_cast<int64_t>(t.tie), t.stop_reason, t.error, t.iterations, t.wall_s,
-                t.restarts, t.id)
+      .bind_all(to_string(t.status), t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms,
+                t.noise, static_cast<int64_t>(t.tie), t.stop_reason, t.error, t.iterations,
+                t.wall_s, t.restarts, t.id)
       .run();
 }
 

@@ -50,11 +50,15 @@ struct Device {
 enum class RunKind { tune, bench };
 /// Where a run stands. interrupted: stopped by a signal or a cancel, kept for --resume.
 enum class RunStatus { running, done, failed, interrupted };
+/// A kernel's search in a run.
+enum class TuningStatus { running, done, failed };
 /// Their stored names (the schema's CHECK constraints allow these only).
 const char* to_string(RunKind k);
 const char* to_string(RunStatus s);
+const char* to_string(TuningStatus s);
 RunKind parse_run_kind(std::string_view name);
 RunStatus parse_run_status(std::string_view name);
+TuningStatus parse_tuning_status(std::string_view name);
 
 struct NewRun {
   int64_t device_id = 0;
@@ -94,7 +98,7 @@ struct Tuning {
   int threads = 1;
   std::string settings; ///< JSON of the search settings
   std::string actions;  ///< the action space the search had for this kernel
-  std::string status;   ///< running | done | failed
+  TuningStatus status = TuningStatus::running;
   std::string heuristic_opts, winner_opts;
   std::optional<double> heuristic_ms, winner_ms;
   double noise = 0;

@@ -42,7 +42,7 @@ KernelsModel* make_kernels_model(QObject* parent) {
   std::vector<KernelsModel::Column> cols = {
       {"Kernel", [](const KernelRow& r) { return qstr(r.kernel.name); }},
       {"Workload", [](const KernelRow& r) { return qstr(r.tuning.workload); }},
-      {"Status", [](const KernelRow& r) { return qstr(r.tuning.status); }},
+      {"Status", [](const KernelRow& r) { return qstr(to_string(r.tuning.status)); }},
       {"Heuristic ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
        [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); }},
       {"Tuned ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.winner_ms); },

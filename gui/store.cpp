@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "tuner/batch/batch.hpp"
 #include "tuner/search/search.hpp"
+#include "tuner/store/device.hpp"
 
 namespace beamlab::gui {
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "tuner/store/run.hpp"
+
 namespace beamlab::gui {
 
 namespace {
@@ -15,12 +17,6 @@ LiveEvent live(LiveEvent::Kind kind, std::string kernel) {
   e.kind = kind;
   e.kernel = std::move(kernel);
   return e;
-}
-
-tuner::BatchKernel batch_kernel(const KernelTask& task) {
-  tuner::BatchKernel k;
-  k.task = task;
-  return k;
 }
 
 double now_s() {
@@ -125,75 +121,36 @@ void TuningSession::run() {
   Listener listener(*this);
   try {
     db::Database db(options_.db_path);
-    int64_t device = db.upsert_device(tuner::this_device());
     int threads = options_.threads > 0 ? options_.threads
                                        : std::max(1, int(std::thread::hardware_concurrency()));
-    tuner::SearchSettings s;
-    s.beam = options_.beam;
-    s.threads = threads;
-    s.time_budget_s = options_.budget_s;
-    s.control = &control_;
-    std::string what = task_ ? task_->name : corpus_;
-    std::string host = tuner::host_name();
-    db::NewRun nr{.device_id = device,
-                  .kind = db::RunKind::tune,
-                  .label = "gui",
-                  .command = fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", what,
-                                         options_.beam, options_.budget_s),
-                  .settings = s.to_json().dump(),
-                  .git_revision = "",
-                  .host = host};
-    run_id_ = db.begin_run(nr);
+    tuner::BatchOptions bo;
+    bo.settings.beam = options_.beam;
+    bo.settings.threads = threads;
+    bo.settings.time_budget_s = options_.budget_s;
+    bo.settings.control = &control_;
+    bo.budget_s = options_.budget_s;
+    bo.threads = threads;
+    bo.workers = options_.workers;
     // The user asked for a search: search even when the cache has a plan, and store the winner.
-    tuner::CacheContext ctx;
-    ctx.db = &db;
-    ctx.mode = tuner::CacheMode::ignore;
-    ctx.run_id = run_id_;
-    ctx.source = fmt::format("run {} on host {} (gui)", run_id_.load(), host);
-    bool ok = true;
-    if (task_) {
-      tuner::PoolOptions po;
-      po.workers = options_.workers;
-      po.sandbox.threads = threads;
-      tuner::WorkerPool pool(po);
-      listener.pool_started(pool);
-      listener.started(batch_kernel(*task_));
-      auto r = tuner::tune_journaled(*task_, "gui", pool, s, ctx,
-                                     [&](const tuner::Event& e) { push_event(task_->name, e); });
-      listener.pool_stopping(pool);
-      tuner::BatchKernel k = batch_kernel(*task_);
-      k.outcome = r ? tuner::BatchKernel::Outcome::tuned : tuner::BatchKernel::Outcome::failed;
-      if (r)
-        k.opts = to_string(r->best().opts), k.tuned_ms = r->winner_ms;
-      else
-        k.error = r.error(), ok = false;
-      listener.finished(k);
-    } else {
-      tuner::Corpus corpus = tuner::load_corpus(corpus_);
-      tuner::BatchOptions bo;
-      bo.settings = s;
-      bo.budget_s = options_.budget_s;
-      bo.threads = threads;
-      bo.workers = options_.workers;
-      bo.cache = tuner::CacheMode::ignore;
-      tuner::BatchStore store{options_.db_path, run_id_, device, ctx.source};
-      tuner::BatchReport report = tuner::run_batch(corpus, bo, store, listener);
-      ok = report.count(tuner::BatchKernel::Outcome::failed) == 0;
-    }
+    bo.cache = tuner::CacheMode::ignore;
+    std::string what = task_ ? task_->name : corpus_;
+    tuner::ActiveRun run = tuner::ActiveRun::begin(
+        db, {.kind = db::RunKind::tune,
+             .label = "gui",
+             .command = fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", what,
+                                    options_.beam, options_.budget_s),
+             .settings = settings_json(bo.settings).dump(),
+             .git_revision = ""});
+    run_id_ = run.id();
+    tuner::BatchStore store{options_.db_path, run.id(), run.device_id(), run.source()};
+    tuner::BatchReport report =
+        task_ ? tuner::run_batch({*task_}, "gui", bo, store, listener)
+              : tuner::run_batch(tuner::load_corpus(corpus_), bo, store, listener);
     // A cancelled run is kept as interrupted (as the CLI's Ctrl-C), never as done.
-    db.end_run(run_id_, control_.cancelled() ? db::RunStatus::interrupted
-                        : ok                 ? db::RunStatus::done
-                                             : db::RunStatus::failed);
+    run.finish(control_.cancelled(), report.count(tuner::BatchKernel::Outcome::failed) > 0);
   } catch (const std::exception& e) {
-    {
-      std::lock_guard lock(mutex_);
-      error_ = e.what();
-    }
-    if (run_id_ > 0) try {
-        db::Database(options_.db_path).end_run(run_id_, db::RunStatus::failed);
-      } catch (const std::exception&) {
-        // The database itself is the trouble; the error above says so.
-      }
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
   }
   LiveEvent done = live(LiveEvent::Kind::message, "");
   done.detail = error().empty() ? "finished" : error();

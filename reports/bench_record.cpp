@@ -9,8 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -22,6 +20,7 @@
 #include "tuner/batch/policy.hpp"
 #include "tuner/measure/sandbox.hpp"
 #include "tuner/store/journal.hpp"
+#include "tuner/store/run.hpp"
 #include <beamlab/beamlab.hpp>
 
 extern char** environ;
@@ -82,22 +81,12 @@ std::string last_line(const std::string& path) {
 /// Runs `args` (args[0] a path) with stdout and stderr going to `log`: the exit status, or
 /// the reason it could not be started or waited for.
 Expected<int> run_process(const std::vector<std::string>& args, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  int err = posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                             O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (err == 0) err = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) return make_unexpected("cannot start '" + args[0] + "': " + std::strerror(err));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return make_unexpected(std::string("waitpid: ") + std::strerror(errno));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  SpawnOptions spawn;
+  spawn.log = log;
+  spawn.truncate_log = true;
+  Expected<pid_t> pid = spawn_process(args, spawn);
+  if (!pid) return make_unexpected("cannot start '" + args[0] + "': " + pid.error());
+  return wait_process(*pid);
 }
 
 /// A fresh private directory for a child's files, removed when it goes.
@@ -238,48 +227,39 @@ int64_t record_bench(db::Database& db, const BenchOptions& o,
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
-  int64_t device = db.upsert_device(tuner::this_device());
-  auto [gflops, gbps] = tuner::device_peaks(db, device, o.threads);
+  tuner::ActiveRun active = tuner::ActiveRun::begin(db, {.kind = db::RunKind::bench,
+                                                         .label = o.label,
+                                                         .command = o.command,
+                                                         .settings = settings_json(o).dump(),
+                                                         .git_revision = o.git_revision});
+  auto [gflops, gbps] = tuner::device_peaks(db, active.device_id(), o.threads);
   say(fmt::format("device peaks: {:.1f} GFLOP/s, {:.1f} GB/s", gflops, gbps));
-  db::NewRun nr;
-  nr.device_id = device;
-  nr.kind = db::RunKind::bench;
-  nr.label = o.label;
-  nr.command = o.command;
-  nr.settings = settings_json(o).dump();
-  nr.git_revision = o.git_revision;
-  nr.host = tuner::host_name();
-  int64_t run = db.begin_run(nr);
-  try {
-    // Each process measures every workload, so the samples span the run's time and the
-    // processes' own differences (memory placement, huge pages, thread placement), which no
-    // single process's samples show.
-    const int processes = std::max(1, o.processes);
-    const int runs = (o.runs + processes - 1) / processes;
-    for (int p = 0; p < processes; ++p) {
-      std::vector<Measurement> items = processes > 1 && !o.child_command.empty()
-                                           ? measure_in_child(o, runs)
-                                           : measure_corpus(o, db.path(), runs);
-      for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
-      say(fmt::format("process {}/{}: {} workload(s) and kernel(s), {} sample(s) each", p + 1,
-                      processes, items.size(), runs));
-    }
-    if (o.suite) {
-      say(fmt::format("benchmark suite ({}) in {} process(es), {} repetition(s) each...",
-                      o.suite_filter, processes, runs));
-      size_t n = 0;
-      for (int p = 0; p < processes; ++p) {
-        std::vector<Measurement> items = bench_suite(o, runs);
-        for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
-        n = items.size();
-      }
-      say(fmt::format("benchmark suite: {} benchmark(s)", n));
-    }
-  } catch (...) {
-    db.end_run(run, db::RunStatus::failed);
-    throw;
+  int64_t run = active.id(); // a throw on the way leaves it failed
+  // Each process measures every workload, so the samples span the run's time and the
+  // processes' own differences (memory placement, huge pages, thread placement), which no
+  // single process's samples show.
+  const int processes = std::max(1, o.processes);
+  const int runs = (o.runs + processes - 1) / processes;
+  for (int p = 0; p < processes; ++p) {
+    std::vector<Measurement> items = processes > 1 && !o.child_command.empty()
+                                         ? measure_in_child(o, runs)
+                                         : measure_corpus(o, db.path(), runs);
+    for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
+    say(fmt::format("process {}/{}: {} workload(s) and kernel(s), {} sample(s) each", p + 1,
+                    processes, items.size(), runs));
   }
-  db.end_run(run, db::RunStatus::done);
+  if (o.suite) {
+    say(fmt::format("benchmark suite ({}) in {} process(es), {} repetition(s) each...",
+                    o.suite_filter, processes, runs));
+    size_t n = 0;
+    for (int p = 0; p < processes; ++p) {
+      std::vector<Measurement> items = bench_suite(o, runs);
+      for (const Measurement& m : items) db.add_benchmark(to_benchmark(run, m));
+      n = items.size();
+    }
+    say(fmt::format("benchmark suite: {} benchmark(s)", n));
+  }
+  active.finish(false, false);
   return run;
 }
 

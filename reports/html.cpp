@@ -250,7 +250,7 @@ std::string tunings_table(const RunSummary& s) {
                 {fmt::format("{:.1f}", k.wall_s), "num"},
                 {escape(k.outcome())},
                 {"<code>" + escape(k.winner_opts) + "</code>"}},
-               k.status == "failed" ? "regression" : "");
+               k.status == db::TuningStatus::failed ? "regression" : "");
   return out + "</table>\n";
 }
 

@@ -129,7 +129,7 @@ std::string render_json(const RunSummary& s) {
     j["tunings"].push_back({{"name", k.name},
                             {"key", k.hash},
                             {"workload", k.workload},
-                            {"status", k.status},
+                            {"status", to_string(k.status)},
                             {"error", k.error},
                             {"heuristic_ms", number(k.heuristic_ms)},
                             {"tuned_ms", number(k.tuned_ms)},

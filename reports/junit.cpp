@@ -121,11 +121,11 @@ std::string render_junit(const RunSummary& s) {
     Suite suite{"Tuned kernels", {}};
     for (const TunedKernel& k : s.tunings) {
       Case tc{"beamlab.tuning", k.name + " (" + k.workload + ")", k.wall_s, "", "", "", ""};
-      if (k.status == "failed") {
+      if (k.status == db::TuningStatus::failed) {
         tc.failure = "the search failed: " + k.error;
         tc.failure_type = "tuning";
-      } else if (k.status != "done") {
-        tc.skipped = "the search is " + k.status;
+      } else if (k.status != db::TuningStatus::done) {
+        tc.skipped = std::string("the search is ") + to_string(k.status);
       }
       suite.cases.push_back(tc);
     }

@@ -70,7 +70,7 @@ std::vector<Measurement> tuned_kernels(db::Database& db, int64_t run_id) {
     m.source = "tuned";
     m.flops = k->flops;
     m.bytes = k->bytes;
-    if (t.status == "done") m.samples_ms = db.samples_of(t.id, t.winner_opts);
+    if (t.status == db::TuningStatus::done) m.samples_ms = db.samples_of(t.id, t.winner_opts);
     add(out, std::move(m));
   }
   return out;

@@ -1,7 +1,7 @@
 // A single run's summary; see summary.hpp.
 #include "reports/summary.hpp"
 
-#include "tuner/batch/batch.hpp"
+#include "tuner/store/device.hpp"
 
 namespace beamlab::reports {
 
@@ -11,7 +11,8 @@ std::optional<double> TunedKernel::speedup() const {
 }
 
 std::string TunedKernel::outcome() const {
-  return status == "done" ? stop_reason : status + (error.empty() ? "" : ": " + error);
+  if (status == db::TuningStatus::done) return stop_reason;
+  return to_string(status) + (error.empty() ? std::string() : ": " + error);
 }
 
 std::optional<double> RunSummary::roofline(int64_t flops, int64_t bytes, double ms) const {

@@ -16,7 +16,8 @@ namespace beamlab::reports {
 
 struct TunedKernel {
   std::string name, hash, workload;
-  std::string status, error; ///< the tuning's: done | failed | running
+  db::TuningStatus status = db::TuningStatus::running;
+  std::string error;
   std::optional<double> heuristic_ms, tuned_ms;
   std::string heuristic_opts, winner_opts;
   std::optional<double> roofline;          ///< the tuned plan's fraction of the device's roofline

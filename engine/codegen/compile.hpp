@@ -1,10 +1,10 @@
 // Compiling a kernel graph to machine code for this host.
 //
-// compile_kernel runs the code generator's pipeline: linearize the kernel graph (see
-// linearize.hpp), build LLVM IR with IRBuilder, optimize it at O3 for the host CPU (with FMA
-// contraction), and emit a relocatable object. The object's bytes are what the runtime's
-// JitLoader links, what BEAM dedups candidates by (code_hash), and what a sandboxed worker can
-// be sent. Knobs: BEAMLAB_PRINT_LLVM=1 prints the optimized IR, BEAMLAB_PRINT_ASM=1 the
+// emit_kernel is the lowering pipeline's emit step (engine/realize/pipeline.hpp): from a
+// linearized kernel (linearize.hpp) it builds LLVM IR with IRBuilder, optimizes it at O3 for the
+// host CPU (with FMA contraction), and emits a relocatable object. The object's bytes are what the
+// runtime's JitLoader links, what BEAM dedups candidates by (code_hash), and what a sandboxed
+// worker can be sent. Knobs: BEAMLAB_PRINT_LLVM=1 prints the optimized IR, BEAMLAB_PRINT_ASM=1 the
 // assembly, to stderr.
 #pragma once
 
@@ -35,7 +35,11 @@ struct CompiledKernel {
   std::string assembly;          ///< host assembly, if asked for
 };
 
-/// Compiles a kernel graph; the reason on failure (an unsupported node, an LLVM error).
+/// Compiles a linearized kernel; the reason on failure (an unsupported node, an LLVM error).
+Expected<CompiledKernel> emit_kernel(const std::vector<UOpPtr>& program,
+                                     const CompileOptions& opts = {});
+
+/// linearize, then emit_kernel: for a kernel graph built by hand (the code generator's tests).
 Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions& opts = {});
 
 /// The host's CPU name and feature string LLVM targets (e.g. "skylake-avx512", "+avx2,...").

@@ -524,10 +524,14 @@ std::string host_cpu_description() {
 std::string llvm_version() { return LLVM_VERSION_STRING; }
 
 Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions& opts) {
+  return emit_kernel(linearize(sink), opts);
+}
+
+Expected<CompiledKernel> emit_kernel(const std::vector<UOpPtr>& program,
+                                     const CompileOptions& opts) {
   auto start = std::chrono::steady_clock::now();
   CompiledKernel out;
   out.name = opts.name;
-  std::vector<UOpPtr> program = linearize(sink);
   std::lock_guard lock(llvm_mutex());
   llvm::TargetMachine& tm = host_target();
   llvm::LLVMContext ctx;
@@ -544,7 +548,8 @@ Expected<CompiledKernel> compile_kernel(const UOpPtr& sink, const CompileOptions
   internal_assert(!llvm::verifyModule(mod, &err))
       << "the LLVM emitter built invalid IR for '" << opts.name << "': " << broken;
   optimize(mod, tm);
-  bool print_ir = knob_int("BEAMLAB_PRINT_LLVM", 0) != 0,
+  bool print_ir =
+           knob_int("BEAMLAB_PRINT_LLVM", 0) != 0 || knob_lists("BEAMLAB_PRINT_AFTER", "emit"),
        print_asm = knob_int("BEAMLAB_PRINT_ASM", 0) != 0;
   if (opts.keep_llvm_ir || print_ir) {
     llvm::raw_string_ostream os(out.llvm_ir);

@@ -30,20 +30,35 @@ std::vector<UOpPtr> toposort(const UOpPtr& root) {
   return order;
 }
 
-std::string print_graph(const UOpPtr& root) {
+namespace {
+
+// One line per node, in the given order (sources first); with `indent_loops`, indented two
+// spaces per loop or branch open at the node (RANGE and IF open one, END and ENDIF close it).
+std::string print_nodes(const std::vector<UOpPtr>& nodes, bool indent_loops) {
   std::unordered_map<const UOp*, size_t> ids;
   std::string out;
-  for (const UOpPtr& u : toposort(root)) {
+  size_t depth = 0;
+  for (const UOpPtr& u : nodes) {
     size_t id = ids.size();
     ids.emplace(u.get(), id);
+    bool closes = u->op() == Op::End || u->op() == Op::EndIf;
+    if (indent_loops && closes && depth > 0) --depth;
+    out += std::string(2 * depth, ' ');
     out += fmt::format("%{} = {} {}", id, op_name(u->op()), u->dtype().str());
     for (size_t i = 0; i < u->src().size(); ++i)
       out += fmt::format("{}%{}", i ? ", " : " ", ids.at(u->src(i).get()));
     if (!u->arg().is_none()) out += " : " + u->arg().str();
     out += '\n';
+    if (indent_loops && (u->op() == Op::Range || u->op() == Op::If)) ++depth;
   }
   return out;
 }
+
+} // namespace
+
+std::string print_graph(const UOpPtr& root) { return print_nodes(toposort(root), false); }
+
+std::string print_program(const std::vector<UOpPtr>& program) { return print_nodes(program, true); }
 
 namespace {
 

@@ -21,6 +21,9 @@ std::vector<UOpPtr> toposort(const UOpPtr& root);
 
 /// The graph's text form: one line per node, `root` last.
 std::string print_graph(const UOpPtr& root);
+/// A linearized kernel (linearize.hpp) in its program order, in the same form, each node
+/// indented by the loops it runs in (for people; not read back).
+std::string print_program(const std::vector<UOpPtr>& program);
 
 /// Infix text of an expression: variables by name, ranges as r<axis>, constants as numbers;
 /// ops without an infix form print as OP(src, ...).

@@ -8,9 +8,8 @@
 #include <mutex>
 #include <set>
 
-#include "engine/codegen/expand.hpp"
-#include "engine/codegen/lower.hpp"
 #include "engine/ir/printer.hpp"
+#include "engine/realize/pipeline.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/statistics.hpp"
@@ -71,10 +70,9 @@ Expected<std::shared_ptr<const CompiledStage>> compile_stage(const UOpPtr& stage
       return it->second;
     }
   }
-  UOpPtr lowered = lower_kernel(expand_upcasts(stage));
-  Expected<CompiledKernel> k = compile_kernel(lowered, {.name = name});
+  Expected<CompiledKernel> k = generate_code(stage, {.name = name});
   if (!k) return make_unexpected(k.error());
-  auto code = JitLoader::instance().load(k->object, k->name);
+  auto code = link_code(*k);
   if (!code) return make_unexpected(code.error());
   auto compiled = std::make_shared<const CompiledStage>(CompiledStage{std::move(*k), *code});
   std::lock_guard lock(cache.mu);
@@ -126,7 +124,7 @@ Expected<std::vector<std::shared_ptr<const CompiledStage>>>
 compile_stages(const OptimizedKernel& k, const std::string& name) {
   std::vector<std::shared_ptr<const CompiledStage>> out;
   for (size_t s = 0; s < k.stages.size(); ++s) {
-    auto stage = compile_stage(k.stages[s], name + (s ? "_combine" : ""));
+    auto stage = compile_stage(k.stages[s], stage_name(name, s));
     if (!stage) return make_unexpected(stage.error());
     out.push_back(*stage);
   }
@@ -137,7 +135,7 @@ compile_stages(const OptimizedKernel& k, const std::string& name) {
 
 Expected<KernelCandidate, KernelCandidate::Error>
 KernelCandidate::build(const UOpPtr& ast, const std::vector<Opt>& opts, const std::string& name) {
-  Expected<OptimizedKernel> optimized = apply_opts(ast, opts);
+  Expected<OptimizedKernel> optimized = optimize_kernel(ast, opts);
   if (!optimized) return make_unexpected(Error{true, optimized.error()});
   KernelCandidate c;
   StableHasher code;
@@ -223,7 +221,7 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     PlannedKernel k;
     k.item = item;
     k.opts = policy.opts_for(item, plan.threads_);
-    Expected<OptimizedKernel> optimized = apply_opts(item.ast, k.opts);
+    Expected<OptimizedKernel> optimized = optimize_kernel(item.ast, k.opts);
     if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
     k.optimized = std::move(*optimized);
     for (const UOpPtr& b : item.buffers) {

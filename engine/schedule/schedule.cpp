@@ -8,6 +8,7 @@
 
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
+#include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/rewrite/symbolic.hpp"
 
 namespace beamlab {
@@ -150,6 +151,7 @@ private:
       deps.clear();
     }
     for (const UOpPtr& d : deps) schedule(d);
+    print_after_step("schedule", item.ast);
     out_.items.push_back(std::move(item));
   }
 

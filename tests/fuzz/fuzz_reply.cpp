@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ::close(p[0]);
   if (t != Transfer::ok) return 0;
   const nlohmann::json requests[] = {
-      {{"op", "compile"}, {"id", 1}, {"ast", ""}, {"opts", ""}},
+      {{"op", "compile"}, {"id", 1}, {"opts", ""}},
       {{"op", "run"}, {"id", 1}, {"checks", {0, 1, 2}}, {"warmup", 1}, {"runs", 5}},
       {{"op", "run"}, {"id", 0}, {"checks", {0, 1, 2}}, {"return_outputs", true}},
       {{"op", "task"}}};

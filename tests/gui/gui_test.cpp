@@ -75,7 +75,7 @@ protected:
       int64_t k = db.upsert_kernel(tuner::kernel_record(task));
       db::Tuning t = db.open_tuning(run_, k, 2, "fixture", "{}", "", 0);
       db.save_candidates(t.id, cands);
-      t.status = "done";
+      t.status = db::TuningStatus::done;
       t.heuristic_opts = heuristic;
       t.heuristic_ms = h_ms;
       t.winner_opts = winner;
@@ -275,7 +275,7 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   std::vector<db::Tuning> ts = db.tunings(live->run_id());
   ASSERT_EQ(ts.size(), 1u);
   EXPECT_EQ(ts[0].stop_reason, "cancelled");
-  EXPECT_EQ(ts[0].status, "done");
+  EXPECT_EQ(ts[0].status, db::TuningStatus::done);
   EXPECT_GE(db.candidates(ts[0].id).size(), 1u); // the reference, measured before the pause
   ASSERT_TRUE(db.run(live->run_id()));
   EXPECT_EQ(db.run(live->run_id())->status, db::RunStatus::interrupted)

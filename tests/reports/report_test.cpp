@@ -616,7 +616,7 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
     rows.push_back(c);
   }
   db.save_candidates(t.id, rows);
-  t.status = "done";
+  t.status = db::TuningStatus::done;
   t.heuristic_opts = "UPCAST(0,2)";
   t.heuristic_ms = 0.35;
   t.winner_opts = "UPCAST(0,8)";

@@ -164,30 +164,16 @@ TEST_F(JournalTest, AReplayedSearchRetracesItsStepsWithoutMeasuring) {
 pid_t start_cli(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> argv = {BEAMLAB_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargs;
-  for (std::string& a : argv) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = 0;
   // Its own process group, so kill -9 takes its sandboxes with it.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  EXPECT_EQ(posix_spawn(&pid, cargs[0], &fa, &attr, cargs.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  return pid;
+  SpawnOptions spawn;
+  spawn.log = log;
+  spawn.own_process_group = true;
+  Expected<pid_t> pid = spawn_process(argv, spawn);
+  EXPECT_TRUE(pid) << pid.error();
+  return pid ? *pid : -1;
 }
 
-int wait_cli(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+int wait_cli(pid_t pid) { return wait_process(pid).value_or(-1); }
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
@@ -248,7 +234,7 @@ TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
   std::vector<db::Tuning> tunings = db.tunings(runs[0].id);
   EXPECT_EQ(tunings.size(), 3u);
   for (const db::Tuning& t : tunings) {
-    EXPECT_EQ(t.status, "done");
+    EXPECT_EQ(t.status, db::TuningStatus::done);
     ASSERT_TRUE(t.winner_ms.has_value());
     EXPECT_GT(*t.winner_ms, 0);
   }

@@ -29,10 +29,10 @@ json buffers_of(const KernelTask& t) {
   return b;
 }
 
-Message compile_request(const KernelTask& t, const std::string& opts,
-                        const std::string& fault = "") {
+// Compiles `opts` for the kernel of the worker's task.
+Message compile_request(const std::string& opts, const std::string& fault = "") {
   Message m;
-  m.header = {{"op", "compile"}, {"ast", t.ast}, {"name", t.name}, {"opts", opts}};
+  m.header = {{"op", "compile"}, {"opts", opts}};
   if (!fault.empty()) m.header["fault"] = fault;
   return m;
 }
@@ -41,13 +41,12 @@ const json kChecks = json::array({{{"kind", "random"}, {"seed", 1}},
                                   {{"kind", "small_ints"}, {"seed", 2}},
                                   {{"kind", "special"}, {"seed", 3}}});
 
-// The kernel's buffers and checks, with the expected outputs (or none: no comparison).
+// The kernel, its buffers and checks, with the expected outputs (or none: no comparison).
 Message task_request(const KernelTask& t, const std::string* expected) {
   Message m;
-  m.header = {{"op", "task"},
-              {"buffers", buffers_of(t)},
-              {"checks", kChecks},
-              {"reduce_length", t.reduce_length}};
+  m.header = {{"op", "task"},      {"ast", t.ast},
+              {"name", t.name},    {"buffers", buffers_of(t)},
+              {"checks", kChecks}, {"reduce_length", t.reduce_length}};
   if (expected) m.payload = *expected;
   return m;
 }
@@ -86,10 +85,10 @@ SandboxOptions test_options() {
 // Compiles `opts` and runs it against `expected`; the worker's reply.
 json measure(Sandbox& box, const KernelTask& t, const std::string& opts,
              const std::string& expected) {
-  CallResult c = box.call(compile_request(t, opts), 30);
+  EXPECT_EQ(box.call(task_request(t, &expected), 30).reply.header.value("status", ""), "ok");
+  CallResult c = box.call(compile_request(opts), 30);
   EXPECT_EQ(c.status, CallStatus::ok) << c.detail;
   EXPECT_EQ(c.reply.header.value("status", ""), "ok") << c.reply.header.dump();
-  EXPECT_EQ(box.call(task_request(t, &expected), 30).reply.header.value("status", ""), "ok");
   CallResult r = box.call(run_request(3), 30);
   EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
   return r.reply.header;
@@ -102,8 +101,8 @@ protected:
 
   // The unoptimized kernel's outputs for the three checks.
   std::string reference() {
-    EXPECT_EQ(box.call(compile_request(matmul, ""), 30).reply.header.value("status", ""), "ok");
     EXPECT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
+    EXPECT_EQ(box.call(compile_request(""), 30).reply.header.value("status", ""), "ok");
     CallResult r = box.call(run_request(0, true), 30, 3 * output_bytes(matmul));
     EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
     return r.reply.payload;
@@ -133,8 +132,8 @@ TEST_F(SandboxTest, CandidatesAreTimedAndCheckedAgainstTheReference) {
   EXPECT_GT(h.at("samples_ms")[0].get<double>(), 0.0);
   EXPECT_LT(h.value("max_error", 1.0), 1e-3);
   // Different Opts, different machine code.
-  CallResult a = box.call(compile_request(matmul, ""), 30);
-  CallResult b = box.call(compile_request(matmul, "UPCAST(1,4)"), 30);
+  CallResult a = box.call(compile_request(""), 30);
+  CallResult b = box.call(compile_request("UPCAST(1,4)"), 30);
   EXPECT_NE(a.reply.header.at("code_hash"), b.reply.header.at("code_hash"));
   EXPECT_GT(b.reply.header.value("compile_ms", 0.0), 0.0);
 }
@@ -155,8 +154,8 @@ TEST_F(SandboxTest, AnUnwrittenElementFailsThroughTheSentinel) {
   UOpPtr half =
       sink({store(index(buffer_param(0, f32), r), load(index(buffer_param(1, f32), r), f32))});
   KernelTask t{"E_half", 0, print_graph(half), {{f32, 64}, {f32, 64}}, 1};
-  ASSERT_EQ(box.call(compile_request(t, ""), 30).reply.header.value("status", ""), "ok");
   ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
+  ASSERT_EQ(box.call(compile_request(""), 30).reply.header.value("status", ""), "ok");
   std::string out = box.call(run_request(0, true), 30, 3 * output_bytes(t)).reply.payload;
   // The expected output: the whole input copied (what a correct kernel would write).
   std::string want(out.size(), '\0');
@@ -192,12 +191,12 @@ TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {
     const char* detail;
   };
   std::vector<Case> cases;
-  // Compiles (with a planted fault), sets the task and runs it once.
+  // Sets the task, compiles (with a planted fault) and runs it once.
   auto attempt = [&](const char* what, const KernelTask& t, const std::string& opts,
                      const std::string& fault, double timeout, CallStatus want,
                      const char* detail) {
-    CallResult c = box.call(compile_request(t, opts, fault), 30);
-    if (c.status == CallStatus::ok) c = box.call(task_request(t, nullptr), 30);
+    CallResult c = box.call(task_request(t, nullptr), 30);
+    if (c.status == CallStatus::ok) c = box.call(compile_request(opts, fault), 30);
     if (c.status == CallStatus::ok) c = box.call(run_request(1), timeout);
     cases.push_back({what, c, want, detail});
   };
@@ -240,10 +239,10 @@ TEST_F(SandboxTest, HostileRepliesAreRefusedAndCostTheWorkerItsLife) {
   };
   int restarts = 0;
   for (const Case& c : cases) {
-    CallResult r = box.call(compile_request(matmul, "", c.fault), 30);
+    ASSERT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
+    CallResult r = box.call(compile_request("", c.fault), 30);
     if (!c.at_compile) {
       ASSERT_EQ(r.status, CallStatus::ok) << c.fault << ": " << r.detail;
-      ASSERT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
       r = box.call(run_request(c.return_outputs ? 0 : 3, c.return_outputs), 30,
                    c.return_outputs ? 3 * output_bytes(matmul) : 0);
     }
@@ -264,8 +263,8 @@ TEST(SandboxLimits, ACandidatePastItsCpuTimeIsStoppedByTheLimit) {
   o.cpu_seconds = 1;
   Sandbox box(o);
   KernelTask t = endless_task();
-  ASSERT_EQ(box.call(compile_request(t, ""), 30).status, CallStatus::ok);
   ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok);
+  ASSERT_EQ(box.call(compile_request(""), 30).status, CallStatus::ok);
   CallResult c = box.call(run_request(1), 60); // the wall clock would wait
   EXPECT_EQ(c.status, CallStatus::limit) << to_string(c.status) << " " << c.detail;
   EXPECT_NE(c.detail.find("SIGXCPU"), std::string::npos) << c.detail;
@@ -281,7 +280,7 @@ TEST(SandboxLimits, AWorkerRetiresAtItsLifetimeLimitAndAFreshOneTakesOver) {
   Sandbox box(o);
   KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
   for (int i = 1; i <= 3; ++i) {
-    CallResult c = box.call(compile_request(t, ""), 30);
+    CallResult c = box.call(task_request(t, nullptr), 30);
     ASSERT_EQ(c.status, CallStatus::ok) << c.detail;
     EXPECT_EQ(c.reply.header.value("status", ""), "ok");
     EXPECT_TRUE(c.reply.header.value("retiring", false));
@@ -292,13 +291,17 @@ TEST(SandboxLimits, AWorkerRetiresAtItsLifetimeLimitAndAFreshOneTakesOver) {
 }
 
 TEST_F(SandboxTest, MalformedRequestsAreAnsweredNotFatal) {
-  Message m;
-  m.header = {{"op", "compile"}, {"ast", "%0 = MULL index"}, {"opts", ""}};
+  Message m = task_request(matmul, nullptr);
+  m.header["ast"] = "%0 = MULL index";
   CallResult r = box.call(m, 30);
   ASSERT_EQ(r.status, CallStatus::ok);
   EXPECT_EQ(r.reply.header.value("status", ""), "bad_request");
   EXPECT_NE(r.reply.header.value("error", "").find("unknown op 'MULL'"), std::string::npos);
-  CallResult o = box.call(compile_request(matmul, "UPCAST(7,8)"), 30);
+  CallResult c = box.call(compile_request(""), 30);
+  EXPECT_EQ(c.reply.header.value("status", ""), "bad_request");
+  EXPECT_EQ(c.reply.header.value("error", ""), "compile before a task");
+  ASSERT_EQ(box.call(task_request(matmul, nullptr), 30).status, CallStatus::ok);
+  CallResult o = box.call(compile_request("UPCAST(7,8)"), 30);
   EXPECT_EQ(o.reply.header.value("status", ""), "rejected");
   EXPECT_NE(o.reply.header.value("error", "").find("axis 7 is out of range"), std::string::npos);
   EXPECT_EQ(box.restarts(), 0);
@@ -314,9 +317,9 @@ TEST(SandboxProbe, EveryForbiddenActionIsRefused) {
   KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
   std::vector<std::string> holes;
   for (const std::string& action : probe_actions()) {
-    CallResult c = box.call(compile_request(t, "", "probe:" + action), 30);
-    ASSERT_EQ(c.status, CallStatus::ok) << action << ": " << c.detail;
     ASSERT_EQ(box.call(task_request(t, nullptr), 30).status, CallStatus::ok) << action;
+    CallResult c = box.call(compile_request("", "probe:" + action), 30);
+    ASSERT_EQ(c.status, CallStatus::ok) << action << ": " << c.detail;
     CallResult r = box.call(run_request(1), 30);
     std::string result =
         r.status == CallStatus::violation
@@ -377,14 +380,14 @@ TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
     KernelTask t = task_of(Tensor::rand({64}, 1) + 1.0f);
     KernelTask endless = endless_task();
     for (const char* fault : {"", "write_out_of_bounds", "open_file"}) {
-      ASSERT_EQ(call(compile_request(t, "", fault), 30).status, CallStatus::ok);
       ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
+      ASSERT_EQ(call(compile_request("", fault), 30).status, CallStatus::ok);
       call(run_request(1), 30);
     }
-    ASSERT_EQ(call(compile_request(endless, ""), 30).status, CallStatus::ok);
     ASSERT_EQ(call(task_request(endless, nullptr), 30).status, CallStatus::ok);
+    ASSERT_EQ(call(compile_request(""), 30).status, CallStatus::ok);
     EXPECT_EQ(call(run_request(1), 0.5).status, CallStatus::timeout);
-    ASSERT_EQ(call(compile_request(t, ""), 30).status, CallStatus::ok);
+    ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
   } // and the last one ends when its pipes close
   EXPECT_EQ(workers.size(), 4u); // the first, and one after each crash, violation and hang
   std::error_code ec;

@@ -14,6 +14,7 @@
 #include "engine/ir/kernel_ops.hpp"
 #include "tuner/batch/policy.hpp"
 #include "tuner/search/search.hpp"
+#include "tuner/store/records.hpp"
 
 namespace beamlab::tuner {
 namespace {
@@ -164,7 +165,7 @@ TEST(Search, TheResultIsNeverSlowerThanTheHeuristicBeyondNoise) {
   EXPECT_EQ(events[int(Event::Kind::finished)], 1);
   EXPECT_GE(events[int(Event::Kind::iteration)], 1);
   // The settings are recorded with the result.
-  nlohmann::json j = r->to_json();
+  nlohmann::json j = result_json(*r);
   EXPECT_EQ(j["settings"]["beam"], 2);
   EXPECT_EQ(j["settings"]["early_stop"], 3.0);
   EXPECT_EQ(j["candidates"].size(), r->candidates.size());

@@ -123,14 +123,6 @@ private:
 
 } // namespace
 
-double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
-                         double peak_gbps) {
-  if (ms <= 0) return 0;
-  double compute = peak_gflops > 0 ? static_cast<double>(flops) / (ms * 1e6) / peak_gflops : 0;
-  double memory = peak_gbps > 0 ? static_cast<double>(bytes) / (ms * 1e6) / peak_gbps : 0;
-  return std::max(compute, memory);
-}
-
 const char* to_string(BatchKernel::Outcome o) {
   switch (o) {
   case BatchKernel::Outcome::pending: return "pending";
@@ -162,72 +154,19 @@ std::pair<int, int> parse_shard(const std::string& text, const std::string& what
   return {i, n};
 }
 
-std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads) {
-  std::optional<db::Device> d = db.device(device_id);
-  if (d && d->peak_gflops && d->peak_gbps) return {*d->peak_gflops, *d->peak_gbps};
-  HeuristicPolicy heuristic;
-  auto best = [&](const std::string& workload, const std::map<std::string, int64_t>& params,
-                  bool compute) {
-    Tensor out = build_workload(workload, params);
-    ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
-                                                {.threads = threads, .policy = &heuristic});
-    double peak = 0;
-    for (int i = 0; i < 3; ++i)
-      for (const KernelProfile& p : plan.profile(3))
-        peak = std::max(peak, compute ? p.gflops : p.gbps);
-    return peak;
-  };
-  double gflops = best("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, true);
-  double gbps = best("elementwise", {{"N", 1 << 24}, {"DEPTH", 1}}, false);
-  if (!db.read_only()) db.set_device_peaks(device_id, gflops, gbps);
-  return {gflops, gbps};
+namespace {
+
+// No database file (--cache off): a private one in memory, for the device's peaks.
+db::Database open_main(const BatchOptions& options, const BatchStore& store) {
+  return db::Database(store.db_path.empty() ? ":memory:" : store.db_path,
+                      options.cache == CacheMode::read_only ? db::Database::Access::read_only
+                                                            : db::Database::Access::read_write);
 }
 
-Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
-                                    WorkerPool& pool, const SearchSettings& settings,
-                                    CacheContext& ctx, const EventSink& sink) {
-  auto ast = parse_graph(task.ast);
-  if (!ast) return make_unexpected("kernel " + task.name + ": " + ast.error().str("ast"));
-  int threads = settings.threads > 0 ? settings.threads : pool.sandbox_options().threads;
-  std::string actions = action_space(*ast, threads);
-  std::unique_ptr<TuningJournal> journal;
-  if (ctx.db && ctx.run_id > 0 && writes(ctx.mode))
-    journal = std::make_unique<TuningJournal>(*ctx.db, ctx.run_id, task, workload, threads,
-                                              settings, actions, settings.time_budget_s);
-  EventSink record = [&](const Event& e) {
-    if (journal) journal->record(e);
-    if (sink) sink(e);
-  };
-  Expected<TuneResult> r =
-      tune_kernel(task, pool, settings, record, journal ? &journal->replay() : nullptr);
-  if (!r) {
-    if (journal) journal->fail(r.error());
-    return r;
-  }
-  if (journal) journal->finish(*r);
-  if (ctx.db) cache_store(ctx, *r, *ast, actions);
-  return r;
-}
-
-BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
-                      BatchListener& listener) {
-  auto t0 = Clock::now();
-  BatchReport report;
-  // No database file (--cache off): a private one in memory, for the device's peaks.
-  std::string path = store.db_path.empty() ? ":memory:" : store.db_path;
-  db::Database main_db(path, options.cache == CacheMode::read_only
-                                 ? db::Database::Access::read_only
-                                 : db::Database::Access::read_write);
-  int64_t device_id =
-      store.db_path.empty() ? main_db.upsert_device(this_device()) : store.device_id;
-  std::tie(report.peak_gflops, report.peak_gbps) =
-      device_peaks(main_db, device_id, options.threads);
-  std::vector<BatchKernel> all =
-      collect_kernels(corpus, options.threads, report.peak_gflops, report.peak_gbps);
-  report.total_kernels = static_cast<int>(all.size());
-  for (size_t i = 0; i < all.size(); ++i)
-    if (static_cast<int>(i) % options.shards == options.shard)
-      report.kernels.push_back(std::move(all[i]));
+// Searches the report's pending kernels (those this run hasn't journaled and the cache can't
+// answer), most promising first, `options.jobs` at a time.
+void search_kernels(BatchReport& report, const BatchOptions& options, const BatchStore& store,
+                    BatchListener& listener, db::Database& main_db, Clock::time_point t0) {
   double total_ms = 0;
   for (BatchKernel& k : report.kernels) total_ms += k.profile_ms;
   CacheContext cache;
@@ -238,7 +177,7 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
   std::map<std::string, db::Tuning> journaled; // this run's finished tunings, by kernel hash
   if (store.run_id > 0)
     for (const db::Tuning& t : main_db.tunings(store.run_id))
-      if (auto kr = main_db.kernel(t.kernel_id); kr && t.status == "done")
+      if (auto kr = main_db.kernel(t.kernel_id); kr && t.status == db::TuningStatus::done)
         journaled.emplace(kr->hash, t);
   for (size_t i = 0; i < report.kernels.size(); ++i) {
     BatchKernel& k = report.kernels[i];
@@ -303,8 +242,8 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
     for (int j = 0; j < jobs; ++j)
       threads.emplace_back([&, j] {
         try {
-          db::Database db(path, main_db.read_only() ? db::Database::Access::read_only
-                                                    : db::Database::Access::read_write);
+          db::Database db(main_db.path(), main_db.read_only() ? db::Database::Access::read_only
+                                                              : db::Database::Access::read_write);
           job(db);
         } catch (...) {
           errors[static_cast<size_t>(j)] = std::current_exception();
@@ -315,6 +254,43 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
       if (e) std::rethrow_exception(e);
   }
   report.wall_s = seconds_since(t0);
+}
+
+} // namespace
+
+BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
+                      BatchListener& listener) {
+  auto t0 = Clock::now();
+  BatchReport report;
+  db::Database main_db = open_main(options, store);
+  int64_t device_id =
+      store.db_path.empty() ? main_db.upsert_device(this_device()) : store.device_id;
+  std::tie(report.peak_gflops, report.peak_gbps) =
+      device_peaks(main_db, device_id, options.threads);
+  std::vector<BatchKernel> all =
+      collect_kernels(corpus, options.threads, report.peak_gflops, report.peak_gbps);
+  report.total_kernels = static_cast<int>(all.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    if (static_cast<int>(i) % options.shards == options.shard)
+      report.kernels.push_back(std::move(all[i]));
+  search_kernels(report, options, store, listener, main_db, t0);
+  return report;
+}
+
+BatchReport run_batch(const std::vector<KernelTask>& tasks, const std::string& workload,
+                      const BatchOptions& options, const BatchStore& store,
+                      BatchListener& listener) {
+  auto t0 = Clock::now();
+  BatchReport report;
+  db::Database main_db = open_main(options, store);
+  for (const KernelTask& t : tasks) {
+    BatchKernel& k = report.kernels.emplace_back();
+    k.task = t;
+    k.workloads = workload;
+    k.occurrences = 1;
+  }
+  report.total_kernels = static_cast<int>(tasks.size());
+  search_kernels(report, options, store, listener, main_db, t0);
   return report;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tuner/batch/corpus.hpp"
+#include "tuner/store/device.hpp"
 #include "tuner/store/journal.hpp"
 
 namespace beamlab::tuner {
@@ -81,26 +82,15 @@ struct BatchStore {
   std::string source; ///< cache provenance
 };
 
-/// One kernel's search as a batch runs it: journaled in `ctx.run_id` (when the mode writes and
-/// the run is set), its winner stored in the cache, the events passed on to `sink`. A cancel
-/// through `settings.control` stops it like a budget's end. Also the GUI's single-kernel run.
-Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
-                                    WorkerPool& pool, const SearchSettings& settings,
-                                    CacheContext& ctx, const EventSink& sink = {});
-
 /// Runs the batch. Kernels whose search fails are reported, not thrown. A cancel through
 /// `options.settings.control` ends the current searches and starts no more.
 BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const BatchStore& store,
                       BatchListener& listener);
-
-/// The fraction of the device's roofline a kernel of `flops` and `bytes` reaches in `ms`: the
-/// larger of its compute and its DRAM-bandwidth fraction (above 1 when its data stays in cache).
-double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
-                         double peak_gbps);
-
-/// The device's measured peaks (GFLOP/s of a 512 matmul, GB/s of a 16M-element triad with the
-/// heuristic's plans), measured and stored on the device's first use.
-std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads);
+/// Runs a batch of the given kernels (the GUI's "tune this kernel"), as occurring once each in
+/// `workload`: no profiling, each kernel weighted alike.
+BatchReport run_batch(const std::vector<KernelTask>& tasks, const std::string& workload,
+                      const BatchOptions& options, const BatchStore& store,
+                      BatchListener& listener);
 
 /// Shard i of N from "i/N", 0 <= i < N; a UserError naming `what` when malformed.
 std::pair<int, int> parse_shard(const std::string& text, const std::string& what);

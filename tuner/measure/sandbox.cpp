@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <spawn.h>
 #include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -14,6 +13,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
 namespace {
@@ -74,10 +75,6 @@ void Sandbox::start() {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("sandbox: pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
   std::vector<std::string> args = {options_.worker,
                                    "--threads",
                                    std::to_string(options_.threads),
@@ -91,31 +88,25 @@ void Sandbox::start() {
   if (!options_.seccomp) args.push_back("--no-seccomp");
   if (const char* keep = std::getenv("BEAMLAB_WORKER_STDERR"); keep && *keep == '1')
     args.push_back("--keep-stderr");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   // A clean environment: nothing of the user's (tokens, paths, LD_PRELOAD) reaches the worker.
-  char* no_environment[] = {nullptr};
   // A process group of its own: a Ctrl-C at the terminal reaches the tuner (which stops the
   // search and ends its workers), not the workers mid-candidate.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, options_.worker.c_str(), &fa, &attr, argv.data(), no_environment);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
+  SpawnOptions spawn;
+  spawn.stdin_fd = in[0];
+  spawn.stdout_fd = out[1];
+  spawn.own_process_group = true;
+  spawn.empty_environment = true;
+  Expected<pid_t> pid = spawn_process(args, spawn);
   ::close(in[0]);
   ::close(out[1]);
-  if (rc != 0) {
+  if (!pid) {
     ::close(in[1]);
     ::close(out[0]);
     throw std::runtime_error("sandbox: cannot start the worker '" + options_.worker +
-                             "': " + std::strerror(rc) +
+                             "': " + pid.error() +
                              " (build the beamlab-worker target, or set BEAMLAB_WORKER)");
   }
-  pid_ = pid;
+  pid_ = *pid;
   to_worker_ = in[1];
   from_worker_ = out[0];
   for (int fd : {to_worker_, from_worker_}) {

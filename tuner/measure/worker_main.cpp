@@ -9,13 +9,16 @@
 // (confine.hpp): an empty root, no privileges, hard limits, an allow-list seccomp filter.
 // Then requests, one at a time (a reply with "retiring":true is the worker's last: its
 // lifetime CPU limit is near, and the tuner starts a fresh one):
-//   {"op":"compile","id":I,"ast":TEXT,"name":N,"opts":"UPCAST(1,8) ..."}
-//       -> {"status":"ok"|"rejected"|"compile_error","code_hash":HEX,"code_bytes":B,
-//           "compile_ms":T,"error":...}           (the worker keeps candidate I until dropped)
-//   {"op":"task","buffers":[{"dtype":"float32","count":N},...],"checks":[{"kind":K,"seed":S}],
-//    "reduce_length":L}  payload: every check's expected output, concatenated (or nothing)
-//       -> {"status":"ok"}                        (fills each check's inputs once; slot s of
+//   {"op":"task","ast":TEXT,"name":N,"buffers":[{"dtype":"float32","count":N},...],
+//    "checks":[{"kind":K,"seed":S}],"reduce_length":L}
+//    payload: every check's expected output, concatenated (or nothing)
+//       -> {"status":"ok"}                        (the kernel every later request is about;
+//                                                  fills each check's inputs once: slot s of
 //                                                  check (K, S) gets seed S*1000+s)
+//   {"op":"compile","id":I,"opts":"UPCAST(1,8) ..."}
+//       -> {"status":"ok"|"rejected"|"compile_error","code_hash":HEX,"code_bytes":B,
+//           "compile_ms":T,"error":...}           (the worker keeps candidate I until dropped
+//                                                  or another kernel's task comes)
 //   {"op":"run","id":I,"checks":[0,1,...],"warmup":W,"runs":R,"cutoff_ms":C,
 //    "return_outputs":BOOL,"drop":BOOL}
 //       -> {"status":"ok"|"wrong_result","samples_ms":[...],"check_ms":[...],
@@ -147,6 +150,13 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The kernel the requests are about, parsed once per task.
+struct Kernel {
+  std::string ast_text; ///< as sent
+  UOpPtr ast;
+  std::string name;
+};
+
 // The kernel's buffers and check inputs, set once per kernel ("task") and shared by every
 // candidate of it: inputs are filled once per check and read in place (read-only).
 struct Task {
@@ -207,12 +217,11 @@ private:
     int64_t id = h.value("id", int64_t{0});
     candidates_.erase(id);
     std::string fault = opts_.allow_faults ? h.value("fault", "") : "";
-    auto ast = parse_graph(h.value("ast", ""));
-    if (!ast) return reply("bad_request", "kernel AST: " + ast.error().str("ast"));
+    if (!task_) return reply("bad_request", "compile before a task");
     auto opts = parse_opts(h.value("opts", ""));
     if (!opts) return reply("bad_request", "opts: " + opts.error());
     if (fault == "abort_in_compile") std::abort();
-    auto c = KernelCandidate::build(*ast, *opts, h.value("name", "kernel"));
+    auto c = KernelCandidate::build(kernel_.ast, *opts, kernel_.name);
     if (!c) return reply(c.error().rejected ? "rejected" : "compile_error", c.error().message);
     Message m = reply("ok");
     m.header["code_hash"] = hash_hex(c->code_hash());
@@ -226,43 +235,51 @@ private:
   }
 
   Message task(const nlohmann::json& h, std::string payload) {
-    // The same kernel again (say, now with expected outputs): keep the inputs filled so far.
-    nlohmann::json shape = {h.at("buffers"), h.at("checks"), h.value("reduce_length", 1)};
-    if (task_ && task_->shape == shape) {
-      if (!payload.empty() && payload.size() != task_->checks.size() * task_->output->bytes())
-        return reply("bad_request",
-                     "the expected outputs are " + std::to_string(payload.size()) + " bytes, not " +
-                         std::to_string(task_->checks.size() * task_->output->bytes()));
-      task_->expected = std::move(payload);
-      return reply("ok");
+    // Another kernel: parse it, and forget the candidates compiled from the last one.
+    std::string ast_text = h.value("ast", "");
+    if (!kernel_.ast || kernel_.ast_text != ast_text) {
+      auto ast = parse_graph(ast_text);
+      if (!ast) return reply("bad_request", "kernel AST: " + ast.error().str("ast"));
+      candidates_.clear();
+      kernel_ = {std::move(ast_text), *ast, h.value("name", "kernel")};
     }
-    task_.reset();
+    // The same buffers and checks again (say, now with expected outputs): keep the inputs.
+    nlohmann::json shape = {h.at("buffers"), h.at("checks"), h.value("reduce_length", 1)};
+    if (!task_ || task_->shape != shape) {
+      task_.reset();
+      auto t = inputs_of(h, shape);
+      if (!t) return reply("bad_request", t.error());
+      task_.emplace(std::move(*t));
+    }
+    size_t want = task_->checks.size() * task_->output->bytes();
+    if (!payload.empty() && payload.size() != want)
+      return reply("bad_request", "the expected outputs are " + std::to_string(payload.size()) +
+                                      " bytes, not " + std::to_string(want));
+    task_->expected = std::move(payload);
+    return reply("ok");
+  }
+
+  static Expected<Task> inputs_of(const nlohmann::json& h, nlohmann::json shape) {
     Task t;
-    t.shape = shape;
+    t.shape = std::move(shape);
     for (const auto& b : h.at("buffers")) {
       auto dt = parse_dtype(b.at("dtype").get<std::string>());
-      if (!dt) return reply("bad_request", "unknown dtype " + b.at("dtype").dump());
+      if (!dt) return make_unexpected("unknown dtype " + b.at("dtype").dump());
       int64_t count = b.at("count").get<int64_t>();
-      if (count <= 0) return reply("bad_request", "a buffer of " + std::to_string(count));
+      if (count <= 0) return make_unexpected("a buffer of " + std::to_string(count));
       t.specs.push_back({*dt, count});
     }
-    if (t.specs.empty()) return reply("bad_request", "no buffers");
+    if (t.specs.empty()) return make_unexpected("no buffers");
     for (const auto& chk : h.at("checks")) {
       auto kind = parse_input_kind(chk.at("kind").get<std::string>());
-      if (!kind) return reply("bad_request", "unknown input kind " + chk.at("kind").dump());
+      if (!kind) return make_unexpected("unknown input kind " + chk.at("kind").dump());
       t.checks.emplace_back(*kind, chk.value("seed", uint64_t{1}));
     }
-    if (t.checks.empty()) return reply("bad_request", "no checks");
+    if (t.checks.empty()) return make_unexpected("no checks");
     t.reduce_length = h.value("reduce_length", int64_t{1});
     t.output.emplace(static_cast<size_t>(t.specs[0].bytes()));
-    if (!payload.empty() && payload.size() != t.checks.size() * t.output->bytes())
-      return reply("bad_request", "the expected outputs are " + std::to_string(payload.size()) +
-                                      " bytes, not " +
-                                      std::to_string(t.checks.size() * t.output->bytes()));
-    t.expected = std::move(payload);
     t.inputs.resize(t.checks.size()); // filled when a run first needs them
-    task_.emplace(std::move(t));
-    return reply("ok");
+    return t;
   }
 
   // Check c's inputs, filled on first use and read-only from then on.
@@ -378,6 +395,7 @@ private:
   Options opts_;
   Confinement confinement_;
   std::map<int64_t, Compiled> candidates_;
+  Kernel kernel_;
   std::optional<Task> task_;
 };
 

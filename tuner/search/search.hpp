@@ -13,42 +13,19 @@
 // few and the heuristic are re-measured interleaved, and the fastest median wins.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tuner/measure/check.hpp"
-#include "tuner/measure/pool.hpp"
+#include "tuner/measure/measurer.hpp"
+#include "tuner/search/control.hpp"
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
-
-/// Lets another thread pause, resume or cancel a running search (the GUI's buttons). A paused
-/// search waits before its next compile batch or timing; a cancelled one stops like one whose
-/// budget ended: what it measured is kept, untimed candidates are skipped, and the best so far
-/// is re-measured as usual.
-class SearchControl {
-public:
-  void pause();
-  void resume();
-  void cancel();
-  bool paused() const;
-  bool cancelled() const;
-  /// Blocks while paused and not cancelled.
-  void wait_while_paused() const;
-
-private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable changed_;
-  bool paused_ = false, cancelled_ = false;
-};
 
 /// Every limit of a search; recorded with its result.
 struct SearchSettings {
@@ -80,8 +57,6 @@ struct SearchSettings {
   std::vector<std::vector<Opt>> seeds;
   /// Pauses or cancels the search from another thread (null: none).
   const SearchControl* control = nullptr;
-
-  nlohmann::json to_json() const;
 };
 
 enum class Status {
@@ -173,7 +148,6 @@ struct TuneResult {
   /// "ok 120, slow 40, wrong_result 1": the statuses that occurred.
   std::string status_counts() const;
   double candidates_per_s() const;
-  nlohmann::json to_json() const;
 };
 
 /// Candidates an interrupted search of the same kernel already settled, by their Opts' text

@@ -14,6 +14,7 @@
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/runtime/openmp.hpp"
+#include "engine/support/process.hpp"
 #include <beamlab/beamlab.hpp>
 
 namespace beamlab {

@@ -1,0 +1,168 @@
+// Conversions between the tuner's types and the database's records; see records.hpp.
+#include "tuner/store/records.hpp"
+
+#include <unistd.h>
+
+namespace beamlab::tuner {
+
+db::DeviceInfo this_device() {
+  HostIdentity h = host_identity();
+  return {h.cpu_model, h.isa, h.cores, h.llvm_version, h.beamlab_version};
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+db::Kernel kernel_record(const KernelTask& task) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const KernelBufferSpec& b : task.buffers)
+    shapes.push_back({{"dtype", b.dtype.str()}, {"count", b.count}});
+  db::Kernel k;
+  k.hash = hash_hex(task.key);
+  k.hash_version = kHashVersion;
+  k.name = task.name;
+  k.shapes = shapes.dump();
+  k.flops = task.flops;
+  k.bytes = task.bytes;
+  k.ast = task.ast;
+  return k;
+}
+
+Expected<KernelTask> task_from_record(const db::Kernel& k) {
+  auto fail = [&](const std::string& why) {
+    return make_unexpected("kernel " + k.name + " (" + k.hash + ") in the database: " + why);
+  };
+  auto ast = parse_graph(k.ast);
+  if (!ast) return fail(ast.error().str("ast"));
+  KernelTask t;
+  t.name = k.name;
+  t.key = (*ast)->hash();
+  if (hash_hex(t.key) != k.hash)
+    return fail("its AST hashes to " + hash_hex(t.key) + " in this build (another hash version)");
+  t.ast = k.ast;
+  auto shapes = nlohmann::json::parse(k.shapes, nullptr, false);
+  if (!shapes.is_array()) return fail("its shapes are not a JSON array");
+  for (const auto& b : shapes) {
+    bool well_formed = b.is_object() && b.contains("dtype") && b["dtype"].is_string() &&
+                       b.contains("count") && b["count"].is_number_integer();
+    auto dt = well_formed ? parse_dtype(b["dtype"].get<std::string>()) : std::nullopt;
+    if (!dt) return fail("bad buffer shape " + b.dump());
+    t.buffers.push_back({*dt, b["count"].get<int64_t>()});
+  }
+  t.reduce_length = reduce_length(*ast);
+  t.flops = k.flops;
+  t.bytes = k.bytes;
+  return t;
+}
+
+Status status_from_string(const std::string& name) {
+  for (int i = 0; i < kStatusCount; ++i)
+    if (name == to_string(static_cast<Status>(i))) return static_cast<Status>(i);
+  return Status::error;
+}
+
+db::CandidateRow candidate_row(const Candidate& c) {
+  db::CandidateRow r;
+  r.seq = c.id;
+  r.opts = beamlab::to_string(c.opts);
+  r.parent = c.parent;
+  r.iteration = c.iteration;
+  r.status = to_string(c.status);
+  r.error = c.error;
+  r.compile_ms = c.compile_ms;
+  r.code_hash = c.code_hash ? hash_hex(c.code_hash) : "";
+  r.code_bytes = c.code_bytes;
+  r.max_error = c.max_error;
+  r.duplicate_of = c.duplicate_of;
+  r.samples_ms = c.samples_ms;
+  return r;
+}
+
+Candidate candidate_from_row(const db::CandidateRow& r) {
+  Candidate c;
+  c.id = r.seq;
+  if (auto opts = parse_opts(r.opts)) c.opts = std::move(*opts);
+  c.parent = r.parent;
+  c.iteration = r.iteration;
+  c.status = status_from_string(r.status);
+  c.error = r.error;
+  c.compile_ms = r.compile_ms;
+  c.code_hash = r.code_hash.empty() ? 0 : std::stoull(r.code_hash, nullptr, 16);
+  c.code_bytes = r.code_bytes;
+  c.max_error = r.max_error;
+  c.duplicate_of = r.duplicate_of;
+  c.samples_ms = r.samples_ms;
+  return c;
+}
+
+nlohmann::json settings_json(const SearchSettings& s) {
+  nlohmann::json checks_json = nlohmann::json::array();
+  for (InputKind k : s.checks) checks_json.push_back(std::string(to_string(k)));
+  return {{"beam", s.beam},
+          {"max_iterations", s.max_iterations},
+          {"min_improvement", s.min_improvement},
+          {"patience", s.patience},
+          {"early_stop", s.early_stop},
+          {"max_lanes", s.max_lanes},
+          {"max_ops", s.max_ops},
+          {"bloat", s.bloat},
+          {"time_budget_s", s.time_budget_s},
+          {"candidate_budget", s.candidate_budget},
+          {"warmup", s.warmup},
+          {"runs", s.runs},
+          {"finalists", s.finalists},
+          {"final_rounds", s.final_rounds},
+          {"final_runs", s.final_runs},
+          {"compile_timeout_s", s.compile_timeout_s},
+          {"run_timeout_s", s.run_timeout_s},
+          {"threads", s.threads},
+          {"checks", checks_json}};
+}
+
+nlohmann::json result_json(const TuneResult& r) {
+  nlohmann::json cands = nlohmann::json::array();
+  for (const Candidate& c : r.candidates) {
+    nlohmann::json j = {{"id", c.id},
+                        {"opts", beamlab::to_string(c.opts)},
+                        {"parent", c.parent},
+                        {"iteration", c.iteration},
+                        {"status", to_string(c.status)},
+                        {"compile_ms", c.compile_ms},
+                        {"samples_ms", c.samples_ms},
+                        {"code_hash", hash_hex(c.code_hash)},
+                        {"code_bytes", c.code_bytes}};
+    if (!c.error.empty()) j["error"] = c.error;
+    if (c.duplicate_of >= 0) j["duplicate_of"] = c.duplicate_of;
+    cands.push_back(std::move(j));
+  }
+  return {{"kernel", r.kernel},
+          {"key", hash_hex(r.key)},
+          {"settings", settings_json(r.settings)},
+          {"threads", r.threads},
+          {"winner", r.winner},
+          {"winner_opts", r.winner >= 0 ? beamlab::to_string(r.best().opts) : ""},
+          {"winner_ms", r.winner_ms},
+          {"heuristic", r.heuristic},
+          {"heuristic_ms", r.heuristic_ms},
+          {"empty", r.empty},
+          {"finalists", r.finalists},
+          {"noise", r.noise},
+          {"tie", r.tie},
+          {"tie_with_heuristic", r.tie_with_heuristic},
+          {"iterations", r.iterations},
+          {"stop_reason", r.stop_reason},
+          {"wall_s", r.wall_s},
+          {"reference_s", r.reference_s},
+          {"compile_s", r.compile_s},
+          {"timing_s", r.timing_s},
+          {"restarts", r.restarts},
+          {"replayed", r.replayed},
+          {"dropped",
+           {{"invalid", r.dropped_invalid}, {"seen", r.dropped_seen}, {"caps", r.dropped_caps}}},
+          {"candidates", cands}};
+}
+
+} // namespace beamlab::tuner

@@ -1,0 +1,36 @@
+// The tuner's types as the database records them, and back: the machine, kernels, candidates;
+// a search's settings and result as JSON (stored with a tuning, printed by `tune --json`).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "db/database.hpp"
+#include "tuner/search/search.hpp"
+
+namespace beamlab::tuner {
+
+/// This machine as the database records it.
+db::DeviceInfo this_device();
+/// This machine's host name, as runs record it.
+std::string host_name();
+
+/// A kernel as the database records it.
+db::Kernel kernel_record(const KernelTask& task);
+/// And back: the task a search of a stored kernel needs. The reason when the record doesn't
+/// read back in this build (a bad AST or shapes, another hash recipe).
+Expected<KernelTask> task_from_record(const db::Kernel& k);
+
+/// A search's candidate as the database stores it, and back.
+db::CandidateRow candidate_row(const Candidate& c);
+Candidate candidate_from_row(const db::CandidateRow& r);
+/// A status's name back to the status (error for an unknown one).
+Status status_from_string(const std::string& name);
+
+/// Every setting of a search, as stored with its tuning.
+nlohmann::json settings_json(const SearchSettings& s);
+/// A whole search result: the summary and every candidate.
+nlohmann::json result_json(const TuneResult& r);
+
+} // namespace beamlab::tuner

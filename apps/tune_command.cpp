@@ -190,13 +190,14 @@ public:
   void finished(const tuner::BatchKernel& k) override {
     std::lock_guard lock(mutex_);
     ++done_;
-    if (k.outcome == tuner::BatchKernel::Outcome::tuned) tuned_s_ += k.search_s, ++tuned_;
+    if (k.outcome == tuner::BatchKernel::Outcome::tuned) tuned_s_ += k.result.wall_s, ++tuned_;
     if (!quiet_ && !tty_)
       std::fprintf(stderr, "[%d/%d] %s: %s%s%s\n", done_, total_, k.task.name.c_str(),
-                   to_string(k.outcome), k.error.empty() ? "" : ": ", k.error.c_str());
+                   to_string(k.outcome), k.result.error.empty() ? "" : ": ",
+                   k.result.error.c_str());
     if (!quiet_ && k.outcome == tuner::BatchKernel::Outcome::failed && tty_) {
       clear();
-      std::fprintf(stderr, "%s: failed: %s\n", k.task.name.c_str(), k.error.c_str());
+      std::fprintf(stderr, "%s: failed: %s\n", k.task.name.c_str(), k.result.error.c_str());
     }
     draw(true);
   }
@@ -250,20 +251,21 @@ void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t r
   for (const tuner::BatchKernel& k : r.kernels) {
     if (k.outcome == tuner::BatchKernel::Outcome::failed) {
       ++failed;
-      fmt::print("{:<26} {:<8} {}\n", k.task.name, "failed", k.error);
+      fmt::print("{:<26} {:<8} {}\n", k.task.name, "failed", k.result.error);
       continue;
     }
     candidates += k.candidates;
-    search_s += k.search_s;
-    double speedup = k.tuned_ms > 0 && k.heuristic_ms > 0 ? k.heuristic_ms / k.tuned_ms : 0;
+    search_s += k.result.wall_s;
+    double tuned = k.tuned_ms(), heuristic = k.heuristic_ms();
+    double speedup = tuned > 0 && heuristic > 0 ? heuristic / tuned : 0;
     fmt::print("{:<26} {:<8} {:>10} {:>10.4f} {:>8} {:>6.1f} {:>6} {:>8.1f}  {}{}\n", k.task.name,
-               to_string(k.outcome),
-               k.heuristic_ms > 0 ? fmt::format("{:.4f}", k.heuristic_ms) : "-", k.tuned_ms,
+               to_string(k.outcome), heuristic > 0 ? fmt::format("{:.4f}", heuristic) : "-", tuned,
                speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-",
-               100 * tuner::roofline_fraction(k.task.flops, k.task.bytes, k.tuned_ms, r.peak_gflops,
+               100 * tuner::roofline_fraction(k.task.flops, k.task.bytes, tuned, r.peak_gflops,
                                               r.peak_gbps),
-               k.candidates, k.search_s, k.opts.empty() ? "(none)" : k.opts,
-               k.tie ? "  (tie with the heuristic)" : "");
+               k.candidates, k.result.wall_s,
+               k.result.winner_opts.empty() ? "(none)" : k.result.winner_opts,
+               k.result.tie_with_heuristic ? "  (tie with the heuristic)" : "");
   }
   fmt::print("{} kernel(s){}: {} tuned, {} from the cache, {} resumed, {} failed; {} candidates "
              "in {:.1f} s of search ({:.1f}/s); {:.1f} s in all ({:.1f} s preparing)\n",
@@ -399,14 +401,14 @@ int tune(TuneArgs args) {
                      {"key", hash_hex(k.task.key)},
                      {"workloads", k.workloads},
                      {"outcome", to_string(k.outcome)},
-                     {"opts", k.opts},
-                     {"heuristic_ms", k.heuristic_ms},
-                     {"tuned_ms", k.tuned_ms},
+                     {"opts", k.result.winner_opts},
+                     {"heuristic_ms", k.heuristic_ms()},
+                     {"tuned_ms", k.tuned_ms()},
                      {"candidates", k.candidates},
                      {"statuses", k.status_counts},
                      {"budget_s", k.budget_s},
-                     {"search_s", k.search_s},
-                     {"error", k.error}});
+                     {"search_s", k.result.wall_s},
+                     {"error", k.result.error}});
     std::ofstream f(args.json_out);
     user_assert(f) << "--json: cannot write '" << args.json_out << "'";
     f << json{{"run", run_id}, {"kernels", all}}.dump(1) << "\n";

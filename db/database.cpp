@@ -143,6 +143,11 @@ CREATE INDEX tunings_by_run ON tunings(run_id);
 CREATE INDEX cache_by_kernel ON cache(kernel_hash, device, compiler, threads);
 CREATE INDEX benchmarks_by_run ON benchmarks(run_id);
 )sql",
+    // 2: a search's tie with the heuristic (not only with its runner-up), so a resumed run
+    // reports it as the search did.
+    R"sql(
+ALTER TABLE tunings ADD COLUMN tie_with_heuristic INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
@@ -298,6 +303,11 @@ Database::Database(const std::string& path, Access access) {
         << "cleanly and beamlab leaves it untouched: run 'beamlab cache verify --db " << path
         << "', restore a copy, or pass another --db";
   }
+  // A reader of a file an older beamlab wrote (the GUI, `cache list`, `report`) migrates it
+  // first where it may write there: a schema upgrade changes no data. Elsewhere it is refused
+  // below, naming the fix.
+  if (read_only && dir_writable && ::access(path.c_str(), W_OK) == 0 && needs_upgrade(path))
+    Database(path, Access::read_write);
   bool immutable = read_only && exists && !dir_writable && !has_log;
   conn_ = std::make_unique<Connection>(path, read_only, immutable);
   conn_->exec("PRAGMA foreign_keys = ON");
@@ -306,6 +316,13 @@ Database::Database(const std::string& path, Access access) {
     conn_->exec("PRAGMA journal_mode = WAL");
     conn_->exec("PRAGMA synchronous = NORMAL");
   }
+}
+
+bool Database::needs_upgrade(const std::string& path) {
+  Connection peek(path, true);
+  int64_t version = peek.scalar_i64("PRAGMA user_version").value_or(0);
+  return peek.scalar_i64("PRAGMA application_id").value_or(0) == kApplicationId && version > 0 &&
+         version < kSchemaVersion;
 }
 
 Database::~Database() = default;
@@ -489,7 +506,7 @@ namespace {
 constexpr const char* kTuningColumns =
     "SELECT id, run_id, kernel_id, workload, threads, settings, actions, status, heuristic_opts, "
     "winner_opts, heuristic_ms, winner_ms, noise, tie, stop_reason, error, iterations, wall_s, "
-    "budget_s, restarts FROM tunings";
+    "budget_s, restarts, tie_with_heuristic FROM tunings";
 Tuning read_tuning(const Statement& st) {
   Tuning t;
   t.id = st.i64(0);
@@ -512,6 +529,7 @@ Tuning read_tuning(const Statement& st) {
   t.wall_s = st.f64(17);
   t.budget_s = st.f64(18);
   t.restarts = static_cast<int>(st.i64(19));
+  t.tie_with_heuristic = st.i64(20) != 0;
   return t;
 }
 } // namespace
@@ -535,11 +553,11 @@ Tuning Database::open_tuning(int64_t run_id, int64_t kernel_id, int threads,
 void Database::finish_tuning(const Tuning& t) {
   conn_
       ->prepare("UPDATE tunings SET status = ?, heuristic_opts = ?, heuristic_ms = ?, "
-                "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, stop_reason = ?, error = ?, "
-                "iterations = ?, wall_s = ?, restarts = ? WHERE id = ?")
+                "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, tie_with_heuristic = ?, "
+                "stop_reason = ?, error = ?, iterations = ?, wall_s = ?, restarts = ? WHERE id = ?")
       .bind_all(to_string(t.status), t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms,
-                t.noise, static_cast<int64_t>(t.tie), t.stop_reason, t.error, t.iterations,
-                t.wall_s, t.restarts, t.id)
+                t.noise, static_cast<int64_t>(t.tie), static_cast<int64_t>(t.tie_with_heuristic),
+                t.stop_reason, t.error, t.iterations, t.wall_s, t.restarts, t.id)
       .run();
 }
 
@@ -857,11 +875,12 @@ CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
                                      "nt.kernel_id = k.id AND nt.threads = t.threads ";
   conn_->exec(std::string("INSERT INTO tunings (run_id, kernel_id, workload, threads, settings, "
                           "actions, budget_s, status, heuristic_opts, heuristic_ms, winner_opts, "
-                          "winner_ms, noise, tie, iterations, stop_reason, wall_s, restarts, "
-                          "error) SELECT m.new, k.id, t.workload, t.threads, t.settings, "
-                          "t.actions, t.budget_s, t.status, t.heuristic_opts, t.heuristic_ms, "
-                          "t.winner_opts, t.winner_ms, t.noise, t.tie, t.iterations, "
-                          "t.stop_reason, t.wall_s, t.restarts, t.error") +
+                          "winner_ms, noise, tie, tie_with_heuristic, iterations, stop_reason, "
+                          "wall_s, restarts, error) SELECT m.new, k.id, t.workload, t.threads, "
+                          "t.settings, t.actions, t.budget_s, t.status, t.heuristic_opts, "
+                          "t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise, t.tie, "
+                          "t.tie_with_heuristic, t.iterations, t.stop_reason, t.wall_s, "
+                          "t.restarts, t.error") +
               kTuningJoin);
   st.tunings = conn_->changes();
   conn_->exec(std::string("INSERT INTO candidates (tuning_id, seq, opts, parent, iteration, "

@@ -26,7 +26,7 @@ namespace beamlab::db {
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {
@@ -102,7 +102,8 @@ struct Tuning {
   std::string heuristic_opts, winner_opts;
   std::optional<double> heuristic_ms, winner_ms;
   double noise = 0;
-  bool tie = false;
+  bool tie = false;                ///< the winner and the runner-up within the noise
+  bool tie_with_heuristic = false; ///< the winner and the heuristic within the noise
   std::string stop_reason, error;
   int iterations = 0;
   double wall_s = 0, budget_s = 0;
@@ -250,6 +251,8 @@ public:
   Connection& connection();
 
 private:
+  /// The file is beamlab's, of an older schema than this build's.
+  static bool needs_upgrade(const std::string& path);
   void migrate();
   std::unique_ptr<Connection> conn_;
   int version_ = 0;

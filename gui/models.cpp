@@ -49,17 +49,18 @@ KernelsModel* make_kernels_model(QObject* parent) {
        [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); }},
       {"Speedup",
        [](const KernelRow& r) -> QVariant {
-         return r.speedup > 0 ? QVariant(QString::number(r.speedup, 'f', 2) + "x") : QString();
+         auto x = r.speedup();
+         return x ? QVariant(QString::number(*x, 'f', 2) + "x") : QString();
        },
-       [](const KernelRow& r) { return r.speedup; },
+       [](const KernelRow& r) { return r.speedup().value_or(0); },
        [](const KernelRow& r) -> QVariant {
-         return r.speedup >= 1.05 ? QVariant(QColor(0x2e, 0x9d, 0x4a)) : QVariant();
+         return r.speedup().value_or(0) >= 1.05 ? QVariant(QColor(0x2e, 0x9d, 0x4a)) : QVariant();
        }},
       {"% roofline",
        [](const KernelRow& r) -> QVariant {
-         return r.roofline > 0 ? QVariant(QString::number(100 * r.roofline, 'f', 1)) : QString();
+         return r.roofline ? QVariant(QString::number(100 * *r.roofline, 'f', 1)) : QString();
        },
-       [](const KernelRow& r) { return r.roofline; }},
+       [](const KernelRow& r) { return r.roofline.value_or(0); }},
       {"Candidates",
        [](const KernelRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
       {"Winner Opts", [](const KernelRow& r) { return qstr(r.tuning.winner_opts); }},

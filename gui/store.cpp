@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "tuner/search/search.hpp"
-#include "tuner/store/device.hpp"
 
 namespace beamlab::gui {
 
@@ -40,15 +39,8 @@ std::string describe(const db::Device& d) {
 
 KernelRow kernel_row(db::Database& db, const db::Tuning& t, const std::optional<db::Device>& dev,
                      int64_t candidates) {
-  KernelRow row;
-  row.tuning = t;
-  if (auto k = db.kernel(t.kernel_id)) row.kernel = std::move(*k);
+  KernelRow row = reports::tuned_kernel(db, t, dev);
   row.candidates = candidates;
-  if (t.winner_ms && t.heuristic_ms && *t.winner_ms > 0)
-    row.speedup = *t.heuristic_ms / *t.winner_ms;
-  if (t.winner_ms && dev && dev->peak_gflops && dev->peak_gbps)
-    row.roofline = tuner::roofline_fraction(row.kernel.flops, row.kernel.bytes, *t.winner_ms,
-                                            *dev->peak_gflops, *dev->peak_gbps);
   return row;
 }
 

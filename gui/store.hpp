@@ -14,6 +14,7 @@
 #include "db/database.hpp"
 #include "engine/support/error.hpp"
 #include "reports/compare.hpp"
+#include "reports/summary.hpp"
 
 namespace beamlab::gui {
 
@@ -24,14 +25,8 @@ struct RunRow {
   int64_t candidates = 0;
 };
 
-/// A kernel's search in a run, with what the tables derive from it.
-struct KernelRow {
-  db::Tuning tuning;
-  db::Kernel kernel;
-  int64_t candidates = 0;
-  double speedup = 0;  ///< heuristic / winner (0: unknown)
-  double roofline = 0; ///< the winner's fraction of the device's roofline (0: unknown)
-};
+/// A kernel's search in a run, with what the tables derive from it: the reports' shape.
+using KernelRow = reports::TunedKernel;
 
 struct RunDetail {
   db::Run run;

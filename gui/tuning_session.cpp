@@ -37,9 +37,9 @@ public:
   void finished(const tuner::BatchKernel& k) override {
     LiveEvent e = live(LiveEvent::Kind::kernel_finished, k.task.name);
     e.status = tuner::to_string(k.outcome);
-    e.opts = k.opts;
-    e.detail = k.error;
-    e.ms = k.tuned_ms;
+    e.opts = k.result.winner_opts;
+    e.detail = k.result.error;
+    e.ms = k.tuned_ms();
     s_.push(std::move(e));
   }
   void pool_started(tuner::WorkerPool& pool) override {

@@ -38,8 +38,8 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
   std::lock_guard lock(mutex_);
   HandResult out;
   out.candidate.opts = opts;
-  auto ast = parse_graph(task.ast);
-  if (!ast) return make_unexpected(ast.error().str("ast"));
+  auto ast = task_graph(task);
+  if (!ast) return make_unexpected(ast.error());
   if (auto applied = apply_opts(*ast, opts); !applied) {
     out.candidate.status = tuner::Status::rejected;
     out.candidate.error = applied.error();

@@ -188,20 +188,22 @@ std::string summary_charts(const RunSummary& s) {
   for (const TunedKernel& k : s.tunings) {
     if (auto x = k.speedup()) {
       svg::Bar bar;
-      bar.label = k.name;
+      bar.label = k.kernel.name;
       bar.value = *x;
       bar.color =
           *x >= 1 ? verdict_color(Verdict::improvement) : verdict_color(Verdict::regression);
-      bar.tooltip = fmt::format("{}: {} -> {} ms ({})", k.name, format_ms(*k.heuristic_ms),
-                                format_ms(*k.tuned_ms), format_speedup(x));
+      bar.tooltip =
+          fmt::format("{}: {} -> {} ms ({})", k.kernel.name, format_ms(*k.tuning.heuristic_ms),
+                      format_ms(*k.tuning.winner_ms), format_speedup(x));
       speedups.push_back(bar);
     }
     if (k.roofline) {
       svg::Bar bar;
-      bar.label = k.name;
+      bar.label = k.kernel.name;
       bar.value = *k.roofline * 100;
       bar.color = "#1f77b4";
-      bar.tooltip = fmt::format("{}: {} of the roofline", k.name, format_fraction(k.roofline));
+      bar.tooltip =
+          fmt::format("{}: {} of the roofline", k.kernel.name, format_fraction(k.roofline));
       rooflines.push_back(bar);
     }
   }
@@ -240,17 +242,17 @@ std::string tunings_table(const RunSummary& s) {
                {"stop"},
                {"tuned Opts"}});
   for (const TunedKernel& k : s.tunings)
-    out += row({{escape(k.name)},
-                {escape(k.workload)},
-                {k.heuristic_ms ? format_ms(*k.heuristic_ms) : "-", "num"},
-                {k.tuned_ms ? format_ms(*k.tuned_ms) : "-", "num"},
+    out += row({{escape(k.kernel.name)},
+                {escape(k.tuning.workload)},
+                {k.tuning.heuristic_ms ? format_ms(*k.tuning.heuristic_ms) : "-", "num"},
+                {k.tuning.winner_ms ? format_ms(*k.tuning.winner_ms) : "-", "num"},
                 {format_speedup(k.speedup()), "num"},
                 {format_fraction(k.roofline), "num"},
                 {escape(statuses_text(k))},
-                {fmt::format("{:.1f}", k.wall_s), "num"},
+                {fmt::format("{:.1f}", k.tuning.wall_s), "num"},
                 {escape(k.outcome())},
-                {"<code>" + escape(k.winner_opts) + "</code>"}},
-               k.status == db::TuningStatus::failed ? "regression" : "");
+                {"<code>" + escape(k.tuning.winner_opts) + "</code>"}},
+               k.tuning.status == db::TuningStatus::failed ? "regression" : "");
   return out + "</table>\n";
 }
 

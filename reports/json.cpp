@@ -126,21 +126,21 @@ std::string render_json(const RunSummary& s) {
   for (const TunedKernel& k : s.tunings) {
     json statuses = json::object();
     for (const auto& [status, count] : k.statuses) statuses[status] = count;
-    j["tunings"].push_back({{"name", k.name},
-                            {"key", k.hash},
-                            {"workload", k.workload},
-                            {"status", to_string(k.status)},
-                            {"error", k.error},
-                            {"heuristic_ms", number(k.heuristic_ms)},
-                            {"tuned_ms", number(k.tuned_ms)},
+    j["tunings"].push_back({{"name", k.kernel.name},
+                            {"key", k.kernel.hash},
+                            {"workload", k.tuning.workload},
+                            {"status", to_string(k.tuning.status)},
+                            {"error", k.tuning.error},
+                            {"heuristic_ms", number(k.tuning.heuristic_ms)},
+                            {"tuned_ms", number(k.tuning.winner_ms)},
                             {"speedup", number(k.speedup())},
                             {"roofline", number(k.roofline)},
-                            {"heuristic_opts", k.heuristic_opts},
-                            {"tuned_opts", k.winner_opts},
+                            {"heuristic_opts", k.tuning.heuristic_opts},
+                            {"tuned_opts", k.tuning.winner_opts},
                             {"candidates", k.candidates},
                             {"statuses", statuses},
-                            {"search_s", number(k.wall_s)},
-                            {"stop_reason", k.stop_reason}});
+                            {"search_s", number(k.tuning.wall_s)},
+                            {"stop_reason", k.tuning.stop_reason}});
   }
   for (Section section : {Section::workload, Section::kernel, Section::suite})
     for (const Measurement* m : s.measured(section)) {

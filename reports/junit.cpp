@@ -120,12 +120,18 @@ std::string render_junit(const RunSummary& s) {
   if (!s.tunings.empty()) {
     Suite suite{"Tuned kernels", {}};
     for (const TunedKernel& k : s.tunings) {
-      Case tc{"beamlab.tuning", k.name + " (" + k.workload + ")", k.wall_s, "", "", "", ""};
-      if (k.status == db::TuningStatus::failed) {
-        tc.failure = "the search failed: " + k.error;
+      Case tc{"beamlab.tuning",
+              k.kernel.name + " (" + k.tuning.workload + ")",
+              k.tuning.wall_s,
+              "",
+              "",
+              "",
+              ""};
+      if (k.tuning.status == db::TuningStatus::failed) {
+        tc.failure = "the search failed: " + k.tuning.error;
         tc.failure_type = "tuning";
-      } else if (k.status != db::TuningStatus::done) {
-        tc.skipped = std::string("the search is ") + to_string(k.status);
+      } else if (k.tuning.status != db::TuningStatus::done) {
+        tc.skipped = std::string("the search is ") + to_string(k.tuning.status);
       }
       suite.cases.push_back(tc);
     }

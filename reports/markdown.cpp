@@ -134,11 +134,12 @@ std::string render_markdown(const RunSummary& s) {
     out += "| kernel | workload | heuristic ms | tuned ms | speedup | roofline | candidates | "
            "search s | stop | tuned Opts |\n|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
     for (const TunedKernel& k : s.tunings)
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} |\n", cell(k.name),
-                         cell(k.workload), k.heuristic_ms ? format_ms(*k.heuristic_ms) : "-",
-                         k.tuned_ms ? format_ms(*k.tuned_ms) : "-", format_speedup(k.speedup()),
-                         format_fraction(k.roofline), cell(statuses_text(k)), k.wall_s,
-                         cell(k.outcome()), cell(k.winner_opts));
+      out += fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} |\n", cell(k.kernel.name),
+          cell(k.tuning.workload), k.tuning.heuristic_ms ? format_ms(*k.tuning.heuristic_ms) : "-",
+          k.tuning.winner_ms ? format_ms(*k.tuning.winner_ms) : "-", format_speedup(k.speedup()),
+          format_fraction(k.roofline), cell(statuses_text(k)), k.tuning.wall_s, cell(k.outcome()),
+          cell(k.tuning.winner_opts));
     out += "\n";
   }
   for (Section section : {Section::workload, Section::kernel, Section::suite}) {

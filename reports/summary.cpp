@@ -6,13 +6,26 @@
 namespace beamlab::reports {
 
 std::optional<double> TunedKernel::speedup() const {
-  if (!heuristic_ms || !tuned_ms || *tuned_ms <= 0) return std::nullopt;
-  return *heuristic_ms / *tuned_ms;
+  if (!tuning.heuristic_ms || !tuning.winner_ms || *tuning.winner_ms <= 0) return std::nullopt;
+  return *tuning.heuristic_ms / *tuning.winner_ms;
 }
 
 std::string TunedKernel::outcome() const {
-  if (status == db::TuningStatus::done) return stop_reason;
-  return to_string(status) + (error.empty() ? std::string() : ": " + error);
+  if (tuning.status == db::TuningStatus::done) return tuning.stop_reason;
+  return to_string(tuning.status) + (tuning.error.empty() ? std::string() : ": " + tuning.error);
+}
+
+TunedKernel tuned_kernel(db::Database& db, const db::Tuning& t,
+                         const std::optional<db::Device>& device) {
+  TunedKernel row;
+  row.tuning = t;
+  if (auto k = db.kernel(t.kernel_id)) row.kernel = std::move(*k);
+  bool measured = row.kernel.flops > 0 || row.kernel.bytes > 0;
+  if (measured && t.winner_ms && *t.winner_ms > 0 && device && device->peak_gflops &&
+      device->peak_gbps)
+    row.roofline = tuner::roofline_fraction(row.kernel.flops, row.kernel.bytes, *t.winner_ms,
+                                            *device->peak_gflops, *device->peak_gbps);
+  return row;
 }
 
 std::optional<double> RunSummary::roofline(int64_t flops, int64_t bytes, double ms) const {
@@ -37,22 +50,9 @@ RunSummary summarize_run(db::Database& db, int64_t run_id) {
   }
   std::map<int64_t, std::map<std::string, int64_t>> statuses = db.status_counts(run_id);
   for (const db::Tuning& t : db.tunings(run_id)) {
-    std::optional<db::Kernel> k = db.kernel(t.kernel_id);
-    TunedKernel row;
-    row.name = k ? k->name : "?";
-    row.hash = k ? k->hash : "";
-    row.workload = t.workload;
-    row.status = t.status;
-    row.error = t.error;
-    row.heuristic_ms = t.heuristic_ms;
-    row.tuned_ms = t.winner_ms;
-    row.heuristic_opts = t.heuristic_opts;
-    row.winner_opts = t.winner_opts;
-    if (k && t.winner_ms) row.roofline = s.roofline(k->flops, k->bytes, *t.winner_ms);
+    TunedKernel row = tuned_kernel(db, t, s.data.device);
     row.statuses = statuses[t.id];
     for (const auto& [status, n] : row.statuses) row.candidates += n;
-    row.wall_s = t.wall_s;
-    row.stop_reason = t.stop_reason;
     s.tunings.push_back(std::move(row));
   }
   return s;

@@ -14,21 +14,23 @@
 
 namespace beamlab::reports {
 
+/// A kernel's tuning in a run as the reports and the GUI show it: the stored outcome and kernel,
+/// and what is derived from them.
 struct TunedKernel {
-  std::string name, hash, workload;
-  db::TuningStatus status = db::TuningStatus::running;
-  std::string error;
-  std::optional<double> heuristic_ms, tuned_ms;
-  std::string heuristic_opts, winner_opts;
+  db::Tuning tuning;
+  db::Kernel kernel;
   std::optional<double> roofline;          ///< the tuned plan's fraction of the device's roofline
-  std::map<std::string, int64_t> statuses; ///< candidates per status
+  std::map<std::string, int64_t> statuses; ///< candidates per status (when counted)
   int64_t candidates = 0;
-  double wall_s = 0;
-  std::string stop_reason;
+  /// heuristic / tuned time, when both are known.
   std::optional<double> speedup() const;
   /// How the search ended: its stop reason, or "failed: why".
   std::string outcome() const;
 };
+
+/// Tuning `t` with its kernel and its roofline fraction on `device` (statuses not counted).
+TunedKernel tuned_kernel(db::Database& db, const db::Tuning& t,
+                         const std::optional<db::Device>& device);
 
 struct RunSummary {
   RunData data; ///< the run, its device and (for a benchmark run) its measurements

@@ -19,11 +19,18 @@ int64_t reduce_length(const UOpPtr& ast) {
 
 KernelTask kernel_task(const ScheduleItem& item) {
   KernelCost cost = kernel_cost(item);
-  KernelTask t{item.name,  item.key,  print_graph(item.ast), {}, reduce_length(item.ast),
-               cost.flops, cost.bytes};
+  KernelTask t{item.name,  item.key, print_graph(item.ast), {}, reduce_length(item.ast), cost.flops,
+               cost.bytes, item.ast};
   for (const UOpPtr& b : item.buffers)
     t.buffers.push_back({b->dtype().scalar_type(), buffer_size(*b)});
   return t;
+}
+
+Expected<UOpPtr> task_graph(const KernelTask& task) {
+  if (task.graph) return task.graph;
+  auto ast = parse_graph(task.ast);
+  if (!ast) return make_unexpected("kernel " + task.name + ": " + ast.error().str("ast"));
+  return *ast;
 }
 
 HostIdentity host_identity() {

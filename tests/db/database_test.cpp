@@ -74,6 +74,34 @@ TEST_F(DatabaseTest, CreatesAVersionedSchemaInWalModeWithForeignKeys) {
   EXPECT_EQ(again.candidate_count(), 3);
 }
 
+// A file of the previous schema (1: no tie_with_heuristic) is migrated on open, its runs and
+// tunings kept, and a tuning's tie with the heuristic then round-trips.
+TEST_F(DatabaseTest, AVersionOneFileIsMigratedKeepingItsTunings) {
+  {
+    Database db(file("v1.db"));
+    journal_run(db, "k1", 3);
+    db.connection().exec("ALTER TABLE tunings DROP COLUMN tie_with_heuristic");
+    db.connection().exec("PRAGMA user_version = 1");
+  }
+  {
+    // A reader (the GUI, `cache list`) upgrades it too, where it may write.
+    Database reader(file("v1.db"), Database::Access::read_only);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
+    EXPECT_EQ(reader.candidate_count(), 3);
+  }
+  Database db(file("v1.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  EXPECT_EQ(db.candidate_count(), 3);
+  ASSERT_EQ(db.runs().size(), 1u);
+  std::vector<Tuning> ts = db.tunings(db.runs()[0].id);
+  ASSERT_EQ(ts.size(), 1u);
+  EXPECT_FALSE(ts[0].tie_with_heuristic);
+  ts[0].tie_with_heuristic = true;
+  ts[0].status = TuningStatus::done;
+  db.finish_tuning(ts[0]);
+  EXPECT_TRUE(db.tunings(db.runs()[0].id)[0].tie_with_heuristic);
+}
+
 TEST_F(DatabaseTest, DefaultPathFollowsTheEnvironment) {
   ::setenv("BEAMLAB_DB", "/x/custom.db", 1);
   EXPECT_EQ(Database::default_path(), "/x/custom.db");

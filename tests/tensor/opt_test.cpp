@@ -4,6 +4,8 @@
 
 #include <beamlab/beamlab.hpp>
 
+#include "engine/realize/pipeline.hpp"
+
 namespace beamlab {
 namespace {
 
@@ -135,6 +137,40 @@ TEST(Opts, GroupScratchNeverAliasesAnInput) {
   s.realize({.policy = &group});
   EXPECT_THAT(s.to_vector<float>(), ::testing::ElementsAre(2));
   EXPECT_THAT(x.to_vector<float>(), ::testing::ElementsAre(1, 2));
+}
+
+// The lowering pipeline (engine/realize/pipeline.hpp): each step prints what it made when
+// BEAMLAB_PRINT_AFTER names it, and nothing is printed when nothing is named. (Kernels of shapes
+// no other test uses, so the compile cache can't skip the steps.)
+TEST(Pipeline, EveryStepPrintsWhatItMadeWhenNamed) {
+  setenv("BEAMLAB_PRINT_AFTER", "schedule,apply_opts,expand,lower,linearize,emit,link", 1);
+  ::testing::internal::CaptureStderr();
+  (Tensor::rand({67, 3}, 7) * 7.25f).sum({1}).realize();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("BEAMLAB_PRINT_AFTER");
+  for (const char* step : {"# after schedule\n", "# after apply_opts\n", "# after expand\n",
+                           "# after lower\n", "# after linearize (", "# after link: "})
+    EXPECT_NE(err.find(step), std::string::npos) << step << " missing in:\n" << err;
+  // Steps in pipeline order; emit's LLVM IR between linearize and link.
+  EXPECT_LT(err.find("# after schedule"), err.find("# after apply_opts"));
+  EXPECT_LT(err.find("# after apply_opts"), err.find("# after expand"));
+  EXPECT_LT(err.find("# after expand"), err.find("# after lower"));
+  EXPECT_LT(err.find("# after lower"), err.find("# after linearize"));
+  EXPECT_LT(err.find("# after linearize"), err.find("define "));
+  EXPECT_LT(err.find("define "), err.find("# after link: "));
+  // The linearized program indents what runs inside a loop.
+  std::string program = err.substr(err.find("# after linearize"));
+  EXPECT_NE(program.find("RANGE index"), std::string::npos);
+  EXPECT_NE(program.find("\n  %"), std::string::npos) << program;
+
+  ::testing::internal::CaptureStderr();
+  (Tensor::rand({71, 5}, 7) * 3.5f).sum({1}).realize();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(Pipeline, AStageIsNamedAfterItsKernel) {
+  EXPECT_EQ(stage_name("r_64", 0), "r_64");
+  EXPECT_EQ(stage_name("r_64", 1), "r_64_combine");
 }
 
 } // namespace

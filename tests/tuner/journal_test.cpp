@@ -21,6 +21,7 @@
 #include "db/sqlite.hpp"
 #include "tuner/batch/policy.hpp"
 #include "tuner/store/journal.hpp"
+#include "tuner/store/run.hpp"
 
 extern char** environ;
 
@@ -117,6 +118,39 @@ TEST_F(JournalTest, AStoredKernelReadsBackAsTheSameTask) {
   bad = kernel_record(task);
   bad.hash = "0000000000000001";
   ASSERT_FALSE(task_from_record(bad));
+}
+
+// A search's outcome is stored whole: its tie with the runner-up and its tie with the heuristic
+// are two facts (a resumed run used to report the first as the second).
+TEST_F(JournalTest, AFinishedSearchStoresBothItsTies) {
+  db::Database db(file("ties.db"));
+  KernelTask task = kernel_task(small_matmul().schedule().items.at(0));
+  int64_t run = db.begin_run(
+      {db.upsert_device(this_device()), db::RunKind::tune, "", "test", "{}", "", host_name()});
+  TuningJournal journal(db, run, task, "test", 2, quick_settings(), "", 10);
+  TuneResult r;
+  r.candidates.resize(3);
+  for (int i = 0; i < 3; ++i) r.candidates[size_t(i)].id = i;
+  r.candidates[1].opts = {{OptOp::Upcast, 1, 4}};
+  r.candidates[2].opts = {{OptOp::Upcast, 1, 8}};
+  r.empty = 0;
+  r.heuristic = 1;
+  r.winner = 2;
+  r.winner_ms = 0.5;
+  r.heuristic_ms = 0.9;
+  r.tie = true;
+  r.tie_with_heuristic = false;
+  r.stop_reason = "convergence";
+  journal.finish(r);
+  db::Tuning t = db.tunings(run).at(0);
+  EXPECT_EQ(t.status, db::TuningStatus::done);
+  EXPECT_TRUE(t.tie);
+  EXPECT_FALSE(t.tie_with_heuristic);
+  EXPECT_EQ(t.winner_opts, "UPCAST(1,8)");
+  EXPECT_EQ(t.heuristic_opts, "UPCAST(1,4)");
+  EXPECT_DOUBLE_EQ(t.winner_ms.value_or(0), 0.5);
+  EXPECT_DOUBLE_EQ(t.heuristic_ms.value_or(0), 0.9);
+  EXPECT_EQ(t.stop_reason, "convergence");
 }
 
 TEST_F(JournalTest, ActionSpacesCoverOnlyWhatTheyRecorded) {
@@ -308,6 +342,58 @@ cache_keys_and_plans(const std::string& path) {
   for (const db::CacheEntry& e : db.cache_entries())
     out.emplace(e.kernel_hash, e.device, e.settings_key, e.threads, e.opts);
   return out;
+}
+
+// A run's life (tuner/store/run.hpp): it ends as its finish says, once; cancelled is
+// interrupted whatever failed; dropped without a finish (an exception on the way) it is failed;
+// resumed, it runs again on its own device.
+TEST_F(JournalTest, ARunEndsOnceAsItsFinishSaysAndFailedWhenDropped) {
+  db::Database db(file("runs.db"));
+  auto begin = [&](const std::string& label) {
+    return ActiveRun::begin(db, {db::RunKind::tune, label, "beamlab tune x", "{}", ""});
+  };
+  auto status = [&](int64_t id) { return db.run(id)->status; };
+  int64_t done = 0, cancelled = 0, failed = 0, dropped = 0;
+  {
+    ActiveRun r = begin("done");
+    done = r.id();
+    EXPECT_EQ(status(done), db::RunStatus::running);
+    EXPECT_EQ(db.run(done)->host, host_name());
+    EXPECT_EQ(db.run(done)->label, "done");
+    EXPECT_NE(r.source().find("run " + std::to_string(done) + " on " + host_name()),
+              std::string::npos)
+        << r.source();
+    r.finish(false, false);
+    r.finish(true, true); // a second finish changes nothing
+  }
+  EXPECT_EQ(status(done), db::RunStatus::done);
+  {
+    ActiveRun r = begin("cancelled");
+    cancelled = r.id();
+    r.finish(true, true);
+  }
+  EXPECT_EQ(status(cancelled), db::RunStatus::interrupted);
+  {
+    ActiveRun r = begin("failed");
+    failed = r.id();
+    r.finish(false, true);
+  }
+  EXPECT_EQ(status(failed), db::RunStatus::failed);
+  try {
+    ActiveRun r = begin("dropped");
+    dropped = r.id();
+    throw std::runtime_error("on the way");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(status(dropped), db::RunStatus::failed);
+  {
+    ActiveRun r = ActiveRun::resume(db, cancelled);
+    EXPECT_EQ(status(cancelled), db::RunStatus::running);
+    EXPECT_EQ(r.device_id(), db.run(cancelled)->device_id);
+    r.finish(false, false);
+  }
+  EXPECT_EQ(status(cancelled), db::RunStatus::done);
+  EXPECT_EQ(db.runs().size(), 4u); // a resume begins no new run
 }
 
 TEST_F(JournalTest, MergedShardsEqualOneUnshardedRun) {

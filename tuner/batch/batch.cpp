@@ -51,30 +51,22 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, doub
 
 void from_cache(BatchKernel& k, const CacheHit& hit) {
   k.outcome = BatchKernel::Outcome::cached;
-  k.opts = hit.entry.opts;
-  k.tuned_ms = hit.entry.ms;
-  k.heuristic_ms = hit.entry.heuristic_ms.value_or(0);
+  k.result.winner_opts = hit.entry.opts;
+  k.result.winner_ms = hit.entry.ms;
+  k.result.heuristic_ms = hit.entry.heuristic_ms;
 }
 
 void from_result(BatchKernel& k, const TuneResult& r) {
   k.outcome = BatchKernel::Outcome::tuned;
-  k.opts = beamlab::to_string(r.best().opts);
-  k.tuned_ms = r.winner_ms;
-  k.heuristic_ms = r.heuristic_ms;
-  k.tie = r.tie_with_heuristic;
+  summarize(k.result, r);
   k.candidates = static_cast<int>(r.candidates.size());
   k.status_counts = r.status_counts();
-  k.search_s = r.wall_s;
 }
 
 /// A search finished before the run was interrupted: its journaled result.
 void from_journal(BatchKernel& k, db::Database& db, const db::Tuning& t) {
   k.outcome = BatchKernel::Outcome::resumed;
-  k.opts = t.winner_opts;
-  k.tuned_ms = t.winner_ms.value_or(0);
-  k.heuristic_ms = t.heuristic_ms.value_or(0);
-  k.tie = t.tie;
-  k.search_s = t.wall_s;
+  k.result = t;
   std::map<std::string, int> counts;
   for (const db::CandidateRow& c : db.candidates(t.id)) {
     ++k.candidates;
@@ -82,6 +74,12 @@ void from_journal(BatchKernel& k, db::Database& db, const db::Tuning& t) {
   }
   for (const auto& [status, n] : counts)
     k.status_counts += (k.status_counts.empty() ? "" : ", ") + status + " " + std::to_string(n);
+}
+
+void failed(BatchKernel& k, const std::string& error) {
+  k.outcome = BatchKernel::Outcome::failed;
+  k.result.status = db::TuningStatus::failed;
+  k.result.error = error;
 }
 
 /// Hands out the kernels to search, most promising first, each with its share of the time left.
@@ -186,14 +184,13 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
     k.weight = share * std::max(0.05, 1 - k.roofline);
     if (auto t = journaled.find(hash_hex(k.task.key)); t != journaled.end()) {
       from_journal(k, main_db, t->second);
-    } else if (auto ast = parse_graph(k.task.ast); ast) {
+    } else if (auto ast = task_graph(k.task); ast) {
       if (auto hit = cache_lookup(cache, k.task, *ast, options.threads, key))
         from_cache(k, *hit);
       else
         todo.push_back(&k);
     } else {
-      k.outcome = BatchKernel::Outcome::failed;
-      k.error = ast.error().str("ast");
+      failed(k, ast.error());
     }
   }
   report.prepare_s = seconds_since(t0);
@@ -224,12 +221,10 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
       s.time_budget_s = k->budget_s;
       Expected<TuneResult> r = tune_journaled(k->task, k->workloads, pool, s, ctx,
                                               [&](const Event& e) { listener.event(*k, e); });
-      if (!r) {
-        k->outcome = BatchKernel::Outcome::failed;
-        k->error = r.error();
-      } else {
+      if (!r)
+        failed(*k, r.error());
+      else
         from_result(*k, *r);
-      }
       listener.finished(*k);
     }
     listener.pool_stopping(pool);

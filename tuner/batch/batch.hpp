@@ -42,13 +42,15 @@ struct BatchKernel {
   double weight = 0;     ///< expected gain: runtime share x distance from the roofline
   double budget_s = 0;   ///< what its search was given
   Outcome outcome = Outcome::pending;
-  std::string opts; ///< the plan used (tuned, or from the cache)
-  double tuned_ms = 0, heuristic_ms = 0;
-  bool tie = false;
+  /// What became of it, as its tuning records it: the plan used (`winner_opts`, searched now,
+  /// from the cache or from the journal of a resumed run), its time and the heuristic's, the
+  /// tie with the heuristic, the search's wall time; `error` when it failed.
+  db::Tuning result;
   int candidates = 0;
-  std::string status_counts;
-  double search_s = 0;
-  std::string error;
+  std::string status_counts; ///< "ok 120, slow 40"
+  /// The plan's time (0 unknown), and the heuristic's.
+  double tuned_ms() const { return result.winner_ms.value_or(0); }
+  double heuristic_ms() const { return result.heuristic_ms.value_or(0); }
 };
 const char* to_string(BatchKernel::Outcome o);
 

@@ -139,8 +139,8 @@ public:
 
   Expected<TuneResult> run() {
     start_ = Clock::now();
-    auto ast = parse_graph(task_.ast);
-    if (!ast) return make_unexpected("kernel " + task_.name + ": " + ast.error().str("ast"));
+    auto ast = task_graph(task_);
+    if (!ast) return make_unexpected(ast.error());
     ast_ = *ast;
     if (auto r = reference(); !r) return make_unexpected(r.error());
     search();

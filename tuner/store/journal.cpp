@@ -28,18 +28,7 @@ void TuningJournal::finish(const TuneResult& r) {
   std::vector<db::CandidateRow> rows;
   for (const Candidate& c : r.candidates) rows.push_back(candidate_row(c));
   db_.save_candidates(tuning_.id, rows);
-  tuning_.status = db::TuningStatus::done;
-  const Candidate& h = r.candidates.at(static_cast<size_t>(r.heuristic));
-  tuning_.heuristic_opts = beamlab::to_string(h.opts);
-  if (r.heuristic_ms > 0) tuning_.heuristic_ms = r.heuristic_ms;
-  tuning_.winner_opts = beamlab::to_string(r.best().opts);
-  tuning_.winner_ms = r.winner_ms;
-  tuning_.noise = r.noise;
-  tuning_.tie = r.tie;
-  tuning_.stop_reason = r.stop_reason;
-  tuning_.iterations = r.iterations;
-  tuning_.wall_s = r.wall_s;
-  tuning_.restarts = r.restarts;
+  summarize(tuning_, r);
   db_.finish_tuning(tuning_);
 }
 
@@ -52,8 +41,8 @@ void TuningJournal::fail(const std::string& error) {
 Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
                                     WorkerPool& pool, const SearchSettings& settings,
                                     CacheContext& ctx, const EventSink& sink) {
-  auto ast = parse_graph(task.ast);
-  if (!ast) return make_unexpected("kernel " + task.name + ": " + ast.error().str("ast"));
+  auto ast = task_graph(task);
+  if (!ast) return make_unexpected(ast.error());
   int threads = settings.threads > 0 ? settings.threads : pool.sandbox_options().threads;
   std::string actions = action_space(*ast, threads);
   std::unique_ptr<TuningJournal> journal;

@@ -43,6 +43,7 @@ Expected<KernelTask> task_from_record(const db::Kernel& k) {
   if (hash_hex(t.key) != k.hash)
     return fail("its AST hashes to " + hash_hex(t.key) + " in this build (another hash version)");
   t.ast = k.ast;
+  t.graph = *ast;
   auto shapes = nlohmann::json::parse(k.shapes, nullptr, false);
   if (!shapes.is_array()) return fail("its shapes are not a JSON array");
   for (const auto& b : shapes) {
@@ -96,6 +97,21 @@ Candidate candidate_from_row(const db::CandidateRow& r) {
   c.duplicate_of = r.duplicate_of;
   c.samples_ms = r.samples_ms;
   return c;
+}
+
+void summarize(db::Tuning& t, const TuneResult& r) {
+  t.status = db::TuningStatus::done;
+  t.heuristic_opts = beamlab::to_string(r.candidates.at(static_cast<size_t>(r.heuristic)).opts);
+  if (r.heuristic_ms > 0) t.heuristic_ms = r.heuristic_ms;
+  t.winner_opts = beamlab::to_string(r.best().opts);
+  t.winner_ms = r.winner_ms;
+  t.noise = r.noise;
+  t.tie = r.tie;
+  t.tie_with_heuristic = r.tie_with_heuristic;
+  t.stop_reason = r.stop_reason;
+  t.iterations = r.iterations;
+  t.wall_s = r.wall_s;
+  t.restarts = r.restarts;
 }
 
 nlohmann::json settings_json(const SearchSettings& s) {

@@ -28,6 +28,11 @@ Candidate candidate_from_row(const db::CandidateRow& r);
 /// A status's name back to the status (error for an unknown one).
 Status status_from_string(const std::string& name);
 
+/// A finished search's outcome written into its tuning (status done): the heuristic's and the
+/// winner's plans and times, the noise and the ties, how it stopped, its wall time. The one
+/// shape of a tuning's outcome: the journal stores it, a batch reports it, a resume reads it.
+void summarize(db::Tuning& t, const TuneResult& r);
+
 /// Every setting of a search, as stored with its tuning.
 nlohmann::json settings_json(const SearchSettings& s);
 /// A whole search result: the summary and every candidate.

@@ -32,9 +32,13 @@ struct KernelTask {
   std::vector<KernelBufferSpec> buffers; ///< per DEFINE_GLOBAL slot; 0 is the output
   int64_t reduce_length = 1;             ///< elements combined into each output (tolerances)
   int64_t flops = 0, bytes = 0;          ///< kernel_cost: for rooflines
+  /// The AST itself, when known (kernel_task, task_from_record); else `ast` is parsed.
+  UOpPtr graph = nullptr;
 };
 
 KernelTask kernel_task(const ScheduleItem& item);
+/// The task's AST: `graph`, or `ast` parsed once more; "kernel NAME: why" when it doesn't parse.
+Expected<UOpPtr> task_graph(const KernelTask& task);
 
 /// Bumped whenever the meaning of an Opt list changes (what apply_opts builds from it), so
 /// stored plans are not replayed under another meaning.

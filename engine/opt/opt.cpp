@@ -148,6 +148,7 @@ public:
     if (combine_) k.stages.push_back(combine_);
     k.scratch = scratch_;
     for (const Loop& l : loops_) k.axes.push_back({extent_of(*l.range), l.kind});
+    k.lanes = lanes();
     return k;
   }
 

@@ -43,8 +43,7 @@ std::string to_string(const std::vector<Opt>& opts);
 /// Inverse of to_string; the reason naming the bad token on failure.
 Expected<std::vector<Opt>> parse_opts(std::string_view text);
 
-/// The widest vector a kernel may compute in: the product of its upcast amounts times its
-/// largest unroll.
+/// The widest vector a kernel may compute in (OptimizedKernel::lanes).
 inline constexpr int64_t kMaxOptLanes = 1024;
 
 enum class AxisKind { Parallel, Loop, Reduce, Upcast, Unroll };
@@ -67,6 +66,9 @@ struct OptimizedKernel {
   std::vector<UOpPtr> stages;
   std::vector<ScratchBuffer> scratch;
   std::vector<Axis> axes; ///< stage 0's axes in nesting order, lanes last
+  /// The widest vector a node of stage 0 has: the product of the upcast and unroll axes it
+  /// varies with (stacked UNROLLs of one reduction multiply; sibling reductions' don't).
+  int64_t lanes = 1;
 };
 
 /// Applies `opts` to `ast` in order; the first Opt that doesn't apply is rejected with the

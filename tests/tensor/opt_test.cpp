@@ -72,12 +72,17 @@ TEST(Opts, NestedReductionsMultiplyTheirUnrollsSiblingsDoNot) {
       apply_opts(nested, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 1, 64}});
   ASSERT_FALSE(wide.has_value());
   EXPECT_EQ(wide.error(), "UNROLL(1,64): the kernel would have 2048 lanes, more than 1024");
+  EXPECT_EQ(apply_opts(nested, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 1, 32}})->lanes, 1024);
+  // Two UNROLLs of one reduction multiply too.
+  UOpPtr sum = Tensor::rand({16384}, 1).sum().schedule().items.at(0).ast;
+  EXPECT_EQ(apply_opts(sum, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 0, 16}})->lanes, 512);
   // softmax's max and sum reduce the same row one after the other: their unrolls don't
   // multiply (16 upcast lanes x 16 x 16 would be 4096). Axes: rows, columns, max, sum.
   UOpPtr siblings = Tensor::rand({16, 128}, 2).softmax(-1).schedule().items.at(0).ast;
   Expected<OptimizedKernel> k = apply_opts(
       siblings, {{OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 16}, {OptOp::Unroll, 3, 16}});
   EXPECT_TRUE(k.has_value()) << k.error();
+  EXPECT_EQ(k->lanes, 16); // no node varies with more than one of the three 16-lane axes
 }
 
 TEST(Opts, SameListSameKernel) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <span>
 #include <thread>
 
 #include "engine/ir/kernel_ops.hpp"
@@ -36,6 +37,58 @@ const Candidate* find(const TuneResult& r, const std::string& opts) {
   for (const Candidate& c : r.candidates)
     if (to_string(c.opts) == opts) return &c;
   return nullptr;
+}
+
+// An integer division's check inputs stay in its domain (no zero divisor, no minimum that -1
+// would overflow): the unoptimized kernel and the candidates run, and the search tunes it,
+// special inputs included. Before, the reference died with SIGFPE and nothing could be tuned.
+TEST(Search, IntegerDivisionKernelsTune) {
+  std::vector<int32_t> values(64 * 64, 7);
+  auto ints = [&](uint64_t) {
+    return Tensor::from_bytes(std::as_bytes(std::span(values)), {64, 64}, Scalar::Int32);
+  };
+  for (Tensor t : {ints(1).floordiv(ints(2)), ints(1).mod(ints(2))}) {
+    KernelTask task = kernel_task(t.schedule().items.at(0));
+    DivisionDomain d = division_domain(*parse_graph(task.ast), task.buffers.size());
+    EXPECT_TRUE(d.divides);
+    ASSERT_EQ(d.divisor.size(), 3u);
+    EXPECT_FALSE(d.divisor[1]); // the dividend
+    EXPECT_TRUE(d.divisor[2]);
+    SearchSettings s;
+    s.beam = 1;
+    s.max_iterations = 1;
+    WorkerPool pool(test_pool());
+    auto r = tune_kernel(task, pool, s);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->best().status, Status::ok) << r->best().error;
+    EXPECT_EQ(r->count(Status::crashed), 0) << r->status_counts();
+  }
+  // The domain by hand: the minimum and (for a divisor) zero move inside it.
+  std::vector<int32_t> v = {0, -1, INT32_MIN, 5};
+  keep_in_domain(DType(Scalar::Int32), v.data(), 4, true);
+  EXPECT_EQ(v, (std::vector<int32_t>{1, -1, INT32_MIN + 1, 5}));
+  std::vector<uint8_t> u = {0, 255};
+  keep_in_domain(DType(Scalar::UInt8), u.data(), 2, false);
+  EXPECT_EQ(u, (std::vector<uint8_t>{0, 255}));
+}
+
+// The lane cap counts stacked UNROLLs as their product: under max_lanes 64 no plan of a
+// 16K-element sum wider than 64 lanes is compiled (the heuristic, exempt, aside).
+TEST(Search, TheLaneCapMultipliesStackedUnrolls) {
+  KernelTask task = kernel_task(Tensor::rand({16384}, 3).sum().schedule().items.at(0));
+  UOpPtr ast = *parse_graph(task.ast);
+  SearchSettings s;
+  s.beam = 4;
+  s.max_iterations = 3;
+  s.max_lanes = 64;
+  WorkerPool pool(test_pool());
+  auto r = tune_kernel(task, pool, s);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_GT(r->dropped_caps, 0);
+  for (const Candidate& c : r->candidates) {
+    if (c.id == r->heuristic) continue;
+    EXPECT_LE(apply_opts(ast, c.opts)->lanes, 64) << to_string(c.opts);
+  }
 }
 
 TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace beamlab::tuner {
 namespace {
@@ -125,6 +126,48 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
     }
     if (dt.is_bool()) v = static_cast<double>(r & 1);
     set_element(dt, data, i, v);
+  }
+}
+
+DivisionDomain division_domain(const UOpPtr& ast, size_t buffers) {
+  DivisionDomain d;
+  d.divisor.assign(buffers, false);
+  for (const UOpPtr& u : toposort(ast)) {
+    bool int_division = (u->op() == Op::Idiv || u->op() == Op::Mod) && u->dtype().is_int();
+    if (!int_division || u->dtype().scalar() == Scalar::Index) continue;
+    d.divides = true;
+    for (const UOpPtr& v : toposort(u->src(1))) {
+      if (v->op() != Op::Load || v->src(0)->op() != Op::Index) continue;
+      const UOpPtr& base = v->src(0)->src(0);
+      if (base->op() != Op::DefineGlobal) continue;
+      auto slot = static_cast<size_t>(base->arg().as_int());
+      if (slot < buffers) d.divisor[slot] = true;
+    }
+  }
+  return d;
+}
+
+namespace {
+template <class T>
+void keep_in_domain(T* p, int64_t count, bool divisor) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::is_signed_v<T> && p[i] == std::numeric_limits<T>::min()) ++p[i];
+    if (divisor && p[i] == 0) p[i] = 1;
+  }
+}
+} // namespace
+
+void keep_in_domain(DType dt, void* data, int64_t count, bool divisor) {
+  switch (dt.scalar()) {
+  case Scalar::Int8: return keep_in_domain(static_cast<int8_t*>(data), count, divisor);
+  case Scalar::Int16: return keep_in_domain(static_cast<int16_t*>(data), count, divisor);
+  case Scalar::Int32: return keep_in_domain(static_cast<int32_t*>(data), count, divisor);
+  case Scalar::Int64: return keep_in_domain(static_cast<int64_t*>(data), count, divisor);
+  case Scalar::UInt8: return keep_in_domain(static_cast<uint8_t*>(data), count, divisor);
+  case Scalar::UInt16: return keep_in_domain(static_cast<uint16_t*>(data), count, divisor);
+  case Scalar::UInt32: return keep_in_domain(static_cast<uint32_t*>(data), count, divisor);
+  case Scalar::UInt64: return keep_in_domain(static_cast<uint64_t*>(data), count, divisor);
+  default: return; // floats divide by zero without a trap
   }
 }
 

@@ -26,6 +26,19 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
 /// an element a candidate forgets to write can't pass for a stale correct one.
 void fill_sentinel(DType dt, void* data, int64_t count);
 
+/// What the kernel's integer divisions (IDIV, MOD on data) ask of its inputs: no zero in a
+/// buffer read as a divisor, and no input at its type's minimum (whose division by -1
+/// overflows). Inputs outside it trap (SIGFPE) in every plan, the unoptimized one included.
+struct DivisionDomain {
+  std::vector<bool> divisor; ///< by DEFINE_GLOBAL slot
+  bool divides = false;      ///< the kernel divides integers at all
+};
+DivisionDomain division_domain(const UOpPtr& ast, size_t buffers);
+
+/// Moves `count` elements of `dt` into the domain (integers only): the minimum to minimum + 1,
+/// and for a divisor, 0 to 1.
+void keep_in_domain(DType dt, void* data, int64_t count, bool divisor);
+
 struct Comparison {
   int64_t mismatches = 0;
   int64_t first = -1; ///< index of the first mismatch

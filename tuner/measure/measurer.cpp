@@ -143,7 +143,6 @@ std::future<Compiled> Measurer::compile(int id, std::vector<Opt> opts) {
   });
 }
 
-
 Expected<ReferenceRun> Measurer::reference(int id, double run_timeout_s) {
   size_t n = checks_.size();
   if (n == 0) return make_unexpected("a search needs at least one check");

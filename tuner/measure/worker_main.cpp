@@ -155,6 +155,7 @@ struct Kernel {
   std::string ast_text; ///< as sent
   UOpPtr ast;
   std::string name;
+  DivisionDomain domain; ///< what its integer divisions ask of the inputs
 };
 
 // The kernel's buffers and check inputs, set once per kernel ("task") and shared by every
@@ -241,10 +242,13 @@ private:
       auto ast = parse_graph(ast_text);
       if (!ast) return reply("bad_request", "kernel AST: " + ast.error().str("ast"));
       candidates_.clear();
-      kernel_ = {std::move(ast_text), *ast, h.value("name", "kernel")};
+      kernel_ = {std::move(ast_text), *ast, h.value("name", "kernel"),
+                 division_domain(*ast, h.at("buffers").size())};
     }
-    // The same buffers and checks again (say, now with expected outputs): keep the inputs.
-    nlohmann::json shape = {h.at("buffers"), h.at("checks"), h.value("reduce_length", 1)};
+    // The same buffers, checks and input domain again (say, now with expected outputs): keep
+    // the inputs.
+    nlohmann::json shape = {h.at("buffers"), h.at("checks"), h.value("reduce_length", 1),
+                            kernel_.domain.divides, kernel_.domain.divisor};
     if (!task_ || task_->shape != shape) {
       task_.reset();
       auto t = inputs_of(h, shape);
@@ -290,6 +294,8 @@ private:
     for (size_t s = 1; s < t.specs.size(); ++s) {
       GuardedBuffer& b = in.emplace_back(static_cast<size_t>(t.specs[s].bytes()));
       fill_input(t.specs[s].dtype, kind, seed * 1000 + s, b.data(), t.specs[s].count);
+      if (kernel_.domain.divides)
+        keep_in_domain(t.specs[s].dtype, b.data(), t.specs[s].count, kernel_.domain.divisor[s]);
       b.make_read_only();
     }
     return in;

@@ -38,23 +38,19 @@ Status status_of(Verdict v) {
 /// An optimized kernel before compiling: its identity and size.
 struct PlanShape {
   uint64_t hash = 0; ///< over every stage's AST: equal plans compile to the same code
-  int64_t lanes = 1; ///< upcast amounts times the largest unroll
+  int64_t lanes = 1; ///< the widest vector: the lane axes a node varies with, multiplied
   int64_t ops = 0;   ///< AST nodes times lanes: a bound on the code's size
 };
 
 PlanShape shape_of(const OptimizedKernel& k) {
   PlanShape s;
   s.hash = 0xcbf29ce484222325ull;
-  int64_t nodes = 0, upcast = 1, unroll = 1;
+  int64_t nodes = 0;
   for (const UOpPtr& stage : k.stages) {
     s.hash = (s.hash ^ stage->hash()) * 0x100000001b3ull;
     nodes += static_cast<int64_t>(toposort(stage).size());
   }
-  for (const Axis& a : k.axes) {
-    if (a.kind == AxisKind::Upcast) upcast *= a.extent;
-    if (a.kind == AxisKind::Unroll) unroll = std::max(unroll, a.extent);
-  }
-  s.lanes = upcast * unroll;
+  s.lanes = k.lanes;
   s.ops = nodes * s.lanes;
   return s;
 }

@@ -34,7 +34,7 @@ struct SearchSettings {
   double min_improvement = 0.01; ///< an iteration gaining less (relative) is flat
   int patience = 2;              ///< stop after this many flat iterations in a row
   double early_stop = 3.0;       ///< stop timing a candidate this many times the incumbent
-  int64_t max_lanes = 512;       ///< upcast amounts times the largest unroll
+  int64_t max_lanes = 512;       ///< the widest vector (stacked upcasts and unrolls multiply)
   int64_t max_ops = 1 << 16;     ///< optimized AST nodes times lanes, before compiling
   double bloat = 1000;           ///< drop code larger than this times the leanest candidate's
   double time_budget_s = 300;    ///< per kernel; the best so far is returned when it ends

@@ -294,6 +294,7 @@ int tune(TuneArgs args) {
                                                   ? db::Database::Access::read_only
                                                   : db::Database::Access::read_write);
   std::optional<tuner::ActiveRun> run;
+  int64_t resume_id = 0; // reopened once the resumed command is known to be good
   if (args.resume) {
     user_assert(db) << "--resume needs the database (not --cache off)";
     db::Run resumed = tuner::run_to_resume(*db, args.resume_run);
@@ -305,7 +306,7 @@ int tune(TuneArgs args) {
     args.quiet = quiet;
     cache = args.cache;
     mode = tuner::parse_cache_mode(cache, "the resumed run's cache mode");
-    run.emplace(tuner::ActiveRun::resume(*db, resumed.id));
+    resume_id = resumed.id;
     std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
                  resumed.command.c_str());
   }
@@ -340,7 +341,9 @@ int tune(TuneArgs args) {
   tuner::BatchStore store; // --cache off: no file; the batch keeps its plumbing in memory
   if (db) {
     store.db_path = path;
-    if (!run && tuner::writes(mode)) {
+    if (resume_id > 0) {
+      run.emplace(tuner::ActiveRun::resume(*db, resume_id));
+    } else if (tuner::writes(mode)) {
       tuner::RunSpec r;
       r.kind = db::RunKind::tune;
       r.label = args.label;

@@ -51,6 +51,7 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, doub
 
 void from_cache(BatchKernel& k, const CacheHit& hit) {
   k.outcome = BatchKernel::Outcome::cached;
+  k.result.status = db::TuningStatus::done;
   k.result.winner_opts = hit.entry.opts;
   k.result.winner_ms = hit.entry.ms;
   k.result.heuristic_ms = hit.entry.heuristic_ms;

@@ -118,8 +118,13 @@ Answer Measurer::ensure_task(Slot& slot) {
 Compiled Measurer::compile_on(Slot& slot, int id, const std::vector<Opt>& opts) {
   auto t0 = Clock::now();
   Compiled c;
-  static_cast<Answer&>(c) = ensure_task(slot);
-  if (c.ok()) {
+  // A worker that retires with its answer (its lifetime CPU limit) takes the task and the
+  // candidate with it: then both go again, once, to the fresh worker.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    c = {};
+    static_cast<Answer&>(c) = ensure_task(slot);
+    if (c.ok() && !slot.sandbox.running()) continue;
+    if (!c.ok()) break;
     std::string text = beamlab::to_string(opts);
     Message m;
     m.header = {{"op", "compile"}, {"id", id}, {"opts", text}};
@@ -132,6 +137,7 @@ Compiled Measurer::compile_on(Slot& slot, int id, const std::vector<Opt>& opts) 
       c.code_bytes = h.value("code_bytes", int64_t{0});
       c.code_hash = std::stoull(h.value("code_hash", "0"), nullptr, 16); // checked: hex
     }
+    if (!c.ok() || slot.sandbox.running()) break;
   }
   c.seconds = seconds_since(t0);
   return c;
@@ -179,6 +185,7 @@ Expected<ReferenceRun> Measurer::reference(int id, double run_timeout_s) {
         },
         static_cast<int>(s)));
   // Every job finishes before any is looked at: they use this frame's locals.
+  for (auto& j : jobs) j.wait(); // before any get() may throw: the jobs use this frame
   std::vector<Part> parts;
   for (auto& j : jobs) parts.push_back(j.get());
   ReferenceRun ref;

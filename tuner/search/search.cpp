@@ -35,6 +35,16 @@ Status status_of(Verdict v) {
   return Status::error;
 }
 
+/// Waits for the compiles still pending when a frame unwinds (an event sink that throws, say):
+/// their jobs use the measurer, which goes with the search.
+struct WaitForAll {
+  std::vector<std::future<Compiled>>& futures;
+  ~WaitForAll() {
+    for (auto& f : futures)
+      if (f.valid()) f.wait();
+  }
+};
+
 /// An optimized kernel before compiling: its identity and size.
 struct PlanShape {
   uint64_t hash = 0; ///< over every stage's AST: equal plans compile to the same code
@@ -291,6 +301,7 @@ private:
     wait_while_paused();
     // Compile, in parallel over the sandboxes.
     std::vector<std::future<Compiled>> compiles;
+    WaitForAll pending{compiles};
     for (int id : batch) compiles.push_back(measurer_.compile(id, at(id).opts));
     std::vector<Placement> placed(batch.size());
     std::vector<int> to_time;
@@ -467,6 +478,7 @@ private:
     if (finalists.empty()) finalists.push_back(result_.empty); // nothing else ran correctly
     // Each finalist stays compiled in one sandbox for the rounds.
     std::vector<std::future<Compiled>> jobs;
+    WaitForAll pending{jobs};
     for (int id : finalists) jobs.push_back(measurer_.compile(id, at(id).opts));
     std::vector<Compiled> placed;
     for (auto& j : jobs) placed.push_back(j.get());

@@ -40,10 +40,10 @@ ActiveRun ActiveRun::resume(db::Database& db, int64_t id) {
 
 void ActiveRun::finish(bool cancelled, bool failed) {
   if (!open_) return;
-  open_ = false;
   db_->end_run(id_, cancelled ? db::RunStatus::interrupted
                     : failed  ? db::RunStatus::failed
                               : db::RunStatus::done);
+  open_ = false; // only now: a failed end leaves the destructor to record the run failed
 }
 
 ActiveRun::~ActiveRun() {

@@ -15,22 +15,31 @@ std::string TunedKernel::outcome() const {
   return to_string(tuning.status) + (tuning.error.empty() ? std::string() : ": " + tuning.error);
 }
 
+namespace {
+
+// The roofline fraction when the peaks are known and the kernel was measured.
+std::optional<double> roofline_at(int64_t flops, int64_t bytes, double ms,
+                                  std::optional<double> peak_gflops,
+                                  std::optional<double> peak_gbps) {
+  if (!peak_gflops || !peak_gbps || ms <= 0 || (flops == 0 && bytes == 0)) return std::nullopt;
+  return tuner::roofline_fraction(flops, bytes, ms, *peak_gflops, *peak_gbps);
+}
+
+} // namespace
+
 TunedKernel tuned_kernel(db::Database& db, const db::Tuning& t,
                          const std::optional<db::Device>& device) {
   TunedKernel row;
   row.tuning = t;
   if (auto k = db.kernel(t.kernel_id)) row.kernel = std::move(*k);
-  bool measured = row.kernel.flops > 0 || row.kernel.bytes > 0;
-  if (measured && t.winner_ms && *t.winner_ms > 0 && device && device->peak_gflops &&
-      device->peak_gbps)
-    row.roofline = tuner::roofline_fraction(row.kernel.flops, row.kernel.bytes, *t.winner_ms,
-                                            *device->peak_gflops, *device->peak_gbps);
+  if (t.winner_ms && device)
+    row.roofline = roofline_at(row.kernel.flops, row.kernel.bytes, *t.winner_ms,
+                               device->peak_gflops, device->peak_gbps);
   return row;
 }
 
 std::optional<double> RunSummary::roofline(int64_t flops, int64_t bytes, double ms) const {
-  if (!peak_gflops || !peak_gbps || ms <= 0 || (flops == 0 && bytes == 0)) return std::nullopt;
-  return tuner::roofline_fraction(flops, bytes, ms, *peak_gflops, *peak_gbps);
+  return roofline_at(flops, bytes, ms, peak_gflops, peak_gbps);
 }
 
 std::vector<const Measurement*> RunSummary::measured(Section section) const {

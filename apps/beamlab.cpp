@@ -10,6 +10,7 @@
 
 #include "apps/bench_command.hpp"
 #include "apps/cache_command.hpp"
+#include "apps/device_command.hpp"
 #include "apps/ir_commands.hpp"
 #include "apps/report_command.hpp"
 #include "apps/run_command.hpp"
@@ -28,6 +29,7 @@ int run(int argc, char** argv) {
   int exit_code = 0;
   beamlab::cli::add_tune_command(app, exit_code);
   beamlab::cli::add_cache_command(app);
+  beamlab::cli::add_device_command(app);
   beamlab::cli::add_bench_command(app);
   beamlab::cli::add_report_command(app, exit_code);
   try {

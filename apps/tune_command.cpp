@@ -25,6 +25,7 @@
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
 #include "tuner/batch/batch.hpp"
+#include "tuner/batch/repeat.hpp"
 #include "tuner/store/run.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -85,6 +86,7 @@ struct TuneArgs {
   bool quiet = false;
   bool resume = false;
   int64_t resume_run = 0;
+  int repeat = 1; // not part of a run's settings: each repeat is a run of its own
 
   json to_json() const {
     return {{"target", target},
@@ -244,10 +246,12 @@ private:
 };
 
 void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t run_id) {
-  fmt::print("{:<26} {:<8} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8}  {}\n", "kernel", "source",
-             "heur. ms", "tuned ms", "speedup", "roof%", "cands", "search s", "opts");
+  fmt::print("{:<26} {:<8} {:>10} {:>10} {:>8} {:>11} {:>7} {:>6} {:<7} {:>6} {:>8}  {}\n",
+             "kernel", "source", "heur. ms", "tuned ms", "speedup", "95% CI", "in-proc", "roof%",
+             "bound", "cands", "search s", "opts");
   int failed = 0, candidates = 0;
   double search_s = 0;
+  std::vector<std::string> notes;
   for (const tuner::BatchKernel& k : r.kernels) {
     if (k.outcome == tuner::BatchKernel::Outcome::failed) {
       ++failed;
@@ -257,16 +261,34 @@ void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t r
     candidates += k.candidates;
     search_s += k.result.wall_s;
     double tuned = k.tuned_ms(), heuristic = k.heuristic_ms();
-    double speedup = tuned > 0 && heuristic > 0 ? heuristic / tuned : 0;
-    fmt::print("{:<26} {:<8} {:>10} {:>10.4f} {:>8} {:>6.1f} {:>6} {:>8.1f}  {}{}\n", k.task.name,
-               to_string(k.outcome), heuristic > 0 ? fmt::format("{:.4f}", heuristic) : "-", tuned,
-               speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-",
-               100 * tuner::roofline_fraction(k.task.flops, k.task.bytes, tuned, r.peak_gflops,
-                                              r.peak_gbps),
-               k.candidates, k.result.wall_s,
-               k.result.winner_opts.empty() ? "(none)" : k.result.winner_opts,
-               k.result.tie_with_heuristic ? "  (tie with the heuristic)" : "");
+    // A search's speedup is paired by round, with its interval; a tie is printed as a tie,
+    // never as a speedup. A cached plan's is the ratio of its stored times.
+    const std::optional<db::PairedSpeedup>& paired = k.result.speedup;
+    std::string speedup = k.result.tie_with_heuristic  ? "tie"
+                          : paired                     ? fmt::format("{:.2f}x", paired->estimate)
+                          : tuned > 0 && heuristic > 0 ? fmt::format("{:.2f}x", heuristic / tuned)
+                                                       : "-";
+    std::string interval = paired ? fmt::format("{:.2f}-{:.2f}", paired->lo, paired->hi) : "-";
+    std::string in_process =
+        k.result.in_process ? fmt::format("{:.2f}x", k.result.in_process->estimate) : "-";
+    if (!k.result.fidelity.empty() && k.result.fidelity != "agrees")
+      notes.push_back(k.task.name + ": in process, " + k.result.fidelity);
+    if (k.result.rounds_disturbed > 0)
+      notes.push_back(fmt::format("{}: {} re-measurement round(s) slowed by outside load, dropped "
+                                  "and run again",
+                                  k.task.name, k.result.rounds_disturbed));
+    std::optional<Roof> roof = roofline(r.limits, tuner::traffic_of(k.task), tuned);
+    std::string over = roof ? roof->over_note() : "";
+    if (!over.empty()) notes.push_back(k.task.name + ": " + over);
+    fmt::print("{:<26} {:<8} {:>10} {:>10.4f} {:>8} {:>11} {:>7} {:>6} {:<7} {:>6} {:>8.1f}  {}\n",
+               k.task.name, to_string(k.outcome),
+               heuristic > 0 ? fmt::format("{:.4f}", heuristic) : "-", tuned, speedup, interval,
+               in_process,
+               roof ? fmt::format("{:.1f}{}", 100 * roof->fraction, over.empty() ? "" : "!") : "-",
+               roof ? roof->bound : "-", k.candidates, k.result.wall_s,
+               k.result.winner_opts.empty() ? "(none)" : k.result.winner_opts);
   }
+  for (const std::string& n : notes) fmt::print("  ! {}\n", n);
   fmt::print("{} kernel(s){}: {} tuned, {} from the cache, {} resumed, {} failed; {} candidates "
              "in {:.1f} s of search ({:.1f}/s); {:.1f} s in all ({:.1f} s preparing)\n",
              r.kernels.size(),
@@ -277,11 +299,15 @@ void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t r
              r.count(tuner::BatchKernel::Outcome::cached),
              r.count(tuner::BatchKernel::Outcome::resumed), failed, candidates, search_s,
              search_s > 0 ? candidates / search_s : 0.0, r.wall_s, r.prepare_s);
-  fmt::print("device peaks {:.1f} GFLOP/s, {:.1f} GB/s; {}run {} in {}\n", r.peak_gflops,
-             r.peak_gbps, run_id > 0 ? "" : "not journaled: ", run_id, db);
+  fmt::print("speedup: the heuristic's time over the tuned plan's, paired by re-measurement round "
+             "(95% CI; 'tie': the interval includes 1); in-proc: the same timed in this process "
+             "before caching\n");
+  fmt::print("roof% is the tuned time's share of the roofline of the level the kernel's data "
+             "fits in (bound: what limits it)\ndevice limits: {}\n{}run {} in {}\n",
+             describe(r.limits), run_id > 0 ? "" : "not journaled: ", run_id, db);
 }
 
-int tune(TuneArgs args) {
+int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
   // Ctrl-C or kill: the searches stop as at a budget's end; the run is kept as interrupted.
   tuner::SearchControl control;
   Interrupts interrupts([&control] { control.cancel(); });
@@ -397,6 +423,7 @@ int tune(TuneArgs args) {
     return 128 + sig;
   }
   print_summary(report, where, run_id);
+  if (captured) *captured = report;
   if (!args.json_out.empty()) {
     json all = json::array();
     for (const tuner::BatchKernel& k : report.kernels)
@@ -417,6 +444,46 @@ int tune(TuneArgs args) {
     f << json{{"run", run_id}, {"kernels", all}}.dump(1) << "\n";
   }
   if (failed > 0) throw std::runtime_error(fmt::format("{} kernel(s) could not be tuned", failed));
+  return 0;
+}
+
+// `--repeat N`: the same search N times (each searching afresh, journaled as its own run), then
+// every kernel's distinct winners timed together (tuner/batch/repeat.hpp).
+int tune_repeated(const TuneArgs& args) {
+  user_assert(!args.resume) << "--repeat starts new runs; drop --resume (or --repeat)";
+  std::vector<tuner::BatchReport> reports(static_cast<size_t>(args.repeat));
+  for (int i = 0; i < args.repeat; ++i) {
+    TuneArgs one = args;
+    one.repeat = 1;
+    if (cache_mode_name(args.cache) != "off") one.cache = "ignore"; // every repeat searches
+    one.label = fmt::format("{}{}/{}", args.label.empty() ? "repeat " : args.label + " ", i + 1,
+                            args.repeat);
+    fmt::print("== repeat {} of {}\n", i + 1, args.repeat);
+    if (int code = tune(one, &reports[static_cast<size_t>(i)]); code != 0) return code;
+  }
+  int threads = args.threads > 0 ? args.threads : default_threads();
+  tuner::RepeatStudy study = tuner::study_repeats(reports, threads);
+  fmt::print("\n== determinism over {} repeats: each kernel's distinct winners timed together in "
+             "this process, paired by round\n{:<26} {:>6} {:>11} {:>7}  {}\n",
+             args.repeat, "kernel", "plans", "worst/best", "within", "winners");
+  for (const tuner::RepeatKernel& k : study.kernels) {
+    if (!k.error.empty()) {
+      fmt::print("{:<26} {}\n", k.name, k.error);
+      continue;
+    }
+    double worst = *std::max_element(k.over_best.begin(), k.over_best.end());
+    int within = static_cast<int>(std::count(k.within.begin(), k.within.end(), true));
+    std::string winners;
+    for (size_t i = 0; i < k.winners.size(); ++i)
+      winners +=
+          fmt::format("{}{}{}", i ? " | " : "", k.winners[i].empty() ? "(none)" : k.winners[i],
+                      k.within[i] ? "" : " (slower)");
+    fmt::print("{:<26} {:>6} {:>10.2f}x {:>3}/{:<3}  {}\n", k.name, k.distinct, worst, within,
+               k.winners.size(), winners);
+  }
+  fmt::print("determinism: {} of {} (kernel, repeat) winners within noise of the best plan the "
+             "repeats found ({:.1f}%)\n",
+             study.within, study.pairs, 100 * study.score());
   return 0;
 }
 
@@ -482,12 +549,16 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--json", args->json_out, "write the per-kernel results to this file");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  cmd->add_option("--repeat", args->repeat,
+                  "run the search N times (each a run of its own, searching afresh) and report "
+                  "how often the winners are within noise of each other")
+      ->check(CLI::Range(1, 100));
   cmd->allow_extras();
   cmd->final_callback([args, cmd, &exit_code] {
     TuneArgs a = *args;
     a.params = cmd->remaining();
     if (a.resume_run > 0) a.resume = true;
-    exit_code = tune(a);
+    exit_code = a.repeat > 1 ? tune_repeated(a) : tune(a);
   });
 }
 

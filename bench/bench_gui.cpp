@@ -36,7 +36,11 @@ struct BigRun {
                .string();
     db::Database db(path);
     int64_t dev = db.upsert_device(tuner::this_device());
-    db.set_device_peaks(dev, 200, 40);
+    MachineLimits limits;
+    limits.threads = 2;
+    limits.fma_f32_gflops = 200;
+    limits.levels = {{"L2", 1 << 20, 1 << 19, 80, 60}, {"DRAM", 0, 1 << 28, 40, 30}};
+    db.set_device_limits(dev, limits);
     int64_t run = db.begin_run({.device_id = dev,
                                 .kind = db::RunKind::tune,
                                 .label = "bench",

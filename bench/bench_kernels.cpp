@@ -1,10 +1,12 @@
-// The engine's kernels against references measured in the same run: a STREAM-style triad
-// (memory bandwidth, through the same OpenMP launcher) and OpenBLAS sgemm (FLOP/s). Each
-// benchmark runs a Tensor program with the heuristic Opts (/heuristic) or with the Opts a
-// BEAM search of width 4 found first (/beam4; the search runs before timing, once per kernel
-// in the process). Counters: gbps or gflops, ratio (over the reference measured just before),
-// compile_ms; the label is the Opts. BM_Search times the search itself (BEAM 2 on matmul).
-// BM_Model runs the real networks scripts/export_models.py writes, whole.
+// The engine's kernels against references measured in the same run (bench/references.hpp):
+// the machine's limits (every figure's `limit_frac` is its roofline fraction: the share of the
+// roof of the memory level its data fits in, or of the FMA peak), oneDNN (matmul, conv2d) and
+// OpenBLAS sgemm. Each benchmark runs a Tensor program with the heuristic Opts (/heuristic) or
+// with the Opts a BEAM search of width 4 found first (/beam4; the search runs before timing,
+// once per kernel in the process). Counters: gbps or gflops, limit_frac, ratio (over oneDNN
+// where it has the op), compile_ms; the label is the Opts and the roof that bounds the kernel.
+// BM_Limits shows the limits; BM_Search times the search itself (BEAM 2 on matmul). BM_Model
+// runs the real networks scripts/export_models.py writes, whole.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -14,10 +16,9 @@
 
 #include <vector>
 
-#include <cblas.h>
-
 #include <beamlab/beamlab.hpp>
 
+#include "bench/references.hpp"
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
 #include "tuner/batch/corpus.hpp"
@@ -28,43 +29,19 @@ namespace {
 
 constexpr int64_t kElements = int64_t{1} << 24; // 16M float32: 64 MiB a buffer
 
-// The triad a[i] = b[i] + 3 * c[i], compiled by the host compiler, launched like a kernel.
-void triad(void* const* bufs, const int64_t*, int64_t begin, int64_t end) {
-  auto* __restrict a = static_cast<float*>(bufs[0]);
-  const auto* __restrict b = static_cast<const float*>(bufs[1]);
-  const auto* __restrict c = static_cast<const float*>(bufs[2]);
-  for (int64_t i = begin; i < end; ++i) a[i] = b[i] + 3.0f * c[i];
+// The limits as counters: the FMA peaks, and each level's read and triad GB/s.
+void BM_Limits(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(bench::limits());
+  const MachineLimits& l = bench::limits();
+  state.counters["fma_f32_gflops"] = l.fma_f32_gflops;
+  state.counters["fma_f64_gflops"] = l.fma_f64_gflops;
+  for (const MemoryLevel& m : l.levels) {
+    state.counters[m.name + "_read_gbps"] = m.read_gbps;
+    state.counters[m.name + "_triad_gbps"] = m.triad_gbps;
+  }
+  state.SetLabel(describe(l));
 }
-
-struct Buffers {
-  Buffer out{kElements * 4}, a{kElements * 4}, b{kElements * 4}, c{kElements * 4};
-};
-
-Buffers& buffers() {
-  static Buffers bufs;
-  return bufs;
-}
-
-// The triad's bandwidth over 10 calls (after a warm-up), measured now: the reference.
-double triad_gbps() {
-  Buffers& m = buffers();
-  void* ptrs[] = {m.out.data(), m.a.data(), m.b.data()};
-  launch(triad, ptrs, nullptr, kElements);
-  constexpr int kRuns = 10;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int rep = 0; rep < kRuns; ++rep) launch(triad, ptrs, nullptr, kElements);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kRuns;
-  return 3.0 * 4 * kElements / s / 1e9;
-}
-
-void BM_Triad(benchmark::State& state) {
-  Buffers& m = buffers();
-  void* ptrs[] = {m.out.data(), m.a.data(), m.b.data()};
-  for (auto _ : state) launch(triad, ptrs, nullptr, kElements);
-  state.counters["gbps"] =
-      benchmark::Counter(3.0 * 4 * kElements / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-}
-BENCHMARK(BM_Triad)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Limits)->Iterations(1);
 
 // The engine end to end: a Tensor program scheduled, optimized with the heuristic Opts,
 // compiled and run as an ExecutionPlan; each benchmark iteration runs the whole plan.
@@ -102,7 +79,6 @@ Measured run_plan(benchmark::State& state, const Program& program, const OptPoli
   }
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
               static_cast<double>(std::max<int64_t>(runs, 1));
-  state.SetLabel(m.opts);
   state.counters["compile_ms"] = m.compile_ms;
   return m;
 }
@@ -113,10 +89,16 @@ Measured run_plan(benchmark::State& state, const Tensor& out, bool tuned) {
   return run_plan(state, p, policy(tuned));
 }
 
-void report_bandwidth(benchmark::State& state, double bytes, const Measured& m) {
-  double gbps = bytes / m.seconds / 1e9;
-  state.counters["gbps"] = gbps;
-  state.counters["ratio"] = gbps / triad_gbps();
+// Counters for a kernel of `bytes` (`written` of them its output) and `flops`: its rate, its
+// fraction of the limits; the label: its Opts and the roof that bounds it.
+void report(benchmark::State& state, double flops, double bytes, double written,
+            const Measured& m) {
+  if (flops > 0)
+    state.counters["gflops"] = flops / m.seconds / 1e9;
+  else
+    state.counters["gbps"] = bytes / m.seconds / 1e9;
+  state.counters["limit_frac"] = bench::limit_fraction(flops, bytes, written, m.seconds);
+  state.SetLabel(m.opts + " · " + bench::roof_bound(flops, bytes, written, m.seconds));
 }
 
 // out = a * b + c over 16M float32: 16 bytes an element.
@@ -124,7 +106,7 @@ void BM_Elementwise(benchmark::State& state, bool tuned) {
   Tensor a = Tensor::rand({kElements}, 1), b = Tensor::rand({kElements}, 2),
          c = Tensor::rand({kElements}, 3);
   Tensor out = a * b + c;
-  report_bandwidth(state, 16.0 * kElements, run_plan(state, out, tuned));
+  report(state, 0, 16.0 * kElements, 4.0 * kElements, run_plan(state, out, tuned));
 }
 BENCHMARK_CAPTURE(BM_Elementwise, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Elementwise, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -132,7 +114,7 @@ BENCHMARK_CAPTURE(BM_Elementwise, beam4, true)->Unit(benchmark::kMillisecond)->U
 // The sum of 16M float32: 4 bytes an element.
 void BM_Sum(benchmark::State& state, bool tuned) {
   Tensor out = Tensor::rand({kElements}, 1).sum();
-  report_bandwidth(state, 4.0 * kElements, run_plan(state, out, tuned));
+  report(state, 0, 4.0 * kElements, 4, run_plan(state, out, tuned));
 }
 BENCHMARK_CAPTURE(BM_Sum, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Sum, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -140,67 +122,52 @@ BENCHMARK_CAPTURE(BM_Sum, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTi
 // Softmax over the rows of 4096 x 1024 float32: read once, written once.
 void BM_Softmax(benchmark::State& state, bool tuned) {
   Tensor out = Tensor::randn({4096, 1024}, 1).softmax(-1);
-  report_bandwidth(state, 8.0 * 4096 * 1024, run_plan(state, out, tuned));
+  report(state, 0, 8.0 * 4096 * 1024, 4.0 * 4096 * 1024, run_plan(state, out, tuned));
 }
 BENCHMARK_CAPTURE(BM_Softmax, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Softmax, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), measured now (median call): the
-// reference.
-double sgemm_gflops(int64_t m, int64_t n, int64_t k) {
-  Buffer C(m * n * 4), A(m * k * 4), B(k * n * 4);
-  for (float& x : A.as<float>()) x = 0.5f;
-  for (float& x : B.as<float>()) x = 0.25f;
-  auto call = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0f, A.as<float>().data(), static_cast<int>(k),
-                B.as<float>().data(), static_cast<int>(n), 0.0f, C.as<float>().data(),
-                static_cast<int>(n));
-  };
-  call();
-  std::vector<double> times; // seconds per call; the median resists a noisy neighbour
-  double total = 0;
-  while (times.size() < 5 || total < 0.2) {
-    auto t0 = std::chrono::steady_clock::now();
-    call();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    total += times.back();
-  }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
-                   times.end());
-  return 2.0 * static_cast<double>(m * n * k) / times[times.size() / 2] / 1e9;
+// A compute-bound kernel's counters, with oneDNN's figure as the reference (ratio).
+void report_flops(benchmark::State& state, double flops, double bytes, double written,
+                  const Measured& m, double onednn) {
+  report(state, flops, bytes, written, m);
+  state.counters["onednn_gflops"] = onednn;
+  state.counters["ratio"] = flops / m.seconds / 1e9 / onednn;
 }
 
-void report_flops(benchmark::State& state, double flops, const Measured& m, double reference) {
-  double gflops = flops / m.seconds / 1e9;
-  state.counters["gflops"] = gflops;
-  state.counters["blas_gflops"] = reference;
-  state.counters["ratio"] = gflops / reference;
-}
-
-void BM_Sgemm(benchmark::State& state) {
+// A reference library's n x n x n matmul: its GFLOP/s and fraction of the FMA peak.
+void BM_Reference(benchmark::State& state, double (*gflops)(int64_t, int64_t, int64_t),
+                  std::string (*label)()) {
   const int64_t n = state.range(0);
   double g = 0;
-  for (auto _ : state) g = sgemm_gflops(n, n, n);
+  for (auto _ : state) g = gflops(n, n, n);
   state.counters["gflops"] = g;
+  state.counters["limit_frac"] = g / bench::limits().fma_f32_gflops;
+  state.SetLabel(label());
 }
-BENCHMARK(BM_Sgemm)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
+std::string onednn_label() { return "oneDNN matmul"; }
+std::string openblas_label() { return "OpenBLAS sgemm, core " + bench::openblas_core(); }
+// The reference matmuls' sizes, each measured once (a median of its own calls).
+void reference_sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+}
+BENCHMARK_CAPTURE(BM_Reference, onednn_matmul, bench::onednn_matmul_gflops, onednn_label)
+    ->Apply(reference_sizes);
+BENCHMARK_CAPTURE(BM_Reference, openblas_sgemm, bench::openblas_sgemm_gflops, openblas_label)
+    ->Apply(reference_sizes);
 
-// C = A @ B, float32 n x n x n, against OpenBLAS sgemm of the same size.
+// C = A @ B, float32 n x n x n, against oneDNN's matmul of the same size.
 void BM_Matmul(benchmark::State& state, bool tuned) {
   const int64_t n = state.range(0);
   Tensor out = Tensor::rand({n, n}, 1).matmul(Tensor::rand({n, n}, 2));
-  double flops = 2.0 * static_cast<double>(n * n * n);
-  report_flops(state, flops, run_plan(state, out, tuned), sgemm_gflops(n, n, n));
+  double flops = 2.0 * static_cast<double>(n * n * n), matrix = 4.0 * static_cast<double>(n * n);
+  report_flops(state, flops, 3 * matrix, matrix, run_plan(state, out, tuned),
+               bench::onednn_matmul_gflops(n, n, n));
 }
 BENCHMARK_CAPTURE(BM_Matmul, heuristic, false)
     ->Arg(512)
     ->Arg(1024)
+    ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
@@ -209,13 +176,33 @@ BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// conv2d 1x64x56x56, 64 filters of 3x3, padding 1, against sgemm at the same im2col shape
-// (64 x 3136 x 576).
+// conv2d 1x64x56x56, 64 filters of 3x3, padding 1.
+constexpr int64_t kConvC = 64, kConvHW = 56;
+
+void BM_OneDnnConv2d(benchmark::State& state, bool blocked) {
+  double g = 0;
+  for (auto _ : state) g = bench::onednn_conv2d_gflops(kConvC, kConvHW, kConvHW, blocked);
+  state.counters["gflops"] = g;
+  state.counters["limit_frac"] = g / bench::limits().fma_f32_gflops;
+}
+BENCHMARK_CAPTURE(BM_OneDnnConv2d, blocked, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_OneDnnConv2d, nchw, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+// The same conv2d in beamlab (NCHW), against oneDNN's blocked layout (its best).
 void BM_Conv2d(benchmark::State& state, bool tuned) {
-  Tensor x = Tensor::rand({1, 64, 56, 56}, 1), w = Tensor::rand({64, 64, 3, 3}, 2);
+  Tensor x = Tensor::rand({1, kConvC, kConvHW, kConvHW}, 1),
+         w = Tensor::rand({kConvC, kConvC, 3, 3}, 2);
   Tensor out = x.conv2d(w, std::nullopt, 1, 1);
-  double flops = 2.0 * 64 * 56 * 56 * 64 * 9;
-  report_flops(state, flops, run_plan(state, out, tuned), sgemm_gflops(64, 56 * 56, 64 * 9));
+  double flops = 2.0 * kConvC * kConvHW * kConvHW * kConvC * 9;
+  double act = 4.0 * kConvC * kConvHW * kConvHW;
+  report_flops(state, flops, 2 * act + 4.0 * kConvC * kConvC * 9, act, run_plan(state, out, tuned),
+               bench::onednn_conv2d_gflops(kConvC, kConvHW, kConvHW, true));
 }
 BENCHMARK_CAPTURE(BM_Conv2d, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Conv2d, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();

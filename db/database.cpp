@@ -148,6 +148,45 @@ CREATE INDEX benchmarks_by_run ON benchmarks(run_id);
     R"sql(
 ALTER TABLE tunings ADD COLUMN tie_with_heuristic INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 3: the machine's measured limits (engine/realize/machine_limits.hpp): FMA peaks and each
+    // memory level's read and triad bandwidth. They replace devices.peak_gflops/peak_gbps (a
+    // matmul's and an elementwise kernel's speed, not the machine's limits), which stay in
+    // older files but are no longer read.
+    R"sql(
+CREATE TABLE device_limits (
+  device_id      INTEGER PRIMARY KEY REFERENCES devices(id) ON DELETE CASCADE,
+  threads        INTEGER NOT NULL,
+  vector_bytes   INTEGER NOT NULL,
+  fma_f32_gflops REAL NOT NULL,
+  fma_f64_gflops REAL NOT NULL,
+  measured_at    TEXT NOT NULL
+);
+-- the paired verdict of the re-measurement: the heuristic's time over the winner's (geometric
+-- mean of per-round ratios, 95% interval), the rounds dropped as disturbed, and per finalist
+-- its median in each kept round ("SEQ MS MS ...", a line each): what the verdict is computed
+-- from.
+ALTER TABLE tunings ADD COLUMN speedup REAL;
+ALTER TABLE tunings ADD COLUMN speedup_lo REAL;
+ALTER TABLE tunings ADD COLUMN speedup_hi REAL;
+ALTER TABLE tunings ADD COLUMN rounds_disturbed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tunings ADD COLUMN round_ms TEXT NOT NULL DEFAULT '';
+-- the same verdict timed in the tuner's own process before the plan was cached, and what that
+-- check found (tuner/measure/fidelity.hpp)
+ALTER TABLE tunings ADD COLUMN in_process_speedup REAL;
+ALTER TABLE tunings ADD COLUMN in_process_lo REAL;
+ALTER TABLE tunings ADD COLUMN in_process_hi REAL;
+ALTER TABLE tunings ADD COLUMN fidelity TEXT NOT NULL DEFAULT '';
+CREATE TABLE device_memory (
+  device_id         INTEGER NOT NULL REFERENCES device_limits(device_id) ON DELETE CASCADE,
+  idx               INTEGER NOT NULL,
+  name              TEXT NOT NULL,
+  capacity_bytes    INTEGER NOT NULL,
+  working_set_bytes INTEGER NOT NULL,
+  read_gbps         REAL NOT NULL,
+  triad_gbps        REAL NOT NULL,
+  PRIMARY KEY (device_id, idx)
+);
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
@@ -380,16 +419,30 @@ int64_t Database::upsert_device(const DeviceInfo& d) {
 
 std::optional<Device> Database::device(int64_t id) {
   Statement st = conn_->prepare(
-      "SELECT id, fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version, "
-      "peak_gflops, peak_gbps FROM devices WHERE id = ?");
+      "SELECT id, fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version "
+      "FROM devices WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   Device d;
   d.id = st.i64(0);
   d.fingerprint = st.text(1);
   d.info = {st.text(2), st.text(3), static_cast<int>(st.i64(4)), st.text(5), st.text(6)};
-  d.peak_gflops = st.opt_f64(7);
-  d.peak_gbps = st.opt_f64(8);
+  Statement lim = conn_->prepare("SELECT threads, vector_bytes, fma_f32_gflops, fma_f64_gflops, "
+                                 "measured_at FROM device_limits WHERE device_id = ?");
+  lim.bind(1, id);
+  if (!lim.step()) return d;
+  MachineLimits& l = d.limits.emplace();
+  l.threads = static_cast<int>(lim.i64(0));
+  l.vector_bytes = static_cast<int>(lim.i64(1));
+  l.fma_f32_gflops = lim.f64(2);
+  l.fma_f64_gflops = lim.f64(3);
+  d.limits_measured_at = lim.text(4);
+  Statement mem = conn_->prepare("SELECT name, capacity_bytes, working_set_bytes, read_gbps, "
+                                 "triad_gbps FROM device_memory WHERE device_id = ? ORDER BY idx");
+  mem.bind(1, id);
+  while (mem.step())
+    l.levels.push_back({mem.text(0), mem.i64(1), mem.i64(2), mem.f64(3), mem.f64(4)});
+  if (!l.known()) d.limits.reset();
   return d;
 }
 
@@ -400,10 +453,25 @@ std::optional<int64_t> Database::find_device(const std::string& fingerprint) {
   return st.i64(0);
 }
 
-void Database::set_device_peaks(int64_t id, double gflops, double gbps) {
-  conn_->prepare("UPDATE devices SET peak_gflops = ?, peak_gbps = ? WHERE id = ?")
-      .bind_all(gflops, gbps, id)
+void Database::set_device_limits(int64_t id, const MachineLimits& limits) {
+  Transaction t(*conn_);
+  conn_->prepare("DELETE FROM device_limits WHERE device_id = ?").bind_all(id).run();
+  conn_
+      ->prepare("INSERT INTO device_limits (device_id, threads, vector_bytes, fma_f32_gflops, "
+                "fma_f64_gflops, measured_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .bind_all(id, limits.threads, limits.vector_bytes, limits.fma_f32_gflops,
+                limits.fma_f64_gflops, now_utc())
       .run();
+  for (size_t i = 0; i < limits.levels.size(); ++i) {
+    const MemoryLevel& m = limits.levels[i];
+    conn_
+        ->prepare("INSERT INTO device_memory (device_id, idx, name, capacity_bytes, "
+                  "working_set_bytes, read_gbps, triad_gbps) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind_all(id, static_cast<int64_t>(i), m.name, m.capacity_bytes, m.working_set_bytes,
+                  m.read_gbps, m.triad_gbps)
+        .run();
+  }
+  t.commit();
 }
 
 // --- runs ------------------------------------------------------------------------------------
@@ -506,7 +574,8 @@ namespace {
 constexpr const char* kTuningColumns =
     "SELECT id, run_id, kernel_id, workload, threads, settings, actions, status, heuristic_opts, "
     "winner_opts, heuristic_ms, winner_ms, noise, tie, stop_reason, error, iterations, wall_s, "
-    "budget_s, restarts, tie_with_heuristic FROM tunings";
+    "budget_s, restarts, tie_with_heuristic, speedup, speedup_lo, speedup_hi, rounds_disturbed, "
+    "round_ms, in_process_speedup, in_process_lo, in_process_hi, fidelity FROM tunings";
 Tuning read_tuning(const Statement& st) {
   Tuning t;
   t.id = st.i64(0);
@@ -530,6 +599,15 @@ Tuning read_tuning(const Statement& st) {
   t.budget_s = st.f64(18);
   t.restarts = static_cast<int>(st.i64(19));
   t.tie_with_heuristic = st.i64(20) != 0;
+  if (std::optional<double> x = st.opt_f64(21), lo = st.opt_f64(22), hi = st.opt_f64(23);
+      x && lo && hi)
+    t.speedup = PairedSpeedup{*x, *lo, *hi};
+  t.rounds_disturbed = static_cast<int>(st.i64(24));
+  t.round_ms = st.text(25);
+  if (std::optional<double> x = st.opt_f64(26), lo = st.opt_f64(27), hi = st.opt_f64(28);
+      x && lo && hi)
+    t.in_process = PairedSpeedup{*x, *lo, *hi};
+  t.fidelity = st.text(29);
   return t;
 }
 } // namespace
@@ -552,12 +630,22 @@ Tuning Database::open_tuning(int64_t run_id, int64_t kernel_id, int threads,
 
 void Database::finish_tuning(const Tuning& t) {
   conn_
-      ->prepare("UPDATE tunings SET status = ?, heuristic_opts = ?, heuristic_ms = ?, "
-                "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, tie_with_heuristic = ?, "
-                "stop_reason = ?, error = ?, iterations = ?, wall_s = ?, restarts = ? WHERE id = ?")
+      ->prepare(
+          "UPDATE tunings SET status = ?, heuristic_opts = ?, heuristic_ms = ?, "
+          "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, tie_with_heuristic = ?, "
+          "stop_reason = ?, error = ?, iterations = ?, wall_s = ?, restarts = ?, speedup = ?, "
+          "speedup_lo = ?, speedup_hi = ?, rounds_disturbed = ?, round_ms = ?, "
+          "in_process_speedup = ?, in_process_lo = ?, in_process_hi = ?, fidelity = ? "
+          "WHERE id = ?")
       .bind_all(to_string(t.status), t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms,
                 t.noise, static_cast<int64_t>(t.tie), static_cast<int64_t>(t.tie_with_heuristic),
-                t.stop_reason, t.error, t.iterations, t.wall_s, t.restarts, t.id)
+                t.stop_reason, t.error, t.iterations, t.wall_s, t.restarts,
+                t.speedup ? std::optional(t.speedup->estimate) : std::nullopt,
+                t.speedup ? std::optional(t.speedup->lo) : std::nullopt,
+                t.speedup ? std::optional(t.speedup->hi) : std::nullopt, t.rounds_disturbed,
+                t.round_ms, t.in_process ? std::optional(t.in_process->estimate) : std::nullopt,
+                t.in_process ? std::optional(t.in_process->lo) : std::nullopt,
+                t.in_process ? std::optional(t.in_process->hi) : std::nullopt, t.fidelity, t.id)
       .run();
 }
 
@@ -841,6 +929,19 @@ INSERT INTO devices (fingerprint, cpu_model, isa_flags, cores, llvm_version, bea
   ON CONFLICT (fingerprint) DO UPDATE SET
     peak_gflops = coalesce(devices.peak_gflops, excluded.peak_gflops),
     peak_gbps = coalesce(devices.peak_gbps, excluded.peak_gbps);
+DROP TABLE IF EXISTS temp.new_limits;
+CREATE TEMP TABLE new_limits AS
+  SELECT m.id AS device_id, s.id AS src_id FROM src.device_limits l
+  JOIN src.devices s ON s.id = l.device_id JOIN main.devices m ON m.fingerprint = s.fingerprint
+  WHERE NOT EXISTS (SELECT 1 FROM main.device_limits ml WHERE ml.device_id = m.id);
+INSERT INTO device_limits (device_id, threads, vector_bytes, fma_f32_gflops, fma_f64_gflops,
+                           measured_at)
+  SELECT n.device_id, l.threads, l.vector_bytes, l.fma_f32_gflops, l.fma_f64_gflops,
+         l.measured_at FROM temp.new_limits n JOIN src.device_limits l ON l.device_id = n.src_id;
+INSERT INTO device_memory (device_id, idx, name, capacity_bytes, working_set_bytes, read_gbps,
+                           triad_gbps)
+  SELECT n.device_id, dm.idx, dm.name, dm.capacity_bytes, dm.working_set_bytes, dm.read_gbps,
+         dm.triad_gbps FROM temp.new_limits n JOIN src.device_memory dm ON dm.device_id = n.src_id;
 INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast)
   SELECT hash, hash_version, name, shapes, flops, bytes, ast FROM src.kernels WHERE true
   ON CONFLICT (hash) DO NOTHING;
@@ -873,15 +974,20 @@ CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
       "JOIN src.kernels sk ON sk.id = t.kernel_id JOIN main.kernels k ON k.hash = sk.hash ";
   constexpr const char* kNewTuning = " JOIN main.tunings nt ON nt.run_id = m.new AND "
                                      "nt.kernel_id = k.id AND nt.threads = t.threads ";
-  conn_->exec(std::string("INSERT INTO tunings (run_id, kernel_id, workload, threads, settings, "
-                          "actions, budget_s, status, heuristic_opts, heuristic_ms, winner_opts, "
-                          "winner_ms, noise, tie, tie_with_heuristic, iterations, stop_reason, "
-                          "wall_s, restarts, error) SELECT m.new, k.id, t.workload, t.threads, "
-                          "t.settings, t.actions, t.budget_s, t.status, t.heuristic_opts, "
-                          "t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise, t.tie, "
-                          "t.tie_with_heuristic, t.iterations, t.stop_reason, t.wall_s, "
-                          "t.restarts, t.error") +
-              kTuningJoin);
+  conn_->exec(
+      std::string("INSERT INTO tunings (run_id, kernel_id, workload, threads, settings, "
+                  "actions, budget_s, status, heuristic_opts, heuristic_ms, winner_opts, "
+                  "winner_ms, noise, tie, tie_with_heuristic, speedup, speedup_lo, speedup_hi, "
+                  "rounds_disturbed, round_ms, in_process_speedup, in_process_lo, "
+                  "in_process_hi, fidelity, iterations, stop_reason, "
+                  "wall_s, restarts, error) SELECT m.new, k.id, t.workload, t.threads, "
+                  "t.settings, t.actions, t.budget_s, t.status, t.heuristic_opts, "
+                  "t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise, t.tie, "
+                  "t.tie_with_heuristic, t.speedup, t.speedup_lo, t.speedup_hi, "
+                  "t.rounds_disturbed, t.round_ms, t.in_process_speedup, t.in_process_lo, "
+                  "t.in_process_hi, t.fidelity, t.iterations, t.stop_reason, t.wall_s, "
+                  "t.restarts, t.error") +
+      kTuningJoin);
   st.tunings = conn_->changes();
   conn_->exec(std::string("INSERT INTO candidates (tuning_id, seq, opts, parent, iteration, "
                           "status, error, compile_ms, code_hash, code_bytes, max_error, "

@@ -21,12 +21,14 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/support/roofline.hpp"
+
 namespace beamlab::db {
 
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {
@@ -43,7 +45,10 @@ struct Device {
   int64_t id = 0;
   std::string fingerprint;
   DeviceInfo info;
-  std::optional<double> peak_gflops, peak_gbps; ///< measured, for rooflines
+  /// The machine's measured limits (FMA peaks, each memory level's bandwidth), for rooflines;
+  /// none until measured on the device (tuner::device_limits, `beamlab device --measure`).
+  std::optional<MachineLimits> limits;
+  std::string limits_measured_at; ///< UTC, when `limits` is set
 };
 
 /// What a run is: a tuning run (`beamlab tune`, the GUI) or a benchmark run (`beamlab bench`).
@@ -91,6 +96,11 @@ struct Kernel {
 };
 
 /// One kernel's search within a run.
+/// The heuristic's time over the winner's from paired rounds, with its 95% interval.
+struct PairedSpeedup {
+  double estimate = 1, lo = 1, hi = 1;
+};
+
 struct Tuning {
   int64_t id = 0;
   int64_t run_id = 0, kernel_id = 0;
@@ -102,8 +112,13 @@ struct Tuning {
   std::string heuristic_opts, winner_opts;
   std::optional<double> heuristic_ms, winner_ms;
   double noise = 0;
-  bool tie = false;                ///< the winner and the runner-up within the noise
-  bool tie_with_heuristic = false; ///< the winner and the heuristic within the noise
+  bool tie = false;                     ///< the winner and the runner-up within the noise
+  bool tie_with_heuristic = false;      ///< the winner not faster than the heuristic beyond noise
+  std::optional<PairedSpeedup> speedup; ///< from the paired rounds (none before schema 3)
+  int rounds_disturbed = 0;             ///< re-measurement rounds dropped as disturbed
+  std::string round_ms; ///< per finalist "SEQ MS MS ...": its median in each kept round
+  std::optional<PairedSpeedup> in_process; ///< the same timed in the tuner's process
+  std::string fidelity;                    ///< what that check found (TuneResult::fidelity)
   std::string stop_reason, error;
   int iterations = 0;
   double wall_s = 0, budget_s = 0;
@@ -170,7 +185,8 @@ public:
   int64_t upsert_device(const DeviceInfo& info);
   std::optional<Device> device(int64_t id);
   std::optional<int64_t> find_device(const std::string& fingerprint);
-  void set_device_peaks(int64_t id, double gflops, double gbps);
+  /// Stores (or replaces) the device's measured limits.
+  void set_device_limits(int64_t id, const MachineLimits& limits);
 
   // Runs
   int64_t begin_run(const NewRun& run);

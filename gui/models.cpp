@@ -49,18 +49,33 @@ KernelsModel* make_kernels_model(QObject* parent) {
        [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); }},
       {"Speedup",
        [](const KernelRow& r) -> QVariant {
+         // The search's paired verdict: a tie is shown as one, never as a speedup.
          auto x = r.speedup();
-         return x ? QVariant(QString::number(*x, 'f', 2) + "x") : QString();
+         const std::optional<db::PairedSpeedup>& p = r.tuning.speedup;
+         QString interval =
+             p ? QString(" (%1-%2)").arg(p->lo, 0, 'f', 2).arg(p->hi, 0, 'f', 2) : QString();
+         if (r.tuning.tie_with_heuristic) return "tie" + interval;
+         return x ? QVariant(QString::number(*x, 'f', 2) + "x" + interval) : QString();
        },
        [](const KernelRow& r) { return r.speedup().value_or(0); },
        [](const KernelRow& r) -> QVariant {
-         return r.speedup().value_or(0) >= 1.05 ? QVariant(QColor(0x2e, 0x9d, 0x4a)) : QVariant();
+         return r.speedup().value_or(0) >= 1.05 && !r.tuning.tie_with_heuristic
+                    ? QVariant(QColor(0x2e, 0x9d, 0x4a))
+                    : QVariant();
        }},
       {"% roofline",
        [](const KernelRow& r) -> QVariant {
-         return r.roofline ? QVariant(QString::number(100 * *r.roofline, 'f', 1)) : QString();
+         if (!r.roof) return QString();
+         return QString("%1 %2%3")
+             .arg(100 * r.roof->fraction, 0, 'f', 1)
+             .arg(qstr(r.roof->bound))
+             .arg(r.roof->over_note().empty() ? "" : " !");
        },
-       [](const KernelRow& r) { return r.roofline.value_or(0); }},
+       [](const KernelRow& r) { return r.roof ? r.roof->fraction : 0.0; },
+       [](const KernelRow& r) -> QVariant {
+         return r.roof && !r.roof->over_note().empty() ? QVariant(QColor(0xc0, 0x7a, 0x00))
+                                                       : QVariant();
+       }},
       {"Candidates",
        [](const KernelRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
       {"Winner Opts", [](const KernelRow& r) { return qstr(r.tuning.winner_opts); }},

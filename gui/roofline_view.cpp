@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QCursor>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QToolTip>
 #include <QVBoxLayout>
 
+#include "gui/program.hpp"
 #include "gui/style.hpp"
+#include "tuner/store/device.hpp"
 
 namespace beamlab::gui {
 
@@ -28,9 +32,9 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
   candidates_ = winner_ = nullptr;
   const db::Kernel& k = d.row.kernel;
-  if (!d.device || !d.device->peak_gflops || !d.device->peak_gbps) {
-    message_->setText("The device of this run has no measured peaks (a tuning run measures "
-                      "them on its first use of the device).");
+  if (!d.device || !d.device->limits) {
+    message_->setText("The device of this run has no measured limits (a tuning run measures "
+                      "them on its first use of the device; `beamlab device --measure` does now).");
     return;
   }
   if (k.flops <= 0 || k.bytes <= 0) {
@@ -38,7 +42,13 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
                       " does no arithmetic on data (a copy): it has no place on a roofline.");
     return;
   }
-  double peak = *d.device->peak_gflops, bw = *d.device->peak_gbps;
+  const MachineLimits& limits = *d.device->limits;
+  KernelTraffic traffic = tuner::traffic_of(k);
+  double peak = limits.fma_f32_gflops;
+  const MemoryLevel& fits = limits.level_for(k.bytes);
+  double write_share = traffic.written_bytes ? static_cast<double>(*traffic.written_bytes) /
+                                                   static_cast<double>(k.bytes)
+                                             : 1.0 / 3;
   double ai = static_cast<double>(k.flops) / static_cast<double>(k.bytes);
   auto gflops = [](int64_t flops, double ms) { return static_cast<double>(flops) / (ms * 1e6); };
   candidates_ = new QScatterSeries;
@@ -80,15 +90,28 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     others->append(x, y);
     extend(x, y);
   }
-  // The roofs: bandwidth-bound below the ridge point, compute-bound above.
+  // The roofs, one per memory level: bandwidth-bound below its ridge point, compute-bound
+  // above. The level this kernel's data fits in is drawn solid, the others dashed.
   lo_x /= 4, hi_x *= 4, lo_y /= 4, hi_y *= 2;
-  auto* roof = new QLineSeries;
-  roof->setName(QString("roofline: %1 GFLOP/s, %2 GB/s").arg(peak, 0, 'f', 1).arg(bw, 0, 'f', 1));
-  roof->setColor(Qt::black);
-  double ridge = peak / bw;
-  for (double x : {lo_x, std::clamp(ridge, lo_x, hi_x), hi_x})
-    roof->append(x, std::min(peak, x * bw));
-  lo_y = std::min(lo_y, lo_x * bw);
+  std::vector<QLineSeries*> roofs;
+  for (const MemoryLevel& m : limits.levels) {
+    double level_bw = m.bandwidth_for(write_share);
+    auto* roof = new QLineSeries;
+    bool applies = m.name == fits.name;
+    roof->setName(QString("%1 roof: %2 GB/s%3")
+                      .arg(QString::fromStdString(m.name))
+                      .arg(level_bw, 0, 'f', 0)
+                      .arg(applies ? " (the data fits here)" : ""));
+    QPen pen(applies ? QColor(Qt::black) : QColor(0x90, 0x90, 0x90));
+    pen.setWidthF(applies ? 2.5 : 1.2);
+    if (!applies) pen.setStyle(Qt::DashLine);
+    roof->setPen(pen);
+    double ridge = peak / level_bw;
+    for (double x : {lo_x, std::clamp(ridge, lo_x, hi_x), hi_x})
+      roof->append(x, std::min(peak, x * level_bw));
+    lo_y = std::min(lo_y, lo_x * level_bw);
+    roofs.push_back(roof);
+  }
   auto* ax = new QLogValueAxis;
   ax->setTitleText("arithmetic intensity (FLOP/byte)");
   ax->setRange(lo_x, hi_x);
@@ -99,19 +122,38 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   ay->setLabelFormat("%g");
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
-  for (QXYSeries* s : std::initializer_list<QXYSeries*>{roof, others, candidates_, winner_}) {
+  std::vector<QXYSeries*> series(roofs.begin(), roofs.end());
+  series.insert(series.end(), {others, candidates_, winner_});
+  for (QXYSeries* s : series) {
     chart->addSeries(s);
     s->attachAxis(ax);
     s->attachAxis(ay);
   }
+  for (QScatterSeries* points : {candidates_, winner_, others})
+    connect(points, &QScatterSeries::hovered, this, [points](const QPointF& p, bool on) {
+      if (!on) return QToolTip::hideText();
+      QToolTip::showText(QCursor::pos(), QString("%1: %2 GFLOP/s at %3 FLOP/byte")
+                                             .arg(points->name())
+                                             .arg(p.y(), 0, 'f', 1)
+                                             .arg(p.x(), 0, 'g', 3));
+    });
   chart->setTitle("Roofline of " + QString::fromStdString(k.name));
-  message_->setText(
-      QString("%1 candidates at %2 FLOP/byte; the winner reaches %3% of the roof "
-              "at that intensity.")
-          .arg(candidates_->count())
-          .arg(ai, 0, 'g', 3)
-          .arg(winner_->count() ? 100 * winner_->at(0).y() / std::min(peak, ai * bw) : 0.0, 0, 'f',
-               1));
+  std::optional<Roof> roof =
+      d.row.tuning.winner_ms ? roofline(limits, traffic, *d.row.tuning.winner_ms) : std::nullopt;
+  QString verdict = roof ? QString("the winner reaches %1% of the roof at that intensity "
+                                   "(bound: %2)%3")
+                               .arg(100 * roof->fraction, 0, 'f', 1)
+                               .arg(QString::fromStdString(roof->bound))
+                               .arg(roof->over_note().empty()
+                                        ? QString()
+                                        : "\n! " + QString::fromStdString(roof->over_note()))
+                         : QString("no winner yet");
+  message_->setText(QString("%1 candidates at %2 FLOP/byte; its %3 of data fit in %4; %5.")
+                        .arg(candidates_->count())
+                        .arg(ai, 0, 'g', 3)
+                        .arg(QString::fromStdString(format_bytes(k.bytes)))
+                        .arg(QString::fromStdString(fits.name))
+                        .arg(verdict));
 }
 
 } // namespace beamlab::gui

@@ -1,7 +1,8 @@
 // The roofline: every candidate of a kernel as a point under the device's measured roofs
-// (peak GFLOP/s and DRAM GB/s, stored for the device), the winner highlighted, and the run's
-// other kernels' winners in grey for context. Opts change how fast a kernel runs, not its work
-// or traffic, so a kernel's candidates share one arithmetic intensity and stack vertically.
+// (the FMA peak and each memory level's bandwidth, stored for the device; the level the
+// kernel's data fits in drawn solid: it is the roof that applies), the winner highlighted, and the
+// run's other kernels' winners in grey for context. Opts change how fast a kernel runs, not its
+// work or traffic, so a kernel's candidates share one arithmetic intensity and stack vertically.
 #pragma once
 
 #include <QChartView>

@@ -232,8 +232,7 @@ int64_t record_bench(db::Database& db, const BenchOptions& o,
                                                          .command = o.command,
                                                          .settings = settings_json(o).dump(),
                                                          .git_revision = o.git_revision});
-  auto [gflops, gbps] = tuner::device_peaks(db, active.device_id(), o.threads);
-  say(fmt::format("device peaks: {:.1f} GFLOP/s, {:.1f} GB/s", gflops, gbps));
+  say("device limits: " + describe(tuner::device_limits(db, active.device_id())));
   int64_t run = active.id(); // a throw on the way leaves it failed
   // Each process measures every workload, so the samples span the run's time and the
   // processes' own differences (memory placement, huge pages, thread placement), which no

@@ -25,11 +25,12 @@ std::string device_text(const RunData& r) {
                      r.device->info.llvm_version);
 }
 
-/// The machine references of the suite (STREAM triad, OpenBLAS sgemm) measure the machine, not
-/// beamlab: when they moved, so may everything else.
+/// The machine references of the suite (its limits, oneDNN, OpenBLAS sgemm) measure the
+/// machine, not beamlab: when they moved, so may everything else.
 bool is_reference(const ComparedRow& row) {
   return row.section() == Section::suite &&
-         (row.name().starts_with("BM_Triad") || row.name().starts_with("BM_Sgemm"));
+         (row.name().starts_with("BM_Limits") || row.name().starts_with("BM_Reference") ||
+          row.name().starts_with("BM_OneDnn"));
 }
 
 void add_warnings(Comparison& c) {

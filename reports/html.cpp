@@ -197,27 +197,27 @@ std::string summary_charts(const RunSummary& s) {
                       format_ms(*k.tuning.winner_ms), format_speedup(x));
       speedups.push_back(bar);
     }
-    if (k.roofline) {
+    if (k.roof) {
       svg::Bar bar;
       bar.label = k.kernel.name;
-      bar.value = *k.roofline * 100;
+      bar.value = k.roof->fraction * 100;
       bar.color = "#1f77b4";
-      bar.tooltip =
-          fmt::format("{}: {} of the roofline", k.kernel.name, format_fraction(k.roofline));
+      bar.tooltip = fmt::format("{}: {} of the roofline ({} bound)", k.kernel.name,
+                                format_fraction(k.roof->fraction), k.roof->bound);
       rooflines.push_back(bar);
     }
   }
   if (s.tunings.empty())
     for (const Measurement& m : s.data.items) {
       double median = describe(m.samples_ms).median;
-      std::optional<double> f = s.roofline(m.flops, m.bytes, median);
+      std::optional<Roof> f = s.roof(m, median);
       if (!f) continue;
       svg::Bar bar;
       bar.label = m.name;
-      bar.value = *f * 100;
+      bar.value = f->fraction * 100;
       bar.color = "#1f77b4";
-      bar.tooltip = fmt::format("{}: {} ms, {} of the roofline", m.name, format_ms(median),
-                                format_fraction(f));
+      bar.tooltip = fmt::format("{}: {} ms, {} of the roofline ({} bound)", m.name,
+                                format_ms(median), format_fraction(f->fraction), f->bound);
       rooflines.push_back(bar);
     }
   std::string out;
@@ -246,8 +246,8 @@ std::string tunings_table(const RunSummary& s) {
                 {escape(k.tuning.workload)},
                 {k.tuning.heuristic_ms ? format_ms(*k.tuning.heuristic_ms) : "-", "num"},
                 {k.tuning.winner_ms ? format_ms(*k.tuning.winner_ms) : "-", "num"},
-                {format_speedup(k.speedup()), "num"},
-                {format_fraction(k.roofline), "num"},
+                {format_tuned_speedup(k), "num"},
+                {format_roof(k.roof), "num"},
                 {escape(statuses_text(k))},
                 {fmt::format("{:.1f}", k.tuning.wall_s), "num"},
                 {escape(k.outcome())},
@@ -270,12 +270,12 @@ std::string measurements_tables(const RunSummary& s) {
                  {"plan"}});
     for (const Measurement* m : items) {
       SampleStats st = describe(m->samples_ms);
-      std::optional<double> f = s.roofline(m->flops, m->bytes, st.median);
+      std::optional<Roof> f = s.roof(*m, st.median);
       out += row({{escape(m->name)},
                   {format_ms(st.median), "num"},
                   {format_spread(st.spread()), "num"},
                   {std::to_string(st.n), "num"},
-                  {format_fraction(f), "num"},
+                  {format_roof(f), "num"},
                   {"<code>" + escape(plan_text(*m)) + "</code>"}});
     }
     out += "</table>\n";
@@ -296,10 +296,19 @@ std::string render_html(const Comparison& c) {
 }
 
 std::string render_html(const RunSummary& s) {
-  std::string body = fmt::format("<p>{}</p>\n", escape(describe_run(s.data)));
+  std::string body = fmt::format(
+      "<p>{}</p>\n<p>{}; roofline: the share of the roof of the level a kernel's data fits in, "
+      "and what bounds it</p>\n",
+      escape(describe_run(s.data)), escape(describe_limits(s.data)));
   body += summary_charts(s) + tunings_table(s) + measurements_tables(s);
   if (s.tunings.empty() && s.data.items.empty())
     body += "<p>The run recorded no measurements.</p>\n";
+  std::vector<std::string> notes = s.over_roof_notes();
+  if (!notes.empty()) {
+    body += "<ul class=\"method\">\n";
+    for (const std::string& n : notes) body += "<li>! " + escape(n) + "</li>\n";
+    body += "</ul>\n";
+  }
   return page(title(s), body);
 }
 

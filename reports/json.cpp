@@ -20,6 +20,29 @@ constexpr const char* kSchema = "beamlab-report/1";
 json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 json number(const std::optional<double>& x) { return x ? number(*x) : json(nullptr); }
 
+// A roof as data; null when unknown.
+json roof_json(const std::optional<Roof>& r) {
+  if (!r) return nullptr;
+  return {{"fraction", number(r->fraction)}, {"level", r->level},       {"bound", r->bound},
+          {"gflops", number(r->gflops)},     {"gbps", number(r->gbps)}, {"note", r->over_note()}};
+}
+
+json limits_json(const std::optional<MachineLimits>& l) {
+  if (!l) return nullptr;
+  json levels = json::array();
+  for (const MemoryLevel& m : l->levels)
+    levels.push_back({{"name", m.name},
+                      {"capacity_bytes", m.capacity_bytes},
+                      {"working_set_bytes", m.working_set_bytes},
+                      {"read_gbps", number(m.read_gbps)},
+                      {"triad_gbps", number(m.triad_gbps)}});
+  return {{"threads", l->threads},
+          {"vector_bytes", l->vector_bytes},
+          {"fma_f32_gflops", number(l->fma_f32_gflops)},
+          {"fma_f64_gflops", number(l->fma_f64_gflops)},
+          {"levels", levels}};
+}
+
 json run_json(const RunData& r) {
   json j = {{"id", r.run.id},
             {"kind", to_string(r.run.kind)},
@@ -34,8 +57,7 @@ json run_json(const RunData& r) {
     j["device"] = {{"cpu", r.device->info.cpu_model},
                    {"cores", r.device->info.cores},
                    {"fingerprint", r.device->fingerprint},
-                   {"peak_gflops", number(r.device->peak_gflops)},
-                   {"peak_gbps", number(r.device->peak_gbps)}};
+                   {"limits", limits_json(r.device->limits)}};
   return j;
 }
 
@@ -126,28 +148,36 @@ std::string render_json(const RunSummary& s) {
   for (const TunedKernel& k : s.tunings) {
     json statuses = json::object();
     for (const auto& [status, count] : k.statuses) statuses[status] = count;
-    j["tunings"].push_back({{"name", k.kernel.name},
-                            {"key", k.kernel.hash},
-                            {"workload", k.tuning.workload},
-                            {"status", to_string(k.tuning.status)},
-                            {"error", k.tuning.error},
-                            {"heuristic_ms", number(k.tuning.heuristic_ms)},
-                            {"tuned_ms", number(k.tuning.winner_ms)},
-                            {"speedup", number(k.speedup())},
-                            {"roofline", number(k.roofline)},
-                            {"heuristic_opts", k.tuning.heuristic_opts},
-                            {"tuned_opts", k.tuning.winner_opts},
-                            {"candidates", k.candidates},
-                            {"statuses", statuses},
-                            {"search_s", number(k.tuning.wall_s)},
-                            {"stop_reason", k.tuning.stop_reason}});
+    j["tunings"].push_back(
+        {{"name", k.kernel.name},
+         {"key", k.kernel.hash},
+         {"workload", k.tuning.workload},
+         {"status", to_string(k.tuning.status)},
+         {"error", k.tuning.error},
+         {"heuristic_ms", number(k.tuning.heuristic_ms)},
+         {"tuned_ms", number(k.tuning.winner_ms)},
+         {"speedup", number(k.speedup())},
+         {"speedup_lo", k.tuning.speedup ? number(k.tuning.speedup->lo) : json(nullptr)},
+         {"speedup_hi", k.tuning.speedup ? number(k.tuning.speedup->hi) : json(nullptr)},
+         {"tie_with_heuristic", k.tuning.tie_with_heuristic},
+         {"rounds_disturbed", k.tuning.rounds_disturbed},
+         {"in_process_speedup",
+          k.tuning.in_process ? number(k.tuning.in_process->estimate) : json(nullptr)},
+         {"fidelity", k.tuning.fidelity},
+         {"roofline", roof_json(k.roof)},
+         {"heuristic_opts", k.tuning.heuristic_opts},
+         {"tuned_opts", k.tuning.winner_opts},
+         {"candidates", k.candidates},
+         {"statuses", statuses},
+         {"search_s", number(k.tuning.wall_s)},
+         {"stop_reason", k.tuning.stop_reason}});
   }
   for (Section section : {Section::workload, Section::kernel, Section::suite})
     for (const Measurement* m : s.measured(section)) {
       json row = measurement_json(*m);
       SampleStats st = describe(m->samples_ms);
       row["stats"] = stats_json(st);
-      row["roofline"] = st.n ? number(s.roofline(m->flops, m->bytes, st.median)) : json(nullptr);
+      row["roofline"] = st.n ? roof_json(s.roof(*m, st.median)) : json(nullptr);
       row["samples_ms"] = m->samples_ms;
       j["measurements"].push_back(std::move(row));
     }

@@ -128,18 +128,20 @@ std::string render_markdown(const Comparison& c) {
 std::string render_markdown(const RunSummary& s) {
   std::string out;
   header(out, title(s), {});
-  out += fmt::format("{}\n\n", inline_text(describe_run(s.data)));
+  out += fmt::format("{}\n\n{}; roofline: the share of the roof of the level a kernel's data "
+                     "fits in, and what bounds it\n\n",
+                     inline_text(describe_run(s.data)), inline_text(describe_limits(s.data)));
   if (!s.tunings.empty()) {
     out += fmt::format("### Tuned kernels ({})\n\n", s.tunings.size());
     out += "| kernel | workload | heuristic ms | tuned ms | speedup | roofline | candidates | "
            "search s | stop | tuned Opts |\n|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
     for (const TunedKernel& k : s.tunings)
-      out += fmt::format(
-          "| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} |\n", cell(k.kernel.name),
-          cell(k.tuning.workload), k.tuning.heuristic_ms ? format_ms(*k.tuning.heuristic_ms) : "-",
-          k.tuning.winner_ms ? format_ms(*k.tuning.winner_ms) : "-", format_speedup(k.speedup()),
-          format_fraction(k.roofline), cell(statuses_text(k)), k.tuning.wall_s, cell(k.outcome()),
-          cell(k.tuning.winner_opts));
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} |\n",
+                         cell(k.kernel.name), cell(k.tuning.workload),
+                         k.tuning.heuristic_ms ? format_ms(*k.tuning.heuristic_ms) : "-",
+                         k.tuning.winner_ms ? format_ms(*k.tuning.winner_ms) : "-",
+                         format_tuned_speedup(k), format_roof(k.roof), cell(statuses_text(k)),
+                         k.tuning.wall_s, cell(k.outcome()), cell(k.tuning.winner_opts));
     out += "\n";
   }
   for (Section section : {Section::workload, Section::kernel, Section::suite}) {
@@ -152,13 +154,13 @@ std::string render_markdown(const RunSummary& s) {
     for (const Measurement* m : items) {
       SampleStats st = describe(m->samples_ms);
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(m->name), format_ms(st.median),
-                         format_spread(st.spread()), st.n,
-                         format_fraction(s.roofline(m->flops, m->bytes, st.median)),
+                         format_spread(st.spread()), st.n, format_roof(s.roof(*m, st.median)),
                          cell(plan_text(*m)));
     }
     out += "\n";
   }
   if (s.tunings.empty() && s.data.items.empty()) out += "The run recorded no measurements.\n";
+  for (const std::string& n : s.over_roof_notes()) out += "- ! " + inline_text(n) + "\n";
   return out;
 }
 

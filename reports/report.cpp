@@ -106,6 +106,24 @@ std::string format_fraction(std::optional<double> f) {
   return f ? fmt::format("{:.0f}%", *f * 100) : "-";
 }
 
+std::string format_tuned_speedup(const TunedKernel& k) {
+  const std::optional<db::PairedSpeedup>& p = k.tuning.speedup;
+  std::string interval = p ? fmt::format(" ({:.2f}-{:.2f})", p->lo, p->hi) : "";
+  if (k.tuning.tie_with_heuristic) return "tie" + interval;
+  return format_speedup(k.speedup()) + (k.speedup() ? interval : "");
+}
+
+std::string format_roof(const std::optional<Roof>& r) {
+  if (!r) return "-";
+  return fmt::format("{:.0f}% {}{}", r->fraction * 100, r->bound,
+                     r->over_note().empty() ? "" : " !");
+}
+
+std::string describe_limits(const RunData& r) {
+  if (!r.device || !r.device->limits) return "device limits: not measured";
+  return "device limits: " + describe(*r.device->limits);
+}
+
 const char* verdict_color(Verdict v) {
   switch (v) {
   case Verdict::regression: return "#d62728";

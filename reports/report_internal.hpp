@@ -24,8 +24,16 @@ std::string format_floor(const Delta& d);
 std::string format_p(double p);
 /// "2.31x" or "-"
 std::string format_speedup(std::optional<double> x);
+/// A tuning's speedup as the search decided it: "1.47x (1.40-1.55)", "tie (0.97-1.04)" (the
+/// paired interval includes 1: never printed as a speedup), "1.40x" (no interval stored), "-".
+std::string format_tuned_speedup(const TunedKernel& k);
 /// "41%" or "-"
 std::string format_fraction(std::optional<double> f);
+/// "41% L2", "63% compute", "112% DRAM !" (over the roof: RunSummary::over_roof_notes says
+/// why), or "-".
+std::string format_roof(const std::optional<Roof>& r);
+/// "FMA 420 GFLOP/s · L1 …": the device's limits, or that they were never measured.
+std::string describe_limits(const RunData& r);
 
 /// A chart and table colour per verdict.
 const char* verdict_color(Verdict v);

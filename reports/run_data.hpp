@@ -27,7 +27,7 @@ const char* heading(Section s);
 struct Measurement {
   Section section = Section::kernel;
   std::string key;  ///< kernel: the AST hash (hex); workload: its label; suite: the name
-  std::string name; ///< readable: "r_256_256_256", "matmul M=256 N=256 K=256", "BM_Triad"
+  std::string name; ///< readable: "r_256_256_256", "matmul M=256 N=256 K=256", "BM_Sgemm/512"
   std::vector<std::string> workloads; ///< kernel: the workloads it ran in
   std::string plan;                   ///< kernel: its Opts; suite: the benchmark's label
   std::string source;                 ///< kernel: "cache", "heuristic" or "tuned"

@@ -19,27 +19,27 @@ namespace beamlab::reports {
 struct TunedKernel {
   db::Tuning tuning;
   db::Kernel kernel;
-  std::optional<double> roofline;          ///< the tuned plan's fraction of the device's roofline
+  std::optional<Roof> roof;                ///< the tuned plan under the device's roofline
   std::map<std::string, int64_t> statuses; ///< candidates per status (when counted)
   int64_t candidates = 0;
-  /// heuristic / tuned time, when both are known.
+  /// heuristic / tuned time: the paired estimate when the search stored one, else the ratio
+  /// of the stored times, when both are known.
   std::optional<double> speedup() const;
   /// How the search ended: its stop reason, or "failed: why".
   std::string outcome() const;
 };
 
-/// Tuning `t` with its kernel and its roofline fraction on `device` (statuses not counted).
+/// Tuning `t` with its kernel and its roof on `device` (statuses not counted).
 TunedKernel tuned_kernel(db::Database& db, const db::Tuning& t,
                          const std::optional<db::Device>& device);
 
 struct RunSummary {
   RunData data; ///< the run, its device and (for a benchmark run) its measurements
   std::vector<TunedKernel> tunings;
-  /// The device's stored peaks (GFLOP/s, GB/s), when measured.
-  std::optional<double> peak_gflops, peak_gbps;
-  /// A measurement's (or tuned plan's) fraction of the roofline at `ms`, when peaks and its
-  /// cost are known.
-  std::optional<double> roofline(int64_t flops, int64_t bytes, double ms) const;
+  /// A measurement's roof at `ms`, when the device's limits and its cost are known.
+  std::optional<Roof> roof(const Measurement& m, double ms) const;
+  /// Every figure over its roof with why it can be (Roof::over_note), "NAME: note".
+  std::vector<std::string> over_roof_notes() const;
   /// The measurements of `section` a summary lists (a tuning run's kernels are its tunings,
   /// listed apart).
   std::vector<const Measurement*> measured(Section section) const;

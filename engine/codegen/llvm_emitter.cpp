@@ -31,6 +31,7 @@
 #include <llvm/TargetParser/SubtargetFeature.h>
 
 #include "engine/codegen/linearize.hpp"
+#include "engine/codegen/llvm_host.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/kernel_abi.hpp"
@@ -39,6 +40,10 @@
 
 namespace beamlab {
 namespace {
+
+using codegen_internal::finish_module;
+using codegen_internal::host_target;
+using codegen_internal::llvm_mutex;
 
 struct Unsupported {
   std::string reason;
@@ -461,59 +466,6 @@ private:
   std::vector<Loop> loops_;
 };
 
-// The host target, created once: LLVM's target registry is global.
-llvm::TargetMachine& host_target() {
-  static std::once_flag init;
-  static std::unique_ptr<llvm::TargetMachine> tm;
-  std::call_once(init, [] {
-    std::lock_guard registry(llvm_target_registry_mutex());
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    std::string triple = llvm::sys::getProcessTriple();
-    std::string error;
-    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
-    internal_assert(target) << "LLVM has no target for " << triple << ": " << error;
-    llvm::SubtargetFeatures features;
-    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
-    llvm::TargetOptions options;
-    options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-    tm.reset(target->createTargetMachine(triple, llvm::sys::getHostCPUName(), features.getString(),
-                                         options, llvm::Reloc::PIC_, std::nullopt,
-                                         llvm::CodeGenOptLevel::Aggressive));
-  });
-  return *tm;
-}
-
-void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(mod, mam);
-}
-
-std::string emit_file(llvm::Module& mod, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
-  llvm::SmallVector<char, 0> bytes;
-  llvm::raw_svector_ostream os(bytes);
-  llvm::legacy::PassManager pm;
-  internal_assert(!tm.addPassesToEmitFile(pm, os, nullptr, type))
-      << "LLVM can't emit this file type";
-  pm.run(mod);
-  return std::string(bytes.begin(), bytes.end());
-}
-
-// LLVM's TargetMachine and pass pipelines are not safe to share between threads.
-std::mutex& llvm_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 } // namespace
 
 std::string host_cpu_description() {
@@ -543,26 +495,7 @@ Expected<CompiledKernel> emit_kernel(const std::vector<UOpPtr>& program,
   } catch (const Unsupported& u) {
     return make_unexpected("cannot compile kernel '" + opts.name + "': " + u.reason);
   }
-  std::string broken;
-  llvm::raw_string_ostream err(broken);
-  internal_assert(!llvm::verifyModule(mod, &err))
-      << "the LLVM emitter built invalid IR for '" << opts.name << "': " << broken;
-  optimize(mod, tm);
-  bool print_ir =
-           knob_int("BEAMLAB_PRINT_LLVM", 0) != 0 || knob_lists("BEAMLAB_PRINT_AFTER", "emit"),
-       print_asm = knob_int("BEAMLAB_PRINT_ASM", 0) != 0;
-  if (opts.keep_llvm_ir || print_ir) {
-    llvm::raw_string_ostream os(out.llvm_ir);
-    mod.print(os, nullptr);
-    if (print_ir) llvm::errs() << "; kernel " << opts.name << "\n" << out.llvm_ir;
-  }
-  if (opts.keep_assembly || print_asm) {
-    out.assembly = emit_file(mod, tm, llvm::CodeGenFileType::AssemblyFile);
-    if (print_asm) llvm::errs() << "# kernel " << opts.name << "\n" << out.assembly;
-  }
-  std::string object = emit_file(mod, tm, llvm::CodeGenFileType::ObjectFile);
-  out.object.assign(object.begin(), object.end());
-  out.code_hash = StableHasher().add_str(object).finish();
+  finish_module(mod, opts, out);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -10,14 +10,18 @@ namespace beamlab {
 
 void Buffer::Free::operator()(void* p) const { std::free(p); }
 
-Buffer::Buffer(size_t bytes) : bytes_(bytes) {
+Buffer::Buffer(size_t bytes) : Buffer(bytes, true) {}
+
+Buffer Buffer::untouched(size_t bytes) { return Buffer(bytes, false); }
+
+Buffer::Buffer(size_t bytes, bool zero) : bytes_(bytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; at least one line.
   if (bytes > SIZE_MAX - kAlignment)
     runtime_error_report << "a buffer of " << bytes << " bytes is larger than memory can hold";
   size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) runtime_error_report << "out of memory allocating a buffer of " << bytes << " bytes";
-  std::memset(p, 0, rounded);
+  if (zero) std::memset(p, 0, rounded);
   data_.reset(p);
 }
 

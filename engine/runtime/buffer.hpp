@@ -20,6 +20,9 @@ public:
   Buffer() = default;
   /// `bytes` bytes, zero-filled; a RuntimeFailure if the allocation fails.
   explicit Buffer(size_t bytes);
+  /// `bytes` bytes left untouched: a page is placed (on its NUMA node) by the first thread
+  /// that writes it, as the machine-limit measurements want. Contents are unspecified.
+  static Buffer untouched(size_t bytes);
 
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
@@ -38,6 +41,7 @@ public:
   }
 
 private:
+  Buffer(size_t bytes, bool zero);
   struct Free {
     void operator()(void* p) const;
   };

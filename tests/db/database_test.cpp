@@ -74,12 +74,21 @@ TEST_F(DatabaseTest, CreatesAVersionedSchemaInWalModeWithForeignKeys) {
   EXPECT_EQ(again.candidate_count(), 3);
 }
 
+// Takes a file of this schema back to version 2's tables and columns.
+void drop_schema_3(Database& db) {
+  db.connection().exec("DROP TABLE device_memory; DROP TABLE device_limits");
+  for (const char* column : {"speedup", "speedup_lo", "speedup_hi", "rounds_disturbed", "round_ms",
+                             "in_process_speedup", "in_process_lo", "in_process_hi", "fidelity"})
+    db.connection().exec(std::string("ALTER TABLE tunings DROP COLUMN ") + column);
+}
+
 // A file of the previous schema (1: no tie_with_heuristic) is migrated on open, its runs and
 // tunings kept, and a tuning's tie with the heuristic then round-trips.
 TEST_F(DatabaseTest, AVersionOneFileIsMigratedKeepingItsTunings) {
   {
     Database db(file("v1.db"));
     journal_run(db, "k1", 3);
+    drop_schema_3(db);
     db.connection().exec("ALTER TABLE tunings DROP COLUMN tie_with_heuristic");
     db.connection().exec("PRAGMA user_version = 1");
   }
@@ -100,6 +109,78 @@ TEST_F(DatabaseTest, AVersionOneFileIsMigratedKeepingItsTunings) {
   ts[0].status = TuningStatus::done;
   db.finish_tuning(ts[0]);
   EXPECT_TRUE(db.tunings(db.runs()[0].id)[0].tie_with_heuristic);
+}
+
+MachineLimits limits_for_test(double gflops) {
+  MachineLimits l;
+  l.threads = 2;
+  l.vector_bytes = 64;
+  l.fma_f32_gflops = gflops;
+  l.fma_f64_gflops = gflops / 2;
+  l.levels = {{"L1", 96 << 10, 48 << 10, 800, 1100}, {"DRAM", 0, 256 << 20, 52, 64}};
+  return l;
+}
+
+// A version-2 file (peaks from a matmul's speed, no limits) is migrated: its devices have no
+// limits until measured; the old peaks are not read as limits.
+TEST_F(DatabaseTest, AVersionTwoFileGetsMachineLimitsThatRoundTrip) {
+  {
+    Database db(file("v2.db"));
+    journal_run(db, "k1", 2);
+    drop_schema_3(db);
+    db.connection().exec("UPDATE devices SET peak_gflops = 250, peak_gbps = 43");
+    db.connection().exec("PRAGMA user_version = 2");
+  }
+  Database db(file("v2.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  int64_t dev = db.runs()[0].device_id;
+  EXPECT_FALSE(db.device(dev)->limits);
+  db.set_device_limits(dev, limits_for_test(430));
+  std::optional<Device> d = db.device(dev);
+  ASSERT_TRUE(d && d->limits);
+  EXPECT_EQ(d->limits->threads, 2);
+  EXPECT_EQ(d->limits->vector_bytes, 64);
+  EXPECT_EQ(d->limits->fma_f32_gflops, 430);
+  ASSERT_EQ(d->limits->levels.size(), 2u);
+  EXPECT_EQ(d->limits->levels[0].name, "L1");
+  EXPECT_EQ(d->limits->levels[0].capacity_bytes, 96 << 10);
+  EXPECT_EQ(d->limits->levels[1].triad_gbps, 64);
+  EXPECT_FALSE(d->limits_measured_at.empty());
+  // Measuring again replaces them whole.
+  MachineLimits again = limits_for_test(440);
+  again.levels.pop_back();
+  again.levels.push_back({"DRAM", 0, 1 << 28, 50, 60});
+  db.set_device_limits(dev, again);
+  EXPECT_EQ(db.device(dev)->limits->fma_f32_gflops, 440);
+  EXPECT_EQ(db.device(dev)->limits->levels.size(), 2u);
+  EXPECT_EQ(db.device(dev)->limits->levels[1].read_gbps, 50);
+}
+
+TEST_F(DatabaseTest, MergeBringsADevicesLimitsAndKeepsOnesAlreadyThere) {
+  {
+    Database a(file("a.db"));
+    journal_run(a, "k1", 1);
+    a.set_device_limits(a.runs()[0].device_id, limits_for_test(430));
+  }
+  Database m(file("m.db"));
+  m.merge_from(file("a.db"));
+  std::optional<int64_t> dev = m.find_device(device().fingerprint());
+  ASSERT_TRUE(dev);
+  ASSERT_TRUE(m.device(*dev)->limits);
+  EXPECT_EQ(m.device(*dev)->limits->fma_f32_gflops, 430);
+  EXPECT_EQ(m.device(*dev)->limits->levels.size(), 2u);
+  // A shard measured otherwise doesn't overwrite them, nor add its levels to them.
+  {
+    Database b(file("b.db"));
+    journal_run(b, "k2", 1);
+    MachineLimits other = limits_for_test(300);
+    other.levels.insert(other.levels.begin() + 1, {"L2", 2 << 20, 1 << 20, 400, 380});
+    b.set_device_limits(b.runs()[0].device_id, other);
+  }
+  m.merge_from(file("b.db"));
+  EXPECT_EQ(m.device(*dev)->limits->fma_f32_gflops, 430);
+  EXPECT_EQ(m.device(*dev)->limits->levels.size(), 2u);
+  EXPECT_TRUE(m.verify().empty());
 }
 
 TEST_F(DatabaseTest, DefaultPathFollowsTheEnvironment) {

@@ -18,6 +18,7 @@
 
 #include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
+#include "tests/synthetic_limits.hpp"
 #include "tests/temp_dir.hpp"
 #include "tuner/store/journal.hpp"
 
@@ -61,7 +62,7 @@ protected:
     path_ = file("fixture.db");
     db::Database db(path_);
     int64_t dev = db.upsert_device(tuner::this_device());
-    db.set_device_peaks(dev, 100, 20);
+    db.set_device_limits(dev, test_support::synthetic_limits(100, 20, 20, 20));
     run_ = db.begin_run({.device_id = dev,
                          .kind = db::RunKind::tune,
                          .label = "fixture",
@@ -140,7 +141,9 @@ TEST_F(GuiTest, ModelsHoldTheFixturesRowsAndSortAndFilterThem) {
   // % of roofline: 32x32x32 multiply-adds in 0.5 ms against 100 GFLOP/s and 20 GB/s.
   const KernelRow& mm = w->kernels_model()->row(0);
   double want = std::max(2.0 * 32 * 32 * 32 / 0.5e6 / 100, double(mm.kernel.bytes) / 0.5e6 / 20);
-  EXPECT_NEAR(mm.roofline.value_or(0), want, want * 0.35) << "flops " << mm.kernel.flops;
+  ASSERT_TRUE(mm.roof) << "flops " << mm.kernel.flops;
+  EXPECT_NEAR(mm.roof->fraction, want, want * 0.35) << "flops " << mm.kernel.flops;
+  EXPECT_EQ(mm.roof->level, "L1"); // 12 KiB of data
   p->sort(kernels_col::speedup, Qt::AscendingOrder);
   EXPECT_NE(p->index(0, kernels_col::name).data().toString().toStdString(), matmul_.name);
   p->setFilterFixedString("r_32");

@@ -1,11 +1,14 @@
 // engine/support: error reports, environment knobs and the stable hasher.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "engine/support/error.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/knobs.hpp"
+#include "engine/support/roofline.hpp"
+#include "engine/support/statistics.hpp"
 
 namespace beamlab {
 namespace {
@@ -78,6 +81,113 @@ TEST(StableHasher, IsFixedAndSeparatesFields) {
             StableHasher().add_str("a").add_str("bc").finish());
   EXPECT_NE(StableHasher().add_f64(0.0).finish(), StableHasher().add_f64(-0.0).finish());
   EXPECT_NE(StableHasher().add_u64(1).finish(), StableHasher().add_u64(2).finish());
+}
+
+// --- paired verdicts (hand-computed) ------------------------------------------------------------
+
+TEST(PairedRatio, AConstantRatioIsCertain) {
+  PairedRatio p = paired_ratio({2, 4, 3}, {1, 2, 1.5});
+  EXPECT_EQ(p.rounds, 3);
+  EXPECT_NEAR(p.estimate, 2, 1e-12);
+  EXPECT_NEAR(p.lo, 2, 1e-12);
+  EXPECT_NEAR(p.hi, 2, 1e-12);
+  EXPECT_TRUE(p.significant());
+}
+
+TEST(PairedRatio, RatiosAroundOneAreATie) {
+  // logs 0.09531, -0.10536, 0: mean -0.003350, sd 0.10038, t(2) = 4.303.
+  PairedRatio p = paired_ratio({1.1, 0.9, 1.0}, {1, 1, 1});
+  EXPECT_NEAR(p.estimate, std::exp(-0.0033500), 1e-5);
+  EXPECT_NEAR(p.lo, std::exp(-0.0033500 - 4.303 * 0.10038 / std::sqrt(3.0)), 1e-4);
+  EXPECT_NEAR(p.hi, std::exp(-0.0033500 + 4.303 * 0.10038 / std::sqrt(3.0)), 1e-4);
+  EXPECT_FALSE(p.significant());
+  // A missing round (0) is skipped; one round gives no interval.
+  PairedRatio one = paired_ratio({3, 0}, {1, 1});
+  EXPECT_EQ(one.rounds, 1);
+  EXPECT_NEAR(one.estimate, 3, 1e-12);
+  EXPECT_FALSE(one.significant());
+  // A machine 4x slower in one round moves both kernels: the paired ratio doesn't move.
+  PairedRatio loaded = paired_ratio({2, 2, 8, 2}, {1, 1, 4, 1});
+  EXPECT_NEAR(loaded.estimate, 2, 1e-12);
+  EXPECT_TRUE(loaded.significant());
+}
+
+TEST(DisturbedRounds, ARoundMostKernelsRanSlowInIsDisturbed) {
+  EXPECT_EQ(disturbed_rounds({{1, 1, 4, 1, 1}, {2, 2, 8, 2.1, 2}}),
+            (std::vector<bool>{false, false, true, false, false}));
+  // One kernel slow in a round is that kernel's noise, not outside load.
+  EXPECT_EQ(disturbed_rounds({{1, 1, 4}, {1, 1, 1}, {1, 1, 1}}),
+            (std::vector<bool>{false, false, false}));
+  // Missing times (0) are ignored; a 20% slower round is within the default factor.
+  EXPECT_EQ(disturbed_rounds({{1, 0, 1.2}, {1, 1, 1.2}}), (std::vector<bool>{false, false, false}));
+}
+
+// --- the cache-aware roofline (hand-computed cases) --------------------------------------------
+
+MachineLimits two_levels() {
+  MachineLimits l;
+  l.threads = 2;
+  l.fma_f32_gflops = 400;
+  // L2: reads at 300 GB/s, a triad at 240 GB/s; DRAM reads at 60, a triad at 40.
+  l.levels = {{"L2", 2 << 20, 1 << 20, 300, 240}, {"DRAM", 0, 256 << 20, 60, 40}};
+  return l;
+}
+
+TEST(Roofline, EachKernelIsJudgedAgainstTheLevelItsDataFitsIn) {
+  MachineLimits l = two_levels();
+  EXPECT_EQ(l.level_for(1).name, "L2");
+  EXPECT_EQ(l.level_for(2 << 20).name, "L2");
+  EXPECT_EQ(l.level_for((2 << 20) + 1).name, "DRAM");
+  // 1 MiB, read only, in 0.01 ms: 1 MiB / 300 GB/s = 3.4953 us, 35% of the L2 roof.
+  std::optional<Roof> r = roofline(l, {10, 1 << 20, 0}, 0.01);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->level, "L2");
+  EXPECT_EQ(r->bound, "L2");
+  EXPECT_NEAR(r->gbps, 300, 1e-9);
+  EXPECT_NEAR(r->fraction, (1 << 20) / 300e9 / 1e-5, 1e-9);
+  // The same bytes in DRAM: a third written (a triad's mix) is judged against the triad.
+  r = roofline(l, {10, 3 << 20, 1 << 20}, 0.1);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bound, "DRAM");
+  EXPECT_NEAR(r->gbps, 40, 1e-9);
+  EXPECT_NEAR(r->fraction, (3 << 20) / 40e9 / 1e-4, 1e-9);
+  // Unknown writes count as a triad's third.
+  EXPECT_NEAR(roofline(l, {10, 3 << 20, std::nullopt}, 0.1)->gbps, 40, 1e-9);
+}
+
+TEST(Roofline, WritesCostWhatTheTriadImplies) {
+  MemoryLevel dram{"DRAM", 0, 0, 60, 40};
+  // 3/40 = 2/60 + 1/w: w = 24 GB/s; all writes run at it, no writes at the read rate.
+  EXPECT_NEAR(dram.bandwidth_for(0), 60, 1e-9);
+  EXPECT_NEAR(dram.bandwidth_for(1.0 / 3), 40, 1e-9);
+  EXPECT_NEAR(dram.bandwidth_for(1), 24, 1e-9);
+  // A triad faster than its reads imply (streaming stores): writes cost at least 1/4 of a read.
+  MemoryLevel fast{"L1", 1, 1, 100, 200};
+  EXPECT_NEAR(fast.bandwidth_for(1), 400, 1e-9);
+}
+
+TEST(Roofline, ComputeBoundKernelsAndFiguresOverTheRoof) {
+  MachineLimits l = two_levels();
+  // 4 GFLOP on 1 KiB in 20 ms: 200 GFLOP/s of 400: half the compute roof.
+  std::optional<Roof> r = roofline(l, {4'000'000'000, 1024, 512}, 20);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bound, "compute");
+  EXPECT_NEAR(r->fraction, 0.5, 1e-9);
+  EXPECT_EQ(r->over_note(), "");
+  // 1 GiB from DRAM in 5 ms is 215 GB/s: over the roof, and it says why.
+  r = roofline(l, {0, 1 << 30, 0}, 5);
+  ASSERT_TRUE(r);
+  EXPECT_GT(r->fraction, 3);
+  EXPECT_NE(r->over_note().find("of the DRAM roof: faster than the measured limit"),
+            std::string::npos)
+      << r->over_note();
+  // Nothing to judge: no limits, no time, no work.
+  EXPECT_FALSE(roofline(MachineLimits{}, {1, 1, 0}, 1));
+  EXPECT_FALSE(roofline(l, {1, 1, 0}, 0));
+  EXPECT_FALSE(roofline(l, {0, 0, 0}, 1));
+  EXPECT_NE(describe(l).find("FMA 400 GFLOP/s f32 · L2 300/240 · DRAM 60/40 GB/s read/triad"),
+            std::string::npos)
+      << describe(l);
 }
 
 } // namespace

@@ -60,7 +60,9 @@ TEST_F(BenchRecordTest, RecordsEveryWorkloadAndKernelWithEverySample) {
   EXPECT_NE(r->settings.find("\"runs\":4"), std::string::npos) << r->settings;
   std::optional<db::Device> dev = db.device(r->device_id);
   ASSERT_TRUE(dev);
-  EXPECT_TRUE(dev->peak_gflops && dev->peak_gbps); // measured for the rooflines
+  ASSERT_TRUE(dev->limits); // measured for the rooflines
+  EXPECT_GT(dev->limits->fma_f32_gflops, 0);
+  EXPECT_EQ(dev->limits->levels.back().name, "DRAM");
 
   RunData data = load_run_data(db, run);
   int workloads = 0, kernels = 0;

@@ -10,6 +10,7 @@
 
 #include <QString>
 #include <QXmlStreamReader>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "reports/report.hpp"
 #include "reports/summary.hpp"
 #include "reports/templates.hpp"
+#include "tests/synthetic_limits.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace beamlab::reports {
@@ -593,7 +595,7 @@ TEST_F(ReportTest, AMalformedBenchmarkRowIsAnErrorNamingIt) {
 TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   db::Database db(path());
   int64_t dev = db.upsert_device(device());
-  db.set_device_peaks(dev, 100, 10); // GFLOP/s, GB/s
+  db.set_device_limits(dev, test_support::synthetic_limits(100, 100, 10, 5)); // GFLOP/s, GB/s
   db::NewRun nr;
   nr.device_id = dev;
   nr.kind = db::RunKind::tune;
@@ -603,7 +605,7 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   k.name = "r_16_16_16";
   k.shapes = "[]";
   k.flops = 2000000; // 2 MFLOP in 0.1 ms: 20 GFLOP/s, 20% of the peak
-  k.bytes = 100000;  // 0.1 MB in 0.1 ms: 1 GB/s, 10%
+  k.bytes = 100000;  // 0.1 MB: fits L2 (10 GB/s); 0.01 ms there, under the 0.02 ms of FLOPs
   int64_t kid = db.upsert_kernel(k);
   db::Tuning t = db.open_tuning(run, kid, 2, "matmul_16", "{}", "UPCAST:2,4", 10);
   std::vector<db::CandidateRow> rows;
@@ -634,8 +636,10 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   EXPECT_EQ(tk.statuses.at("ok"), 4);
   EXPECT_EQ(tk.statuses.at("slow"), 1);
   EXPECT_EQ(tk.statuses.at("crashed"), 1);
-  ASSERT_TRUE(tk.roofline);
-  EXPECT_NEAR(*tk.roofline, 0.08, 1e-9); // 2 MFLOP in 0.25 ms = 8 GFLOP/s of 100
+  ASSERT_TRUE(tk.roof);
+  EXPECT_NEAR(tk.roof->fraction, 0.08, 1e-9); // 2 MFLOP in 0.25 ms = 8 GFLOP/s of 100
+  EXPECT_EQ(tk.roof->level, "L2");
+  EXPECT_EQ(tk.roof->bound, "compute");
   // The run's kernel is measured by the winner's samples.
   ASSERT_EQ(s.data.items.size(), 1u);
   ASSERT_EQ(s.data.items[0].samples_ms.size(), 2u);
@@ -643,15 +647,72 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
   EXPECT_NEAR(s.data.items[0].samples_ms[1], 0.26, 1e-12);
 
   std::string md = render_markdown(s);
-  EXPECT_NE(md.find("| r_16_16_16 | matmul_16 | 0.3500 | 0.2500 | 1.40x | 8% | ok 4, crashed 1, "
-                    "slow 1 | 3.5 | converged | UPCAST(0,8) |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| r_16_16_16 | matmul_16 | 0.3500 | 0.2500 | 1.40x | 8% compute | ok 4, crashed 1, "
+              "slow 1 | 3.5 | converged | UPCAST(0,8) |"),
+      std::string::npos)
       << md;
   std::map<std::string, int> html = parse_xml(render_html(s));
   EXPECT_GE(html["svg"], 2); // speedup and roofline charts
   std::map<std::string, int> junit = parse_xml(render_junit(s));
   EXPECT_EQ(junit["testcase"], 1);
   EXPECT_EQ(junit["failure"], 0);
+}
+
+// A tuned kernel with `bytes` of data (a fifth of them its output) and almost no arithmetic,
+// tuned to `ms`, in a run on a device with synthetic limits (L2 50 GB/s, DRAM 10 GB/s).
+RunSummary memory_bound_run(const std::string& path, int64_t bytes, double ms) {
+  db::Database db(path);
+  int64_t dev = db.upsert_device(device());
+  db.set_device_limits(dev, test_support::synthetic_limits(100, 200, 50, 10));
+  db::NewRun nr;
+  nr.device_id = dev;
+  nr.kind = db::RunKind::tune;
+  int64_t run = db.begin_run(nr);
+  db::Kernel k;
+  k.hash = "0a0b";
+  k.name = "E_stream";
+  k.shapes = fmt::format(R"([{{"dtype": "float32", "count": {}}}])", bytes / 5 / 4);
+  k.flops = 1000;
+  k.bytes = bytes;
+  db::Tuning t = db.open_tuning(run, db.upsert_kernel(k), 2, "stream", "{}", "", 10);
+  t.status = db::TuningStatus::done;
+  t.heuristic_ms = t.winner_ms = ms;
+  db.finish_tuning(t);
+  db.end_run(run, db::RunStatus::done);
+  return summarize_run(db, run);
+}
+
+TEST_F(ReportTest, AKernelWhoseDataFitsInL2IsJudgedAgainstTheL2Roof) {
+  // 512 KiB fit the 1 MiB L2: at 50 GB/s they take 0.0105 ms, 10.5% of 0.1 ms (against DRAM's
+  // 10 GB/s it would read 52%).
+  RunSummary s = memory_bound_run(path(), 512 << 10, 0.1);
+  ASSERT_EQ(s.tunings.size(), 1u);
+  ASSERT_TRUE(s.tunings[0].roof);
+  const Roof& r = *s.tunings[0].roof;
+  EXPECT_EQ(r.level, "L2");
+  EXPECT_EQ(r.bound, "L2");
+  EXPECT_NEAR(r.gbps, 50, 1e-9);
+  EXPECT_NEAR(r.fraction, (512 << 10) / 50e9 / 0.1e-3, 1e-9);
+  EXPECT_TRUE(s.over_roof_notes().empty());
+  EXPECT_NE(render_markdown(s).find("| 10% L2 |"), std::string::npos) << render_markdown(s);
+}
+
+TEST_F(ReportTest, AFigureOverItsRoofIsFlaggedWithWhy) {
+  // 8 MiB (DRAM, 10 GB/s) in 0.5 ms is 16.8 GB/s: 168% of the roof, never shown bare.
+  RunSummary s = memory_bound_run(path(), 8 << 20, 0.5);
+  ASSERT_TRUE(s.tunings[0].roof);
+  EXPECT_EQ(s.tunings[0].roof->level, "DRAM");
+  EXPECT_NEAR(s.tunings[0].roof->fraction, (8 << 20) / 10e9 / 0.5e-3, 1e-9);
+  std::vector<std::string> notes = s.over_roof_notes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("E_stream: 168% of the DRAM roof: faster than the measured limit"),
+            std::string::npos)
+      << notes[0];
+  std::string md = render_markdown(s);
+  EXPECT_NE(md.find("| 168% DRAM ! |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- ! E_stream: 168% of the DRAM roof"), std::string::npos) << md;
+  EXPECT_NE(render_html(s).find("! E_stream: 168% of the DRAM roof"), std::string::npos);
 }
 
 // --- the command line -------------------------------------------------------------------------

@@ -140,6 +140,9 @@ TEST_F(JournalTest, AFinishedSearchStoresBothItsTies) {
   r.heuristic_ms = 0.9;
   r.tie = true;
   r.tie_with_heuristic = false;
+  r.speedup = paired_ratio({0.9, 0.92, 0.88}, {0.5, 0.51, 0.49});
+  r.rounds_disturbed = 1;
+  r.round_ms = {{1, {0.9, 0.92, 0.88}}, {2, {0.5, 0.51, 0.49}}};
   r.stop_reason = "convergence";
   journal.finish(r);
   db::Tuning t = db.tunings(run).at(0);
@@ -151,6 +154,14 @@ TEST_F(JournalTest, AFinishedSearchStoresBothItsTies) {
   EXPECT_DOUBLE_EQ(t.winner_ms.value_or(0), 0.5);
   EXPECT_DOUBLE_EQ(t.heuristic_ms.value_or(0), 0.9);
   EXPECT_EQ(t.stop_reason, "convergence");
+  // The paired verdict and the rounds it came from, enough to compute it again.
+  ASSERT_TRUE(t.speedup);
+  EXPECT_NEAR(t.speedup->estimate, r.speedup.estimate, 1e-12);
+  EXPECT_NEAR(t.speedup->lo, r.speedup.lo, 1e-12);
+  EXPECT_NEAR(t.speedup->hi, r.speedup.hi, 1e-12);
+  EXPECT_GT(t.speedup->lo, 1);
+  EXPECT_EQ(t.rounds_disturbed, 1);
+  EXPECT_EQ(t.round_ms, "1 0.9 0.92 0.88\n2 0.5 0.51 0.49\n");
 }
 
 TEST_F(JournalTest, ActionSpacesCoverOnlyWhatTheyRecorded) {

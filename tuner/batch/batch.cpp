@@ -19,8 +19,8 @@ double seconds_since(Clock::time_point t0) {
 }
 
 /// The corpus's distinct kernels, timed with the heuristic's plans, in key order.
-std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, double peak_gflops,
-                                         double peak_gbps) {
+std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
+                                         const MachineLimits& limits) {
   std::map<std::string, BatchKernel> by_key; // hex key: a deterministic order
   HeuristicPolicy heuristic;
   for (const CorpusEntry& entry : corpus.entries) {
@@ -35,8 +35,8 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads, doub
       if (k.occurrences == 0) {
         k.task = kernel_task(item);
         const KernelProfile& p = profile[i];
-        k.roofline = std::min(
-            1.0, roofline_fraction(p.cost.flops, p.cost.bytes, p.ms, peak_gflops, peak_gbps));
+        std::optional<Roof> roof = roofline(limits, traffic_of(k.task), p.ms);
+        k.roofline = roof ? std::min(1.0, roof->fraction) : 0;
       }
       if (k.workloads.find(entry.label) == std::string::npos)
         k.workloads += (k.workloads.empty() ? "" : ",") + entry.label;
@@ -261,10 +261,8 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
   db::Database main_db = open_main(options, store);
   int64_t device_id =
       store.db_path.empty() ? main_db.upsert_device(this_device()) : store.device_id;
-  std::tie(report.peak_gflops, report.peak_gbps) =
-      device_peaks(main_db, device_id, options.threads);
-  std::vector<BatchKernel> all =
-      collect_kernels(corpus, options.threads, report.peak_gflops, report.peak_gbps);
+  report.limits = device_limits(main_db, device_id);
+  std::vector<BatchKernel> all = collect_kernels(corpus, options.threads, report.limits);
   report.total_kernels = static_cast<int>(all.size());
   for (size_t i = 0; i < all.size(); ++i)
     if (static_cast<int>(i) % options.shards == options.shard)

@@ -72,7 +72,7 @@ struct BatchReport {
   std::vector<BatchKernel> kernels; ///< this shard's, in key order
   int total_kernels = 0;            ///< over every shard
   double prepare_s = 0, wall_s = 0;
-  double peak_gflops = 0, peak_gbps = 0;
+  MachineLimits limits; ///< the device's, for the rooflines
   int count(BatchKernel::Outcome o) const;
 };
 

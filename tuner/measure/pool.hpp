@@ -83,6 +83,9 @@ public:
   const SandboxOptions& sandbox_options() const { return options_.sandbox; }
   /// Worker restarts over all sandboxes.
   int restarts() const;
+  /// The gate its jobs enter (shared with other pools of a batch): held exclusively, nothing
+  /// compiles or times beside the holder.
+  Gate& gate() { return *gate_; }
   /// Each slot's state now; safe from any thread.
   std::vector<SlotActivity> activity() const;
 

@@ -468,7 +468,10 @@ private:
     }
   }
 
-  // The best few and the heuristic, compiled again and timed in interleaved rounds.
+  // The best few and the heuristic, compiled again and timed in interleaved rounds: each
+  // round times every finalist back to back, so the verdict between two of them comes from
+  // per-round paired ratios. A round outside load slowed for most finalists is dropped and run
+  // again (at most `final_rounds` times more).
   void remeasure() {
     std::vector<int> finalists = ranked();
     finalists.resize(std::min(finalists.size(), size_t(std::max(1, settings_.finalists))));
@@ -482,13 +485,15 @@ private:
     for (int id : finalists) jobs.push_back(measurer_.compile(id, at(id).opts));
     std::vector<Compiled> placed;
     for (auto& j : jobs) placed.push_back(j.get());
+    // rounds[i][r]: finalist i's median in round r (0: it failed or was out).
+    std::vector<std::vector<double>> rounds(finalists.size());
     std::unordered_map<int, std::vector<double>> samples;
-    int rounds = std::max(1, settings_.final_rounds);
-    for (int round = 0; round < rounds; ++round)
+    auto run_round = [&] {
       for (size_t i = 0; i < finalists.size(); ++i) {
         Candidate& c = at(finalists[i]);
+        rounds[i].push_back(0);
         if (c.status != Status::ok || !placed[i].ok()) continue;
-        Timing timing{{0}, settings_.warmup, settings_.final_runs, 0, round + 1 == rounds};
+        Timing timing{{0}, settings_.warmup, settings_.final_runs, 0, false};
         // Compiled again there if the worker had restarted.
         Timed o = measurer_.time(c.id, c.opts, placed[i].at, timing);
         result_.timing_s += o.seconds;
@@ -499,11 +504,37 @@ private:
           c.error = "on re-measurement: " + o.reason;
           continue;
         }
+        rounds[i].back() = quantile(o.samples_ms, 0.5);
         samples[c.id].insert(samples[c.id].end(), o.samples_ms.begin(), o.samples_ms.end());
       }
+    };
+    const int wanted = std::max(1, settings_.final_rounds);
+    for (int r = 0; r < wanted; ++r) run_round();
+    std::vector<bool> disturbed = disturbed_rounds(rounds);
+    for (int extra = 0; extra < wanted; ++extra) {
+      int kept = static_cast<int>(std::count(disturbed.begin(), disturbed.end(), false));
+      if (kept >= wanted) break;
+      run_round();
+      disturbed = disturbed_rounds(rounds);
+    }
+    for (size_t i = 0; i < finalists.size(); ++i)
+      if (placed[i].ok()) measurer_.drop(placed[i].at.slot, {finalists[i]});
+    result_.rounds_disturbed =
+        static_cast<int>(std::count(disturbed.begin(), disturbed.end(), true));
+    // Only the undisturbed rounds count.
+    std::unordered_map<int, std::vector<double>> kept_rounds;
+    for (size_t i = 0; i < finalists.size(); ++i)
+      for (size_t r = 0; r < rounds[i].size(); ++r)
+        if (!disturbed[r]) kept_rounds[finalists[i]].push_back(rounds[i][r]);
+    auto present = [](const std::vector<double>& v) {
+      std::vector<double> out;
+      for (double x : v)
+        if (x > 0) out.push_back(x);
+      return out;
+    };
     std::vector<int> measured;
     for (int id : finalists)
-      if (at(id).status == Status::ok && !samples[id].empty()) measured.push_back(id);
+      if (at(id).status == Status::ok && !present(kept_rounds[id]).empty()) measured.push_back(id);
     if (measured.empty()) {
       // Only the reference ran correctly: it is the answer.
       result_.winner = result_.empty;
@@ -511,7 +542,7 @@ private:
       result_.finalists = {result_.empty};
       return;
     }
-    auto median = [&](int id) { return quantile(samples[id], 0.5); };
+    auto median = [&](int id) { return quantile(present(kept_rounds[id]), 0.5); };
     std::sort(measured.begin(), measured.end(), [&](int a, int b) {
       return median(a) < median(b) || (median(a) == median(b) && a < b);
     });
@@ -521,17 +552,19 @@ private:
     for (int id : measured) {
       Candidate& c = at(id);
       c.samples_ms.insert(c.samples_ms.end(), samples[id].begin(), samples[id].end());
+      result_.round_ms[id] = kept_rounds[id];
     }
-    auto tie_with = [&](int other, double& noise) {
-      noise = std::max(relative_spread(samples[result_.winner]), relative_spread(samples[other]));
-      return (median(other) - result_.winner_ms) <= noise * result_.winner_ms;
-    };
-    if (measured.size() > 1) result_.tie = tie_with(measured[1], result_.noise);
-    if (samples.count(result_.heuristic) && !samples[result_.heuristic].empty()) {
+    const std::vector<double>& winner = kept_rounds[result_.winner];
+    if (measured.size() > 1) {
+      result_.runner_up = paired_ratio(kept_rounds[measured[1]], winner);
+      result_.tie = !result_.runner_up.significant();
+      result_.noise = result_.runner_up.hi / result_.runner_up.estimate - 1;
+    }
+    if (!present(kept_rounds[result_.heuristic]).empty()) {
       result_.heuristic_ms = median(result_.heuristic);
-      double noise = 0;
+      result_.speedup = paired_ratio(kept_rounds[result_.heuristic], winner);
       result_.tie_with_heuristic =
-          result_.heuristic != result_.winner && tie_with(result_.heuristic, noise);
+          result_.heuristic != result_.winner && !result_.speedup.significant();
     }
     emit(Event::Kind::best, &at(result_.winner));
   }

@@ -132,9 +132,23 @@ struct TuneResult {
   std::vector<int> finalists; ///< re-measured, fastest median first
   double winner_ms = 0;       ///< median of the re-measurement
   double heuristic_ms = 0;    ///< median of the re-measurement
-  double noise = 0;           ///< relative spread of the winner's and runner-up's samples
-  bool tie = false;           ///< winner and runner-up within noise
-  bool tie_with_heuristic = false;
+  /// The heuristic's and the runner-up's time over the winner's, paired by round, with 95%
+  /// confidence intervals (statistics.hpp); a tie is an interval that includes 1.
+  PairedRatio speedup, runner_up;
+  double noise = 0; ///< the runner-up comparison's relative half-width (hi / estimate - 1)
+  bool tie = false; ///< the winner is not faster than the runner-up beyond noise
+  bool tie_with_heuristic = false; ///< nor than the heuristic
+  int rounds_disturbed = 0;        ///< re-measurement rounds dropped (outside load) and run again
+  /// The verdict checked in the tuner's own process (tuner/measure/fidelity.hpp): the
+  /// heuristic's time over the winner's there, and what the check found: "" (not checked: the
+  /// winner is the heuristic), "agrees" (within 5% of the sandbox's speedup), "differs by N%",
+  /// "overruled: ..." (the winner was slower in process; the heuristic's plan is kept), or
+  /// "unchecked: why".
+  PairedRatio in_process;
+  std::string fidelity;
+  /// Per finalist, its median in each undisturbed round (0: failed that round), in round order:
+  /// what the paired verdict is computed from.
+  std::map<int, std::vector<double>> round_ms;
   int iterations = 0;
   std::string stop_reason;
   double wall_s = 0, reference_s = 0, compile_s = 0, timing_s = 0;

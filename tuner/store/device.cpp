@@ -1,40 +1,35 @@
 // The machine's limits; see device.hpp.
 #include "tuner/store/device.hpp"
 
-#include <algorithm>
-#include <map>
-
-#include <beamlab/beamlab.hpp>
+#include <nlohmann/json.hpp>
 
 namespace beamlab::tuner {
 
-double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
-                         double peak_gbps) {
-  if (ms <= 0) return 0;
-  double compute = peak_gflops > 0 ? static_cast<double>(flops) / (ms * 1e6) / peak_gflops : 0;
-  double memory = peak_gbps > 0 ? static_cast<double>(bytes) / (ms * 1e6) / peak_gbps : 0;
-  return std::max(compute, memory);
+MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure) {
+  if (!remeasure)
+    if (std::optional<db::Device> d = db.device(device_id); d && d->limits) return *d->limits;
+  MachineLimits limits = measure_machine_limits();
+  if (!db.read_only()) db.set_device_limits(device_id, limits);
+  return limits;
 }
 
-std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads) {
-  std::optional<db::Device> d = db.device(device_id);
-  if (d && d->peak_gflops && d->peak_gbps) return {*d->peak_gflops, *d->peak_gbps};
-  HeuristicPolicy heuristic;
-  auto best = [&](const std::string& workload, const std::map<std::string, int64_t>& params,
-                  bool compute) {
-    Tensor out = build_workload(workload, params);
-    ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
-                                                {.threads = threads, .policy = &heuristic});
-    double peak = 0;
-    for (int i = 0; i < 3; ++i)
-      for (const KernelProfile& p : plan.profile(3))
-        peak = std::max(peak, compute ? p.gflops : p.gbps);
-    return peak;
-  };
-  double gflops = best("matmul", {{"M", 512}, {"N", 512}, {"K", 512}}, true);
-  double gbps = best("elementwise", {{"N", 1 << 24}, {"DEPTH", 1}}, false);
-  if (!db.read_only()) db.set_device_peaks(device_id, gflops, gbps);
-  return {gflops, gbps};
+KernelTraffic traffic_of(const KernelTask& task) {
+  KernelTraffic t{task.flops, task.bytes, std::nullopt};
+  if (!task.buffers.empty()) t.written_bytes = task.buffers[0].bytes();
+  return t;
+}
+
+KernelTraffic traffic_of(const db::Kernel& kernel) {
+  KernelTraffic t{kernel.flops, kernel.bytes, std::nullopt};
+  auto shapes = nlohmann::json::parse(kernel.shapes, nullptr, false);
+  if (!shapes.is_array() || shapes.empty() || !shapes[0].is_object()) return t;
+  const auto& out = shapes[0];
+  if (!out.contains("dtype") || !out["dtype"].is_string() || !out.contains("count") ||
+      !out["count"].is_number_integer())
+    return t;
+  if (std::optional<DType> dt = parse_dtype(out["dtype"].get<std::string>()))
+    t.written_bytes = out["count"].get<int64_t>() * dt->itemsize();
+  return t;
 }
 
 } // namespace beamlab::tuner

@@ -1,20 +1,23 @@
-// The machine's limits as the database records them, and a kernel's distance from them.
+// The machine's limits as the database records them, and a kernel's place under them.
 #pragma once
 
 #include <cstdint>
-#include <utility>
+#include <optional>
+
+#include <beamlab/tuning.hpp>
 
 #include "db/database.hpp"
 
 namespace beamlab::tuner {
 
-/// The fraction of the device's roofline a kernel of `flops` and `bytes` reaches in `ms`: the
-/// larger of its compute and its DRAM-bandwidth fraction (above 1 when its data stays in cache).
-double roofline_fraction(int64_t flops, int64_t bytes, double ms, double peak_gflops,
-                         double peak_gbps);
+/// The device's limits: the stored ones, else (or with `remeasure`) measured now with every
+/// core (machine_limits.hpp: a few seconds) and stored when the database is writable.
+/// `device_id` must be this machine's device (its fingerprint is this host's).
+MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure = false);
 
-/// The device's measured peaks (GFLOP/s of a 512 matmul, GB/s of a 16M-element triad with the
-/// heuristic's plans), measured and stored on the device's first use.
-std::pair<double, double> device_peaks(db::Database& db, int64_t device_id, int threads);
+/// What a kernel moves and computes per run, as rooflines need it: from a task (its output is
+/// slot 0), or from a stored kernel (its shapes; the output's bytes unknown if they don't parse).
+KernelTraffic traffic_of(const KernelTask& task);
+KernelTraffic traffic_of(const db::Kernel& kernel);
 
 } // namespace beamlab::tuner

@@ -2,7 +2,12 @@
 #include "tuner/store/journal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+
+#include <fmt/format.h>
+
+#include "tuner/measure/fidelity.hpp"
 
 namespace beamlab::tuner {
 
@@ -38,6 +43,40 @@ void TuningJournal::fail(const std::string& error) {
   db_.finish_tuning(tuning_);
 }
 
+namespace {
+
+// The search's verdict timed again in this process before it is journaled and cached
+// (tuner/measure/fidelity.hpp). A winner the real engine runs slower than the heuristic,
+// beyond noise, is overruled: the heuristic's plan is kept.
+void check_fidelity(TuneResult& r, const KernelTask& task, const UOpPtr& ast, int threads,
+                    WorkerPool& pool) {
+  if (r.winner < 0 || r.heuristic < 0 || r.winner == r.heuristic ||
+      r.candidates.at(static_cast<size_t>(r.heuristic)).status != Status::ok)
+    return;
+  Fidelity f = check_in_process(
+      task, ast, r.best().opts, r.candidates.at(static_cast<size_t>(r.heuristic)).opts, threads,
+      pool.gate(), std::max(2, r.settings.final_rounds), std::max(1, r.settings.final_runs));
+  if (!f.checked()) {
+    r.fidelity = "unchecked: " + f.error;
+    return;
+  }
+  r.in_process = f.in_process;
+  if (f.in_process.hi < 1) {
+    r.fidelity = fmt::format("overruled: the winner ran {:.2f}x the heuristic's time in process "
+                             "({:.4f} vs {:.4f} ms); the heuristic's plan is kept",
+                             1 / f.in_process.estimate, f.winner_ms, f.heuristic_ms);
+    r.winner = r.heuristic;
+    r.winner_ms = r.heuristic_ms;
+    r.speedup = PairedRatio{1, 1, 1, r.speedup.rounds};
+    r.tie_with_heuristic = false;
+    return;
+  }
+  double gap = f.in_process.estimate / r.speedup.estimate - 1;
+  r.fidelity = std::abs(gap) <= 0.05 ? "agrees" : fmt::format("differs by {:+.0f}%", 100 * gap);
+}
+
+} // namespace
+
 Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
                                     WorkerPool& pool, const SearchSettings& settings,
                                     CacheContext& ctx, const EventSink& sink) {
@@ -59,6 +98,8 @@ Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& w
     if (journal) journal->fail(r.error());
     return r;
   }
+  if (!settings.control || !settings.control->cancelled())
+    check_fidelity(*r, task, *ast, threads, pool);
   if (journal) journal->finish(*r);
   if (ctx.db) cache_store(ctx, *r, *ast, actions);
   return r;

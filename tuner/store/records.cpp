@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 namespace beamlab::tuner {
 
 db::DeviceInfo this_device() {
@@ -108,11 +110,31 @@ void summarize(db::Tuning& t, const TuneResult& r) {
   t.noise = r.noise;
   t.tie = r.tie;
   t.tie_with_heuristic = r.tie_with_heuristic;
+  if (r.speedup.rounds > 0)
+    t.speedup = db::PairedSpeedup{r.speedup.estimate, r.speedup.lo, r.speedup.hi};
+  t.rounds_disturbed = r.rounds_disturbed;
+  if (r.in_process.rounds > 0)
+    t.in_process = db::PairedSpeedup{r.in_process.estimate, r.in_process.lo, r.in_process.hi};
+  t.fidelity = r.fidelity;
+  t.round_ms.clear();
+  for (const auto& [id, rounds] : r.round_ms) {
+    t.round_ms += std::to_string(id);
+    for (double ms : rounds) t.round_ms += fmt::format(" {:.6g}", ms);
+    t.round_ms += "\n";
+  }
   t.stop_reason = r.stop_reason;
   t.iterations = r.iterations;
   t.wall_s = r.wall_s;
   t.restarts = r.restarts;
 }
+
+namespace {
+
+nlohmann::json paired_json(const PairedRatio& p) {
+  return {{"estimate", p.estimate}, {"lo", p.lo}, {"hi", p.hi}, {"rounds", p.rounds}};
+}
+
+} // namespace
 
 nlohmann::json settings_json(const SearchSettings& s) {
   nlohmann::json checks_json = nlohmann::json::array();
@@ -168,6 +190,10 @@ nlohmann::json result_json(const TuneResult& r) {
           {"noise", r.noise},
           {"tie", r.tie},
           {"tie_with_heuristic", r.tie_with_heuristic},
+          {"speedup", paired_json(r.speedup)},
+          {"rounds_disturbed", r.rounds_disturbed},
+          {"in_process", paired_json(r.in_process)},
+          {"fidelity", r.fidelity},
           {"iterations", r.iterations},
           {"stop_reason", r.stop_reason},
           {"wall_s", r.wall_s},

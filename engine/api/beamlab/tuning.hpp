@@ -13,6 +13,7 @@
 #include "engine/codegen/compile.hpp"
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
+#include "engine/realize/machine_limits.hpp"
 #include "engine/runtime/openmp.hpp"
 #include "engine/support/process.hpp"
 #include <beamlab/beamlab.hpp>

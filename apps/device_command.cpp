@@ -1,0 +1,65 @@
+// The device subcommand; see device_command.hpp.
+#include "apps/device_command.hpp"
+
+#include <fmt/format.h>
+
+#include "apps/tune_command.hpp"
+#include "db/database.hpp"
+#include "tuner/store/device.hpp"
+#include "tuner/store/records.hpp"
+
+namespace beamlab::cli {
+namespace {
+
+struct DeviceArgs {
+  bool measure = false;
+  std::string db;
+};
+
+std::string format_bytes(int64_t bytes) {
+  if (bytes >= int64_t{1} << 30)
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= int64_t{1} << 20)
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{} KiB", bytes >> 10);
+}
+
+int device(const DeviceArgs& args) {
+  db::Database db(db_path(args.db));
+  int64_t id = db.upsert_device(tuner::this_device());
+  std::optional<db::Device> before = db.device(id);
+  if (args.measure || !before->limits)
+    std::fprintf(stderr, "beamlab device: measuring this machine's limits (a few seconds)...\n");
+  tuner::device_limits(db, id, args.measure);
+  db::Device d = *db.device(id);
+  const MachineLimits& l = *d.limits;
+  fmt::print("device {} ({}), {} cores\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
+             d.info.cores, d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
+  fmt::print("limits measured {} with {} threads on {}-byte vectors (in {})\n",
+             d.limits_measured_at, l.threads, l.vector_bytes, db.path());
+  fmt::print("  FMA peak: {:.1f} GFLOP/s float32, {:.1f} GFLOP/s float64\n", l.fma_f32_gflops,
+             l.fma_f64_gflops);
+  fmt::print("  {:<6} {:>10} {:>12} {:>10} {:>11}\n", "level", "holds", "measured on", "read GB/s",
+             "triad GB/s");
+  for (const MemoryLevel& m : l.levels)
+    fmt::print("  {:<6} {:>10} {:>12} {:>10.1f} {:>11.1f}\n", m.name,
+               m.capacity_bytes ? format_bytes(m.capacity_bytes) : "-",
+               format_bytes(m.working_set_bytes), m.read_gbps, m.triad_gbps);
+  fmt::print("A kernel is judged against the roof of the level its data fits in (its buffers' "
+             "bytes against 'holds'); triad counts a, b and c once (STREAM's convention).\n");
+  return 0;
+}
+
+} // namespace
+
+void add_device_command(CLI::App& app) {
+  auto args = std::make_shared<DeviceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "device", "Show this machine's measured limits (FMA peak, each memory level's bandwidth) "
+                "that rooflines are judged against; measured on first use and stored");
+  cmd->add_flag("--measure", args->measure, "measure the limits again and store them");
+  cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB or the embedded one)");
+  cmd->final_callback([args] { device(*args); });
+}
+
+} // namespace beamlab::cli

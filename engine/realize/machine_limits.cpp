@@ -1,0 +1,238 @@
+// Measuring the machine's limits; see machine_limits.hpp.
+#include "engine/realize/machine_limits.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "engine/codegen/limit_kernels.hpp"
+#include "engine/runtime/buffer.hpp"
+#include "engine/runtime/jit_loader.hpp"
+#include "engine/runtime/launch.hpp"
+
+namespace beamlab {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// "0-3,8" -> 5.
+int count_cpus(const std::string& list) {
+  int n = 0;
+  std::stringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) {
+    if (part.empty()) continue;
+    size_t dash = part.find('-');
+    n += dash == std::string::npos ? 1 : std::stoi(part.substr(dash + 1)) - std::stoi(part) + 1;
+  }
+  return std::max(n, 1);
+}
+
+// sysfs sizes read "48K", "1024K", "32M".
+int64_t parse_size(const std::string& s) {
+  if (s.empty()) return 0;
+  int64_t n = std::atoll(s.c_str());
+  switch (s.back()) {
+  case 'K': return n << 10;
+  case 'M': return n << 20;
+  case 'G': return n << 30;
+  default: return n;
+  }
+}
+
+std::vector<CacheSize> sysfs_caches() {
+  std::vector<CacheSize> out;
+  for (int i = 0;; ++i) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::string type = read_text(dir + "type");
+    if (type.empty()) break;
+    if (type == "Instruction") continue;
+    CacheSize c{std::atoi(read_text(dir + "level").c_str()), parse_size(read_text(dir + "size")),
+                count_cpus(read_text(dir + "shared_cpu_list"))};
+    if (c.level > 0 && c.bytes > 0) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<CacheSize> sysconf_caches() {
+  std::vector<CacheSize> out;
+  int cores = static_cast<int>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 1L));
+  const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+  for (int level = 1; level <= 3; ++level) {
+    long bytes = sysconf(names[level - 1]);
+    if (bytes > 0) out.push_back({level, bytes, level == 3 ? cores : 1});
+  }
+  return out;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The limit kernels, compiled and linked once per process.
+struct Kernels {
+  std::shared_ptr<const LoadedKernel> fma_f32, fma_f64, fill, read, triad, triad_nt;
+
+  static const Kernels& get() {
+    static const Kernels k = [] {
+      auto load = [](LimitKernel kind) {
+        CompiledKernel c = emit_limit_kernel(kind).value();
+        Expected<std::shared_ptr<const LoadedKernel>> loaded =
+            JitLoader::instance().load(c.object, c.name);
+        internal_assert(loaded) << "linking " << c.name << ": " << loaded.error();
+        return *loaded;
+      };
+      return Kernels{load(LimitKernel::fma_f32), load(LimitKernel::fma_f64),
+                     load(LimitKernel::fill),    load(LimitKernel::read),
+                     load(LimitKernel::triad),   load(LimitKernel::triad_nontemporal)};
+    }();
+    return k;
+  }
+};
+
+class Meter {
+public:
+  explicit Meter(const LimitsOptions& o)
+      : o_(o), threads_(o.threads > 0 ? o.threads : default_threads()) {}
+  int threads() const { return threads_; }
+
+  // The best rate (units per second) of `trials` trials of `kernel`, where one trial of
+  // `repetitions` does `units` x repetitions units of work; repetitions are calibrated so a
+  // trial lasts about trial_ms.
+  double best_rate(const LoadedKernel& kernel, void* const* buffers, std::vector<int64_t> vars,
+                   size_t repetition_var, double units) const {
+    auto trial = [&](int64_t reps) {
+      vars[repetition_var] = reps;
+      auto start = Clock::now();
+      launch(kernel.entry(), buffers, vars.data(), threads_, threads_);
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    int64_t reps = 1;
+    double seconds = trial(reps); // also the warm-up
+    while (seconds < o_.trial_ms / 1e3 / 4 && reps < (int64_t{1} << 40)) {
+      reps = std::max(reps * 2,
+                      static_cast<int64_t>(reps * (o_.trial_ms / 1e3) / std::max(seconds, 1e-7)));
+      seconds = trial(reps);
+    }
+    // Cores that idled while the data was prepared run slow for a few ms (clock ramp, a
+    // hypervisor's scheduling): warm up for at least four trials' time first.
+    for (double warm = seconds; warm < 4 * o_.trial_ms / 1e3;) warm += trial(reps);
+    double best = 0;
+    for (int t = 0; t < o_.trials; ++t) best = std::max(best, units * reps / trial(reps));
+    return best;
+  }
+
+  double fma_gflops(const LoadedKernel& kernel, LimitKernel kind) const {
+    Buffer seeds(sizeof(double) * threads_);
+    void* buffers[] = {seeds.data()};
+    return best_rate(kernel, buffers, {0}, 0,
+                     static_cast<double>(fma_flops_per_iteration(kind)) * threads_) /
+           1e9;
+  }
+
+  // Read and triad bandwidth on `working_set` bytes in all, split across the threads.
+  std::pair<double, double> bandwidth(int64_t working_set, bool read_only = false) const {
+    const Kernels& k = Kernels::get();
+    int64_t block = limit_block_elements();
+    auto per_part = [&](int arrays) {
+      int64_t n = working_set / 4 / arrays / threads_ / block * block;
+      return std::max(n, block);
+    };
+    // Untouched memory, written first by the thread that uses each slice.
+    auto touched = [&](int64_t n) {
+      auto b = std::make_unique<Buffer>(Buffer::untouched(sizeof(float) * n * threads_));
+      void* buffers[] = {b->data()};
+      int64_t vars[] = {n};
+      launch(k.fill->entry(), buffers, vars, threads_, threads_);
+      return b;
+    };
+    int64_t n = per_part(1);
+    std::unique_ptr<Buffer> data = touched(n);
+    Buffer sums(sizeof(float) * threads_);
+    void* read_buffers[] = {data->data(), sums.data()};
+    double read = best_rate(*k.read, read_buffers, {n, 1}, 1, 4.0 * n * threads_) / 1e9;
+    data.reset();
+    if (read_only) return {read, 0};
+    n = per_part(3);
+    std::unique_ptr<Buffer> a = touched(n), b = touched(n), c = touched(n);
+    void* triad_buffers[] = {a->data(), b->data(), c->data()};
+    double units = 12.0 * n * threads_;
+    double triad = std::max(best_rate(*k.triad, triad_buffers, {n, 1}, 1, units),
+                            best_rate(*k.triad_nt, triad_buffers, {n, 1}, 1, units)) /
+                   1e9;
+    return {read, triad};
+  }
+
+private:
+  LimitsOptions o_;
+  int threads_;
+};
+
+// The data `threads` threads hold at one cache level: one instance per `shared_by` CPUs.
+int64_t capacity(const CacheSize& c, int threads) {
+  return c.bytes * ((threads + c.shared_by - 1) / c.shared_by);
+}
+
+} // namespace
+
+std::vector<CacheSize> data_caches() {
+  std::vector<CacheSize> caches = sysfs_caches();
+  if (caches.empty()) caches = sysconf_caches();
+  std::sort(caches.begin(), caches.end(),
+            [](const CacheSize& a, const CacheSize& b) { return a.level < b.level; });
+  return caches;
+}
+
+MachineLimits measure_machine_limits(const LimitsOptions& options) {
+  Meter meter(options);
+  const Kernels& k = Kernels::get();
+  MachineLimits limits;
+  limits.threads = meter.threads();
+  limits.vector_bytes = host_vector_bytes();
+  limits.fma_f32_gflops = meter.fma_gflops(*k.fma_f32, LimitKernel::fma_f32);
+  limits.fma_f64_gflops = meter.fma_gflops(*k.fma_f64, LimitKernel::fma_f64);
+
+  std::vector<CacheSize> caches = data_caches();
+  int64_t below = 0; // the capacity of the level inside this one
+  for (size_t i = 0; i < caches.size(); ++i) {
+    MemoryLevel level{.name = "L" + std::to_string(caches[i].level)};
+    level.capacity_bytes = capacity(caches[i], limits.threads);
+    level.working_set_bytes = level.capacity_bytes / 2;
+    if (i + 1 == caches.size() && below > 0) {
+      // The last level's reported size is checked: a virtual machine may report the host's
+      // whole last-level cache (508 MiB on a 2-core guest). Its read bandwidth is measured on
+      // working sets doubling from twice the level inside it; where it drops by 40% from the
+      // best so far, the level has ended.
+      double plateau = 0;
+      for (int64_t ws = 2 * below; ws <= level.capacity_bytes / 2; ws *= 2) {
+        double read = meter.bandwidth(ws, true).first;
+        if (read < 0.6 * plateau) {
+          level.capacity_bytes = ws / 2;
+          break;
+        }
+        if (read > plateau) plateau = read, level.working_set_bytes = ws;
+      }
+    }
+    below = level.capacity_bytes;
+    std::tie(level.read_gbps, level.triad_gbps) = meter.bandwidth(level.working_set_bytes);
+    limits.levels.push_back(level);
+  }
+  MemoryLevel dram{.name = "DRAM"};
+  dram.working_set_bytes = static_cast<int64_t>(std::min(
+      std::max(4.0 * static_cast<double>(below), 256.0 * (1 << 20)), machine_memory_bytes() / 8));
+  std::tie(dram.read_gbps, dram.triad_gbps) = meter.bandwidth(dram.working_set_bytes);
+  // A level that reads no faster than DRAM is not a level of its own on this machine.
+  std::erase_if(limits.levels,
+                [&](const MemoryLevel& l) { return l.read_gbps < 1.1 * dram.read_gbps; });
+  limits.levels.push_back(dram);
+  return limits;
+}
+
+} // namespace beamlab

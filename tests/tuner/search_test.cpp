@@ -243,6 +243,18 @@ TEST(Search, BudgetsEndTheSearchWithTheBestSoFar) {
   EXPECT_EQ(t->stop_reason, "the time budget");
   EXPECT_EQ(t->iterations, 0);
   EXPECT_EQ(t->best().status, Status::ok);
+
+  // No time at all (a batch's budget spent before this kernel): the heuristic is still timed
+  // and re-measured with the reference, so the answer is never the unoptimized kernel by
+  // default (it was, with the heuristic skipped, for two quick-corpus kernels).
+  s.time_budget_s = 0;
+  auto none = tune_kernel(task, pool, s);
+  ASSERT_TRUE(none) << none.error();
+  ASSERT_NE(none->heuristic, none->empty);
+  EXPECT_EQ(none->candidates.at(static_cast<size_t>(none->heuristic)).status, Status::ok);
+  EXPECT_GT(none->heuristic_ms, 0);
+  EXPECT_NE(std::find(none->finalists.begin(), none->finalists.end(), none->heuristic),
+            none->finalists.end());
 }
 
 TEST(Search, AnUnoptimizedKernelThatCannotRunIsAClearError) {

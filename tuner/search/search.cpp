@@ -341,7 +341,10 @@ private:
     for (int i : to_time) {
       Candidate& c = at(batch[static_cast<size_t>(i)]);
       wait_while_paused();
-      if (out_of_time()) {
+      // The heuristic's plan is timed even past the budget (not past a cancel): a search
+      // with no time left must still not answer with the unoptimized kernel.
+      bool baseline = c.id == result_.heuristic;
+      if (cancelled() || (out_of_time() && !baseline)) {
         settle(c, Status::skipped, cancelled() ? "cancelled" : "the time budget ended");
         untimed[static_cast<size_t>(c.slot)].push_back(c.id);
         continue;

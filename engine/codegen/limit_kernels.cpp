@@ -101,7 +101,7 @@ private:
     return b_.CreateGEP(scalar_, base, index);
   }
   llvm::Value* load_vector(llvm::Value* base, llvm::Value* index) {
-    return b_.CreateAlignedLoad(vector_, element(base, index), llvm::Align(64));
+    return b_.CreateAlignedLoad(vector_, element(base, index), llvm::Align(host_vector_bytes()));
   }
   llvm::Value* splat(double x) {
     return b_.CreateVectorSplat(lanes_, llvm::ConstantFP::get(scalar_, x));
@@ -137,7 +137,7 @@ private:
     llvm::Value* n = var(0);
     llvm::Value* base = slice(buffer(0), part, n);
     counted_loop(b_, b_.getInt64(0), n, lanes_, {}, [&](llvm::Value* i, const Values&) {
-      b_.CreateAlignedStore(splat(1.0), element(base, i), llvm::Align(64));
+      b_.CreateAlignedStore(splat(1.0), element(base, i), llvm::Align(host_vector_bytes()));
       return Values{};
     });
   }
@@ -175,7 +175,8 @@ private:
               llvm::Value* j = b_.CreateAdd(i, b_.getInt64(int64_t{u} * lanes_));
               llvm::Value* v = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vector_},
                                                   {s, load_vector(c, j), load_vector(b, j)});
-              llvm::StoreInst* st = b_.CreateAlignedStore(v, element(a, j), llvm::Align(64));
+              llvm::StoreInst* st =
+                  b_.CreateAlignedStore(v, element(a, j), llvm::Align(host_vector_bytes()));
               if (kind_ == LimitKernel::triad_nontemporal) mark_nontemporal(st);
             }
             return Values{};

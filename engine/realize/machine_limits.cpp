@@ -204,7 +204,11 @@ MachineLimits measure_machine_limits(const LimitsOptions& options) {
   for (size_t i = 0; i < caches.size(); ++i) {
     MemoryLevel level{.name = "L" + std::to_string(caches[i].level)};
     level.capacity_bytes = capacity(caches[i], limits.threads);
+    // Half the level, but past the level inside it (on many cores, the L2s together can hold
+    // more than half the shared L3).
     level.working_set_bytes = level.capacity_bytes / 2;
+    if (level.working_set_bytes <= below)
+      level.working_set_bytes = (below + level.capacity_bytes) / 2;
     if (i + 1 == caches.size() && below > 0) {
       // The last level's reported size is checked: a virtual machine may report the host's
       // whole last-level cache (508 MiB on a 2-core guest). Its read bandwidth is measured on

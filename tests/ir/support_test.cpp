@@ -101,6 +101,15 @@ TEST(PairedRatio, RatiosAroundOneAreATie) {
   EXPECT_NEAR(p.lo, std::exp(-0.0033500 - 4.303 * 0.10038 / std::sqrt(3.0)), 1e-4);
   EXPECT_NEAR(p.hi, std::exp(-0.0033500 + 4.303 * 0.10038 / std::sqrt(3.0)), 1e-4);
   EXPECT_FALSE(p.significant());
+  // Five rounds (the default): t(4) = 2.776. logs ln 1.1 and ln 1.3 alternating with ln 1.2.
+  std::vector<double> logs = {std::log(1.1), std::log(1.2), std::log(1.3), std::log(1.2),
+                              std::log(1.2)};
+  double mean = 0, var = 0;
+  for (double x : logs) mean += x / 5;
+  for (double x : logs) var += (x - mean) * (x - mean) / 4;
+  PairedRatio five = paired_ratio({1.1, 1.2, 1.3, 1.2, 1.2}, {1, 1, 1, 1, 1});
+  EXPECT_NEAR(five.lo, std::exp(mean - 2.776 * std::sqrt(var / 5)), 1e-9);
+  EXPECT_NEAR(five.hi, std::exp(mean + 2.776 * std::sqrt(var / 5)), 1e-9);
   // A missing round (0) is skipped; one round gives no interval.
   PairedRatio one = paired_ratio({3, 0}, {1, 1});
   EXPECT_EQ(one.rounds, 1);

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "tuner/measure/check.hpp"
 
@@ -25,6 +26,9 @@ Expected<std::vector<std::vector<double>>>
 time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
                       const std::vector<std::vector<Opt>>& plans, int threads, Gate& gate,
                       int rounds, int runs) {
+  // Compiling and filling the inputs enter the gate shared, as the pool's compiles do, so they
+  // never run beside another pool's timing; the timing then holds it alone.
+  std::optional<Hold> building(std::in_place, gate, Access::shared);
   std::vector<KernelCandidate> built;
   for (size_t i = 0; i < plans.size(); ++i) {
     auto c = KernelCandidate::build(ast, plans[i], task.name);
@@ -58,6 +62,7 @@ time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
     return quantile(ms, 0.5);
   };
   std::vector<std::vector<double>> out(built.size());
+  building.reset();
   Hold alone(gate, Access::exclusive);
   for (const KernelCandidate& c : built) c.run(buffers, threads); // warm-up: first touch
   for (int r = 0; r < rounds; ++r)

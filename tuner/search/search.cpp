@@ -511,7 +511,7 @@ private:
         samples[c.id].insert(samples[c.id].end(), o.samples_ms.begin(), o.samples_ms.end());
       }
     };
-    const int wanted = std::max(1, settings_.final_rounds);
+    const int wanted = std::max(2, settings_.final_rounds); // an interval needs two
     for (int r = 0; r < wanted; ++r) run_round();
     std::vector<bool> disturbed = disturbed_rounds(rounds);
     for (int extra = 0; extra < wanted; ++extra) {

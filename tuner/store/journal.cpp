@@ -50,8 +50,10 @@ namespace {
 // beyond noise, is overruled: the heuristic's plan is kept.
 void check_fidelity(TuneResult& r, const KernelTask& task, const UOpPtr& ast, int threads,
                     WorkerPool& pool) {
+  // Only a verdict the re-measurement reached: both timed there, in paired rounds.
   if (r.winner < 0 || r.heuristic < 0 || r.winner == r.heuristic ||
-      r.candidates.at(static_cast<size_t>(r.heuristic)).status != Status::ok)
+      r.candidates.at(static_cast<size_t>(r.heuristic)).status != Status::ok ||
+      r.speedup.rounds == 0 || r.heuristic_ms <= 0)
     return;
   Fidelity f = check_in_process(
       task, ast, r.best().opts, r.candidates.at(static_cast<size_t>(r.heuristic)).opts, threads,
@@ -69,6 +71,10 @@ void check_fidelity(TuneResult& r, const KernelTask& task, const UOpPtr& ast, in
     r.winner_ms = r.heuristic_ms;
     r.speedup = PairedRatio{1, 1, 1, r.speedup.rounds};
     r.tie_with_heuristic = false;
+    // The runner-up comparison was the old winner's.
+    r.runner_up = {};
+    r.tie = false;
+    r.noise = 0;
     return;
   }
   double gap = f.in_process.estimate / r.speedup.estimate - 1;

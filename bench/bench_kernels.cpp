@@ -173,39 +173,55 @@ BENCHMARK_CAPTURE(BM_Matmul, heuristic, false)
 BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
     ->Arg(512)
     ->Arg(1024)
+    ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// conv2d 1x64x56x56, 64 filters of 3x3, padding 1.
-constexpr int64_t kConvC = 64, kConvHW = 56;
+// Batch-1 convolutions of the real networks: ResNet-18's 3x3 at 56 and 28 wide and its
+// stride-2 downsampling, MobileNetV2's 1x1 expansion and 3x3 depthwise.
+constexpr bench::ConvShape kConvs[] = {
+    {"resnet_3x3", 64, 56, 64, 3, 1, 1, 1},       {"resnet_3x3_28", 128, 28, 128, 3, 1, 1, 1},
+    {"resnet_3x3_s2", 64, 56, 128, 3, 2, 1, 1},   {"mobilenet_1x1", 24, 56, 144, 1, 1, 0, 1},
+    {"mobilenet_dw", 144, 56, 144, 3, 1, 1, 144},
+};
 
-void BM_OneDnnConv2d(benchmark::State& state, bool blocked) {
+void BM_OneDnnConv2d(benchmark::State& state, const bench::ConvShape& conv, bool blocked) {
   double g = 0;
-  for (auto _ : state) g = bench::onednn_conv2d_gflops(kConvC, kConvHW, kConvHW, blocked);
+  for (auto _ : state) g = bench::onednn_conv2d_gflops(conv, blocked);
   state.counters["gflops"] = g;
   state.counters["limit_frac"] = g / bench::limits().fma_f32_gflops;
 }
-BENCHMARK_CAPTURE(BM_OneDnnConv2d, blocked, true)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_OneDnnConv2d, nchw, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
 
-// The same conv2d in beamlab (NCHW), against oneDNN's blocked layout (its best).
-void BM_Conv2d(benchmark::State& state, bool tuned) {
-  Tensor x = Tensor::rand({1, kConvC, kConvHW, kConvHW}, 1),
-         w = Tensor::rand({kConvC, kConvC, 3, 3}, 2);
-  Tensor out = x.conv2d(w, std::nullopt, 1, 1);
-  double flops = 2.0 * kConvC * kConvHW * kConvHW * kConvC * 9;
-  double act = 4.0 * kConvC * kConvHW * kConvHW;
-  report_flops(state, flops, 2 * act + 4.0 * kConvC * kConvC * 9, act, run_plan(state, out, tuned),
-               bench::onednn_conv2d_gflops(kConvC, kConvHW, kConvHW, true));
+// The conv2d in beamlab (NCHW), against oneDNN's blocked layout (its best).
+void BM_Conv2d(benchmark::State& state, const bench::ConvShape& conv, bool tuned) {
+  Tensor x = Tensor::rand({1, conv.c, conv.hw, conv.hw}, 1),
+         w = Tensor::rand({conv.cout, conv.c / conv.groups, conv.k, conv.k}, 2);
+  Tensor out = x.conv2d(w, std::nullopt, conv.stride, conv.pad, 1, conv.groups);
+  double in = 4.0 * static_cast<double>(conv.c * conv.hw * conv.hw),
+         act = 4.0 * static_cast<double>(conv.cout * conv.out() * conv.out()),
+         weights = 4.0 * static_cast<double>(conv.cout * (conv.c / conv.groups) * conv.k * conv.k);
+  report_flops(state, conv.flops(), in + act + weights, act, run_plan(state, out, tuned),
+               bench::onednn_conv2d_gflops(conv, true));
 }
-BENCHMARK_CAPTURE(BM_Conv2d, heuristic, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Conv2d, beam4, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+[[maybe_unused]] const bool conv_benchmarks = [] {
+  for (const bench::ConvShape& conv : kConvs) {
+    std::string name = conv.name;
+    for (bool blocked : {true, false})
+      benchmark::RegisterBenchmark(
+          ("BM_OneDnnConv2d/" + name + (blocked ? "/blocked" : "/nchw")).c_str(), BM_OneDnnConv2d,
+          conv, blocked)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(1);
+    for (bool tuned : {false, true})
+      benchmark::RegisterBenchmark(
+          ("BM_Conv2d/" + name + (tuned ? "/beam4" : "/heuristic")).c_str(), BM_Conv2d, conv, tuned)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  }
+  return true;
+}();
 
 // A real network at batch 1, one forward pass an iteration, with the heuristic's plans or the
 // tuning cache's (/cache: the default database, e.g. after `beamlab tune corpora/models.json`).

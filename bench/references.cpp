@@ -86,25 +86,29 @@ double onednn_matmul_gflops(int64_t m, int64_t n, int64_t k) {
   return 2.0 * static_cast<double>(m * n * k) / seconds / 1e9;
 }
 
-double onednn_conv2d_gflops(int64_t c, int64_t h, int64_t w, bool blocked) {
+double onednn_conv2d_gflops(const ConvShape& conv, bool blocked) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   tag act = blocked ? tag::any : tag::nchw;
-  dnnl::memory::desc src({1, c, h, w}, dt::f32, act), wei({c, c, 3, 3}, dt::f32, tag::any),
-      dst({1, c, h, w}, dt::f32, act);
+  const int64_t g = conv.groups, o = conv.out();
+  dnnl::memory::dims weights =
+      g == 1 ? dnnl::memory::dims{conv.cout, conv.c, conv.k, conv.k}
+             : dnnl::memory::dims{g, conv.cout / g, conv.c / g, conv.k, conv.k};
+  dnnl::memory::desc src({1, conv.c, conv.hw, conv.hw}, dt::f32, act),
+      wei(weights, dt::f32, tag::any), dst({1, conv.cout, o, o}, dt::f32, act);
   dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::convolution_direct, src, wei, dst, {1, 1},
-                                      {1, 1}, {1, 1}),
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, dst,
+          {conv.stride, conv.stride}, {conv.pad, conv.pad}, {conv.pad, conv.pad}),
       cpu());
   dnnl::stream s(cpu());
   dnnl::memory S = filled(pd.src_desc()), W = filled(pd.weights_desc()), D = filled(pd.dst_desc());
-  dnnl::convolution_forward conv(pd);
+  dnnl::convolution_forward prim(pd);
   double seconds = median_seconds([&] {
-    conv.execute(s, {{DNNL_ARG_SRC, S}, {DNNL_ARG_WEIGHTS, W}, {DNNL_ARG_DST, D}});
+    prim.execute(s, {{DNNL_ARG_SRC, S}, {DNNL_ARG_WEIGHTS, W}, {DNNL_ARG_DST, D}});
     s.wait();
   });
-  return 2.0 * static_cast<double>(c * h * w * c * 9) / seconds / 1e9;
+  return conv.flops() / seconds / 1e9;
 }
 
 double openblas_sgemm_gflops(int64_t m, int64_t n, int64_t k) {

@@ -24,9 +24,19 @@ std::string roof_bound(double flops, double bytes, double written, double second
 /// (reordered once, outside the timing), median call.
 double onednn_matmul_gflops(int64_t m, int64_t n, int64_t k);
 
-/// oneDNN's GFLOP/s for conv2d 1 x c x h x w with c filters of 3x3, padding 1, float32:
-/// activations in its preferred blocked layout (`blocked`) or in NCHW; median call.
-double onednn_conv2d_gflops(int64_t c, int64_t h, int64_t w, bool blocked);
+/// A batch-1 float32 conv2d: 1 x c x h x w, cout filters of k x k in `groups` groups.
+struct ConvShape {
+  const char* name; ///< where it comes from, e.g. "resnet_3x3"
+  int64_t c, hw, cout, k, stride, pad, groups;
+  int64_t out() const { return (hw + 2 * pad - k) / stride + 1; }
+  double flops() const {
+    return 2.0 * static_cast<double>(cout * out() * out() * (c / groups) * k * k);
+  }
+};
+
+/// oneDNN's GFLOP/s for the conv2d: activations in its preferred blocked layout (`blocked`)
+/// or in NCHW; median call.
+double onednn_conv2d_gflops(const ConvShape& conv, bool blocked);
 
 /// OpenBLAS sgemm's GFLOP/s for row-major (m x k) @ (k x n), median call.
 double openblas_sgemm_gflops(int64_t m, int64_t n, int64_t k);

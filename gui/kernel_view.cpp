@@ -30,8 +30,8 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   list_ = new QListWidget;
   list_->setToolTip("The Opts applied, in order (Delete removes the selected one)");
   op_ = new QComboBox;
-  for (OptOp o :
-       {OptOp::Upcast, OptOp::Unroll, OptOp::Thread, OptOp::Group, OptOp::Tile, OptOp::Swap})
+  for (OptOp o : {OptOp::Upcast, OptOp::Unroll, OptOp::Thread, OptOp::Group, OptOp::Tile,
+                  OptOp::Swap, OptOp::Padto})
     op_->addItem(qstr(std::string(opt_op_name(o))), static_cast<int>(o));
   axis_ = new QSpinBox;
   axis_->setRange(0, 16);

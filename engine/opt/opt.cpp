@@ -16,7 +16,8 @@
 namespace beamlab {
 namespace {
 
-constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP", "TILE", "SWAP"};
+constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP",
+                                         "TILE",   "SWAP",   "PADTO"};
 constexpr std::string_view kKindNames[] = {"parallel", "loop", "reduce", "upcast", "unroll"};
 
 AxisKind parse_kind(const std::string& s) {
@@ -92,14 +93,21 @@ public:
       if (!axis_ok(o.arg) || o.arg == o.axis)
         return reject("the second axis must be another axis of the kernel");
       size_t other = axes[static_cast<size_t>(o.arg)];
-      if (kind != AxisKind::Loop || loops_[other].kind != AxisKind::Loop)
-        return reject("SWAP exchanges two loop axes");
+      // Two loops, or two loops of one reduction (their nesting order: a convolution's taps
+      // outside its channels keeps the padding masks out of the inner loop).
+      AxisKind other_kind = loops_[other].kind;
+      bool loops = kind == AxisKind::Loop && other_kind == AxisKind::Loop;
+      bool reduces = kind == AxisKind::Reduce && other_kind == AxisKind::Reduce &&
+                     same_reduction(loops_[at].range, loops_[other].range);
+      if (!loops && !reduces)
+        return reject("SWAP exchanges two loop axes or two reduce axes of one reduction");
       std::swap(loops_[at], loops_[other]);
       renumber();
       return {};
     }
     int64_t amt = o.arg;
     if (amt < 2) return reject("the amount must be at least 2");
+    if (o.op == OptOp::Padto) return pad_to(at, amt, kind, reject);
     if (n % amt != 0)
       return reject("the axis has " + std::to_string(n) + " iterations, not a multiple of " +
                     std::to_string(amt));
@@ -136,7 +144,8 @@ public:
       return {};
     }
     case OptOp::Group: return group(at, amt, kind, has_parallel, reject);
-    case OptOp::Swap: break;
+    case OptOp::Swap:
+    case OptOp::Padto: break;
     }
     internal_error << "unhandled opt";
     return {};
@@ -157,6 +166,18 @@ private:
     UOpPtr range;
     AxisKind kind;
   };
+
+  // True when some REDUCE runs over both ranges.
+  bool same_reduction(const UOpPtr& a, const UOpPtr& b) const {
+    for (const UOpPtr& u : toposort(ast_)) {
+      if (u->op() != Op::Reduce) continue;
+      auto has = [&](const UOpPtr& r) {
+        return std::find(u->src().begin() + 1, u->src().end(), r) != u->src().end();
+      };
+      if (has(a) && has(b)) return true;
+    }
+    return false;
+  }
 
   std::vector<size_t> addressable() const {
     std::vector<size_t> out;
@@ -323,6 +344,51 @@ private:
     return {};
   }
 
+  // PADTO: the loop runs to a multiple of `amt`; every memory access that moves with it is
+  // gated by the loop being inside its old extent, so the extra iterations compute values that
+  // are never stored from loads that never happen.
+  template <class Reject>
+  Expected<void> pad_to(size_t at, int64_t amt, AxisKind kind, const Reject& reject) {
+    if (kind != AxisKind::Loop) return reject("PADTO applies to loop axes");
+    UOpPtr old = loops_[at].range;
+    int64_t n = extent_of(*old), padded = (n + amt - 1) / amt * amt;
+    if (padded == n) return reject("the axis has " + std::to_string(n) + " iterations already");
+    if (padded > 2 * n)
+      return reject("padding " + std::to_string(n) + " iterations to " + std::to_string(padded) +
+                    " would more than double the work");
+    // An integer division by a loaded value could trap in an extra iteration.
+    for (const UOpPtr& u : toposort(ast_))
+      if ((u->op() == Op::Idiv || u->op() == Op::Mod) && !u->src(1)->is_const())
+        return reject("the kernel divides by a computed integer, which an extra iteration "
+                      "could make zero");
+    UOpPtr range = fresh_range(padded, AxisKind::Loop);
+    UOpPtr inside = lt(range, n);
+    std::unordered_map<const UOp*, UOpPtr> done;
+    for (const UOpPtr& u : toposort(ast_)) {
+      if (u.get() == old.get()) {
+        done.emplace(u.get(), range);
+        continue;
+      }
+      std::vector<UOpPtr> src;
+      for (const UOpPtr& s : u->src()) src.push_back(done.at(s.get()));
+      UOpPtr out = u->replace_src(std::move(src));
+      if (u->op() == Op::Index && depends_on(u, old)) {
+        UOpPtr gate = out->src().size() > 2 ? alu(Op::And, out->src(2), inside) : inside;
+        out = index(out->src(0), out->src(1), gate);
+      }
+      done.emplace(u.get(), std::move(out));
+    }
+    ast_ = simplify_kernel(done.at(ast_.get()));
+    loops_[at].range = range;
+    renumber();
+    return {};
+  }
+
+  static bool depends_on(const UOpPtr& u, const UOpPtr& range) {
+    std::vector<UOpPtr> below = ranges_below(u);
+    return std::find(below.begin(), below.end(), range) != below.end();
+  }
+
   static Op reduce_op_of(const UOp& red) { return red.arg().as_op(); }
 
   UOpPtr ast_;
@@ -370,7 +436,7 @@ Expected<std::vector<Opt>> parse_opts(std::string_view text) {
     std::string_view name = text.substr(i, open - i);
     auto it = std::find(std::begin(kOpNames), std::end(kOpNames), name);
     if (it == std::end(kOpNames))
-      return bad("unknown op; the ops are UPCAST UNROLL THREAD GROUP TILE SWAP");
+      return bad("unknown op; the ops are UPCAST UNROLL THREAD GROUP TILE SWAP PADTO");
     std::string_view args = text.substr(open + 1, close - open - 1);
     size_t comma = args.find(',');
     if (comma == std::string_view::npos) return bad("needs two integers");

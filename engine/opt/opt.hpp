@@ -11,7 +11,10 @@
 //   THREAD(a, n)   loop axis a: split into n chunks run in parallel across cores (outermost)
 //   GROUP(a, n)    reduce axis a: n partial reductions in parallel, then a combining stage
 //   TILE(a, n)     loop axis a: blocks of n, the block loop moved outermost (cache blocking)
-//   SWAP(a, b)     loop axes a and b exchange nesting positions
+//   SWAP(a, b)     axes a and b exchange nesting positions: two loop axes, or two reduce axes of
+//                  one reduction
+//   PADTO(a, n)    loop axis a runs to the next multiple of n, its extra iterations' memory
+//                  accesses masked off (a 28-wide row as two full 16-lane vectors)
 //
 // Applying a list is deterministic: the same AST and list always give the same stages.
 #pragma once
@@ -26,7 +29,7 @@
 
 namespace beamlab {
 
-enum class OptOp { Upcast, Unroll, Thread, Group, Tile, Swap };
+enum class OptOp { Upcast, Unroll, Thread, Group, Tile, Swap, Padto };
 
 struct Opt {
   OptOp op;

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <beamlab/beamlab.hpp>
 
 #include "engine/realize/pipeline.hpp"
@@ -16,9 +18,11 @@ UOpPtr matmul_ast(int64_t n) {
 
 TEST(Opts, TextFormRoundTrips) {
   std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Thread, 0, 2}, {OptOp::Swap, 0, 1},
-                           {OptOp::Group, 2, 4},   {OptOp::Tile, 1, 32},  {OptOp::Unroll, 2, 4}};
+                           {OptOp::Group, 2, 4},   {OptOp::Tile, 1, 32},  {OptOp::Unroll, 2, 4},
+                           {OptOp::Padto, 1, 16}};
   std::string text = to_string(opts);
-  EXPECT_EQ(text, "UPCAST(1,16) THREAD(0,2) SWAP(0,1) GROUP(2,4) TILE(1,32) UNROLL(2,4)");
+  EXPECT_EQ(text,
+            "UPCAST(1,16) THREAD(0,2) SWAP(0,1) GROUP(2,4) TILE(1,32) UNROLL(2,4) PADTO(1,16)");
   Expected<std::vector<Opt>> back = parse_opts(text);
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(*back, opts);
@@ -61,6 +65,9 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
   EXPECT_THAT(why({{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 0, 32}, {OptOp::Unroll, 0, 2}}),
               ::testing::HasSubstr("lanes"));
   EXPECT_THAT(why({{OptOp::Swap, 0, 2}}), ::testing::HasSubstr("SWAP exchanges two loop axes"));
+  EXPECT_THAT(why({{OptOp::Padto, 2, 8}}), ::testing::HasSubstr("PADTO applies to loop axes"));
+  EXPECT_THAT(why({{OptOp::Padto, 0, 8}}), ::testing::HasSubstr("32 iterations already"));
+  EXPECT_THAT(why({{OptOp::Padto, 0, 128}}), ::testing::HasSubstr("more than double"));
 }
 
 TEST(Opts, NestedReductionsMultiplyTheirUnrollsSiblingsDoNot) {
@@ -97,22 +104,77 @@ TEST(Opts, SameListSameKernel) {
             compile_stage(b->stages[0], "k").value()->kernel.code_hash);
 }
 
-// Every Opt of the menu, alone and after the heuristic's list, computes the same matmul.
+// Every Opt of the menu, alone and after the heuristic's list, computes the same result as the
+// plain kernel: `make` builds the one-kernel program afresh each time.
+void expect_every_action_keeps_the_result(const std::function<Tensor()>& make) {
+  Tensor ref = make();
+  UOpPtr ast = ref.schedule().items.at(0).ast;
+  HeuristicPolicy none;
+  none.set("*", {});
+  ref.realize({.threads = 2, .policy = &none});
+  std::vector<float> want = ref.to_vector<float>();
+  std::vector<Opt> heuristic = heuristic_opts(ast, 2);
+  for (const std::vector<Opt>& before : {std::vector<Opt>{}, heuristic})
+    for (const Opt& o : candidate_actions(ast, before, 2)) {
+      std::vector<Opt> opts = before;
+      opts.push_back(o);
+      HeuristicPolicy p;
+      p.set("*", opts);
+      Tensor t = make();
+      t.realize({.threads = 2, .policy = &p});
+      std::vector<float> got = t.to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4) << "with " << to_string(opts) << " at " << i;
+    }
+}
+
 TEST(Opts, EveryActionKeepsTheResult) {
   Tensor a = Tensor::rand({24, 40}, 1), b = Tensor::rand({40, 32}, 2);
-  Tensor ref = a.matmul(b);
-  std::vector<float> want = ref.to_vector<float>();
-  UOpPtr ast = ref.schedule().items.at(0).ast;
-  for (const Opt& o : candidate_actions(ast, {}, 2)) {
-    HeuristicPolicy p;
-    p.set("*", {o});
-    Tensor t = a.matmul(b);
-    t.realize({.threads = 2, .policy = &p});
-    std::vector<float> got = t.to_vector<float>();
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i)
-      ASSERT_NEAR(got[i], want[i], 1e-4) << "with " << to_string(o) << " at " << i;
-  }
+  expect_every_action_keeps_the_result([&] { return a.matmul(b); });
+}
+
+// A padded conv2d: SWAPs of its reduce axes (taps and channels), PADTO of rows no vector
+// divides (7 and 10 wide), and the heuristic's plan with them.
+TEST(Opts, EveryActionKeepsAPaddedConvolution) {
+  Tensor x = Tensor::rand({1, 6, 7, 10}, 3), w = Tensor::rand({8, 6, 3, 3}, 4);
+  std::vector<Opt> menu =
+      candidate_actions(x.conv2d(w, std::nullopt, 1, 1).schedule().items.at(0).ast, {}, 2);
+  EXPECT_THAT(menu, ::testing::Contains(Opt{OptOp::Swap, 3, 5}));   // channels and a tap
+  EXPECT_THAT(menu, ::testing::Contains(Opt{OptOp::Padto, 2, 16})); // 10 -> 16
+  expect_every_action_keeps_the_result([&] { return x.conv2d(w, std::nullopt, 1, 1); });
+}
+
+std::vector<Opt> heuristic_for(const Tensor& t) {
+  return heuristic_opts(t.schedule().items.at(0).ast, 2);
+}
+
+// The heuristic's plans for the kernels the bench measures (engine/opt/heuristic.cpp says why
+// each is fast): a convolution's channel loop innermost under a 16-register tile, a row no half
+// vector divides padded, a matmul too large for L2 cache-blocked.
+TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
+  auto conv = [](int64_t c, int64_t hw) {
+    Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({c, c, 3, 3}, 6);
+    UOpPtr ast = x.conv2d(w, std::nullopt, 1, 1).schedule().items.at(0).ast;
+    std::vector<Opt> opts = heuristic_opts(ast, 2);
+    Expected<OptimizedKernel> k = apply_opts(ast, opts);
+    EXPECT_TRUE(k) << k.error();
+    return std::pair(opts, *k);
+  };
+  auto [opts56, k56] = conv(64, 56);
+  std::vector<Axis> reduces;
+  for (const Axis& a : k56.axes)
+    if (a.kind == AxisKind::Reduce) reduces.push_back(a);
+  ASSERT_EQ(reduces.size(), 3u);
+  EXPECT_EQ(reduces.back().extent, 64) << to_string(opts56); // channels inside the taps
+  EXPECT_EQ(k56.lanes, 256) << to_string(opts56);            // 16 accumulators of 16 lanes
+  auto [opts28, k28] = conv(64, 28);
+  EXPECT_THAT(to_string(opts28), ::testing::HasSubstr("PADTO(2,16) UPCAST(2,32)"));
+  EXPECT_EQ(k28.lanes, 256) << to_string(opts28);
+  Tensor a = Tensor::rand({2048, 2048}, 7), b = Tensor::rand({2048, 2048}, 8);
+  EXPECT_THAT(to_string(heuristic_for(a.matmul(b))), ::testing::HasSubstr("TILE(1,2)"));
+  Tensor c = Tensor::rand({256, 256}, 7), d = Tensor::rand({256, 256}, 8);
+  EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::Not(::testing::HasSubstr("TILE")));
 }
 
 TEST(Opts, ExplicitListThroughThePolicy) {

@@ -15,8 +15,9 @@ namespace {
 
 // The longest run of consecutive elements one vector access covers.
 constexpr int64_t kMaxRun = 64;
-// The widest accumulator a loop reduction keeps unrolled lanes in (a few vector registers).
-constexpr int64_t kMaxAccumulatorLanes = 32;
+// The widest accumulator a loop reduction keeps unrolled lanes in (four AVX-512 registers of
+// float32: four dependency chains).
+constexpr int64_t kMaxAccumulatorLanes = 64;
 
 using Layout = std::vector<int>; // lane axes (indices into Expander::axes_), slowest first
 

@@ -146,14 +146,22 @@ private:
     llvm::Value* n = var(0);
     llvm::Value* base = slice(buffer(0), part, n);
     Values zero(kFmaAccumulators, splat(0.0));
+    // Each thread reads its slice as kReadStreams streams side by side: one sequential stream
+    // a core keeps too few lines in flight to reach DRAM's bandwidth (measured on Zen 5: 28
+    // GB/s with one stream a core, while a 16-way grouped sum read 97).
+    constexpr int kReadStreams = 4, kPerStream = kFmaAccumulators / kReadStreams;
+    llvm::Value* stream = b_.CreateUDiv(n, b_.getInt64(kReadStreams));
     Values acc =
         counted_loop(b_, b_.getInt64(0), var(1), 1, zero, [&](llvm::Value*, const Values& in) {
-          return counted_loop(b_, b_.getInt64(0), n, int64_t{lanes_} * kFmaAccumulators, in,
+          return counted_loop(b_, b_.getInt64(0), stream, int64_t{lanes_} * kPerStream, in,
                               [&](llvm::Value* i, const Values& sums) {
                                 Values out;
                                 for (int k = 0; k < kFmaAccumulators; ++k) {
+                                  llvm::Value* start =
+                                      b_.CreateMul(stream, b_.getInt64(k / kPerStream));
                                   llvm::Value* j =
-                                      b_.CreateAdd(i, b_.getInt64(int64_t{k} * lanes_));
+                                      b_.CreateAdd(b_.CreateAdd(start, i),
+                                                   b_.getInt64(int64_t{k % kPerStream} * lanes_));
                                   out.push_back(b_.CreateFAdd(sums[k], load_vector(base, j)));
                                 }
                                 return out;

@@ -14,12 +14,16 @@
 //     move along (data reused from registers: matmul's rows) is UPCAST to make a register tile
 //     of about 16 accumulators: the vector part is then two registers wide, taking lanes from
 //     the next axis the STORE moves along when the contiguous one is short;
-//   * a reduce axis some LOAD walks contiguously is UNROLLed to vector width, unless a register
-//     tile was made;
+//   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max,
+//     x @ W.T) vectorizes the reduction instead, unless those lanes share its arithmetic;
+//   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
+//     kernel stays within four vectors, unless a register tile was made;
 //   * the outermost loop runs across the cores (THREAD).
 #include <algorithm>
 #include <iterator>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "engine/ir/printer.hpp"
 #include "engine/opt/opt.hpp"
@@ -34,7 +38,31 @@ struct AxisAccess {
   std::optional<int64_t> store_stride;
   std::vector<std::optional<int64_t>> load_strides;
   bool gates = false; ///< some load's validity (padding) depends on the axis
+  /// Arithmetic in a reduction's loop that doesn't vary with the axis: what lanes along it
+  /// would compute once for all (a GELU fused into a matmul's input).
+  int64_t shared_work = 0;
 };
+
+// The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
+// depend on `range`.
+int64_t work_independent_of(const UOpPtr& root, const UOpPtr& range) {
+  std::unordered_map<const UOp*, bool> varies;
+  std::unordered_set<const UOp*> counted;
+  int64_t n = 0;
+  for (const UOpPtr& u : toposort(root)) {
+    bool v = u == range;
+    for (const UOpPtr& s : u->src()) v = v || varies[s.get()];
+    varies[u.get()] = v;
+    if (u->op() != Op::Reduce) continue;
+    for (const UOpPtr& b : toposort(u->src(0))) {
+      bool alu = b->op() != Op::Load && b->op() != Op::Const && b->op() != Op::Index &&
+                 b->op() != Op::Range && b->op() != Op::DefineGlobal && b->op() != Op::Reduce &&
+                 b->dtype().scalar() != Scalar::Index && !b->dtype().is_bool();
+      if (alu && !varies[b.get()] && counted.insert(b.get()).second) ++n;
+    }
+  }
+  return n;
+}
 
 // How far `idx` moves when `range` steps by one, if that is a constant.
 std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range) {
@@ -73,6 +101,7 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
     for (const UOpPtr& l : loads) a.load_strides.push_back(stride_of(l, r));
     a.gates = std::find(gated.begin(), gated.end(), r.get()) != gated.end();
+    a.shared_work = work_independent_of(k.stages[0], r);
     out.push_back(a);
   }
   return out;
@@ -100,6 +129,13 @@ public:
   }
 
   const std::vector<AxisAccess>& axes() const { return axes_; }
+  /// The kernel's widest vector with `o` applied too (0 if it doesn't apply).
+  int64_t lanes_with(Opt o) const {
+    std::vector<Opt> next = opts_;
+    next.push_back(o);
+    Expected<OptimizedKernel> k = apply_opts(ast_, next);
+    return k ? k->lanes : 0;
+  }
   const std::vector<Opt>& opts() const { return opts_; }
 
 private:
@@ -218,6 +254,22 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   for (size_t i = 0; i < base.size(); ++i)
     if (base[i].kind == AxisKind::Loop && base[i].store_stride == 1)
       contiguous = static_cast<int>(i);
+  // When a load of the reduction's loop walks a reduce axis contiguously but moves along the
+  // output's contiguous axis by a stride, lanes along that axis would gather it every step (a
+  // row's max, x @ W.T): the reduction vectorizes along its data instead (4096x1024 row max:
+  // 2.9x; the MLP's x @ W.T: 2.7x), unless the lanes would share more than a little arithmetic
+  // (a transformer's GELU fused into its down projection: 2x the other way).
+  auto walks = [](const AxisAccess& a, size_t j) { return a.load_strides[j] == 1; };
+  if (contiguous >= 0) {
+    const AxisAccess& out = base[static_cast<size_t>(contiguous)];
+    for (size_t j = 0; j < out.load_strides.size(); ++j) {
+      bool strided = !out.load_strides[j] || (*out.load_strides[j] != 0 && !walks(out, j));
+      bool along_reduce = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
+        return a.kind == AxisKind::Reduce && walks(a, j);
+      });
+      if (strided && along_reduce && out.shared_work <= 4) contiguous = -1;
+    }
+  }
   int tile_axis = has_reduce && contiguous >= 0
                       ? register_tile_axis(base, static_cast<size_t>(contiguous))
                       : -1;
@@ -297,15 +349,25 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       p.try_apply({OptOp::Tile, at, block});
     }
   }
-  // Reductions along contiguous memory, unless a register tile already fills the registers.
+  // Reductions along contiguous memory, unless a register tile already fills the registers:
+  // four vectors a step where the kernel stays within four vectors (four accumulator chains;
+  // softmax's NaN-propagating max is latency-bound with one: 1.3x), else one.
   if (!tiled) {
     for (size_t i = 0; i < p.axes().size(); ++i) {
       const AxisAccess& a = p.axes()[i];
-      bool walks = std::any_of(a.load_strides.begin(), a.load_strides.end(),
-                               [](const std::optional<int64_t>& s) { return s == 1; });
-      if (a.kind != AxisKind::Reduce || !walks) continue;
-      if (auto u = largest_divisor(a.extent, {width, width / 2, width / 4}))
-        p.try_apply({OptOp::Unroll, static_cast<int>(i), *u});
+      bool walked = std::any_of(a.load_strides.begin(), a.load_strides.end(),
+                                [](const std::optional<int64_t>& s) { return s == 1; });
+      if (a.kind != AxisKind::Reduce || !walked) continue;
+      size_t axes_before = p.axes().size();
+      int64_t extent = a.extent;
+      bool unrolled = false;
+      for (int64_t u : {4 * width, 2 * width})
+        if (extent % u == 0 && p.lanes_with({OptOp::Unroll, static_cast<int>(i), u}) <= 4 * width)
+          if ((unrolled = p.try_apply({OptOp::Unroll, static_cast<int>(i), u}))) break;
+      if (!unrolled)
+        if (auto u = largest_divisor(extent, {width, width / 2, width / 4}))
+          p.try_apply({OptOp::Unroll, static_cast<int>(i), *u});
+      if (p.axes().size() < axes_before) --i; // the whole axis became lanes
     }
   }
   // Across the cores.

@@ -177,6 +177,19 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::Not(::testing::HasSubstr("TILE")));
 }
 
+// Reductions along memory: a row's max and x @ W.T unroll their contiguous reduce axis four
+// vectors wide instead of gathering across output lanes; a projection whose loop computes a
+// GELU the output lanes would share keeps its register tile; softmax keeps its output vector.
+TEST(Opts, HeuristicVectorizesReductionsAlongTheirData) {
+  Tensor x = Tensor::rand({256, 1024}, 1), w = Tensor::rand({512, 1024}, 2);
+  EXPECT_EQ(to_string(heuristic_for(x.max({1}))), "UNROLL(1,64) THREAD(0,2)");
+  EXPECT_EQ(to_string(heuristic_for(x.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
+  EXPECT_THAT(to_string(heuristic_for(x.gelu().matmul(w.transpose(0, 1)))),
+              ::testing::StartsWith("UPCAST(1,32) UPCAST(0,8)"));
+  EXPECT_THAT(to_string(heuristic_for(x.softmax(-1))),
+              ::testing::StartsWith("UPCAST(1,16) UNROLL(2,64) UNROLL(3,64)"));
+}
+
 TEST(Opts, ExplicitListThroughThePolicy) {
   Tensor a = Tensor::rand({64}, 3);
   HeuristicPolicy p;

@@ -254,18 +254,18 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   for (size_t i = 0; i < base.size(); ++i)
     if (base[i].kind == AxisKind::Loop && base[i].store_stride == 1)
       contiguous = static_cast<int>(i);
-  // When a load of the reduction's loop walks a reduce axis contiguously but moves along the
-  // output's contiguous axis by a stride, lanes along that axis would gather it every step (a
-  // row's max, x @ W.T): the reduction vectorizes along its data instead (4096x1024 row max:
-  // 2.9x; the MLP's x @ W.T: 2.7x), unless the lanes would share more than a little arithmetic
-  // (a transformer's GELU fused into its down projection: 2x the other way).
+  // When a load of the reduction's loop walks a reduce axis of whole vectors contiguously but
+  // moves along the output's contiguous axis by a stride, lanes along that axis would gather it
+  // every step (a row's max, x @ W.T): the reduction vectorizes along its data instead
+  // (4096x1024 row max: 2.9x; the MLP's x @ W.T: 2.7x), unless the lanes would share more than
+  // a little arithmetic (a transformer's GELU fused into its down projection: 2x the other way).
   auto walks = [](const AxisAccess& a, size_t j) { return a.load_strides[j] == 1; };
   if (contiguous >= 0) {
     const AxisAccess& out = base[static_cast<size_t>(contiguous)];
     for (size_t j = 0; j < out.load_strides.size(); ++j) {
       bool strided = !out.load_strides[j] || (*out.load_strides[j] != 0 && !walks(out, j));
       bool along_reduce = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
-        return a.kind == AxisKind::Reduce && walks(a, j);
+        return a.kind == AxisKind::Reduce && walks(a, j) && a.extent % width == 0;
       });
       if (strided && along_reduce && out.shared_work <= 4) contiguous = -1;
     }
@@ -280,6 +280,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // A row no half vector divides is padded to whole vectors first, when that at most doubles it
   // (conv2d's 28-wide rows as 32: 1.7x over 4-lane vectors).
   int64_t lanes = 1, lanes_along_contiguous = 1;
+  bool padded_row = false;
   if (contiguous >= 0) {
     int64_t n = base[static_cast<size_t>(contiguous)].extent;
     if (tile_axis >= 0 && n % (width / 2) != 0)
@@ -287,6 +288,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         int64_t padded = (n + to - 1) / to * to;
         if (padded <= 2 * n && p.try_apply({OptOp::Padto, contiguous, to})) {
           n = padded;
+          padded_row = true;
           break;
         }
       }
@@ -298,7 +300,9 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       gone[static_cast<size_t>(contiguous)] = n == *w;
     }
   }
-  if (lanes > 1 && tile_axis >= 0 && lanes < 2 * width) {
+  // (Not a padded row: its lanes' masks differ row to row; 14-wide rows as 16 x 2 rows ran at
+  // half the speed of 16 x 16 channels.)
+  if (lanes > 1 && tile_axis >= 0 && lanes < 2 * width && !padded_row) {
     int fill = -1;
     for (size_t i = 0; i < base.size(); ++i) {
       const AxisAccess& a = base[i];
@@ -316,13 +320,17 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
           break;
         }
   }
-  // The register tile. Rows of a part-filled vector share registers, and each row's broadcast
-  // costs a shuffle: a shorter tile (measured on conv2d's 8-wide rows: 4 rows twice as fast as 8).
+  // The register tile: about 16 accumulators. Rows of a part-filled vector share registers, and
+  // each row's broadcast costs a shuffle: a shorter tile (measured on conv2d's 8-wide rows: 4
+  // rows twice as fast as 8).
   bool tiled = false;
   if (lanes > 1 && tile_axis >= 0) {
-    std::initializer_list<int64_t> tiles = {8, 4, 2}, short_tiles = {4, 2};
+    std::initializer_list<int64_t> tiles = {8, 4, 2}, short_tiles = {4, 2},
+                                   one_vector = {16, 8, 4, 2};
     if (auto t = largest_divisor(base[static_cast<size_t>(tile_axis)].extent,
-                                 lanes >= width ? tiles : short_tiles))
+                                 lanes == width && padded_row ? one_vector
+                                 : lanes >= width             ? tiles
+                                                              : short_tiles))
       tiled = upcast(tile_axis, *t);
   }
   // Cache blocking: when the data a row of tiles streams through (matmul's B) is larger than a

@@ -6,6 +6,7 @@
 
 #include <beamlab/beamlab.hpp>
 
+#include "engine/ir/parser.hpp"
 #include "engine/realize/pipeline.hpp"
 
 namespace beamlab {
@@ -72,7 +73,24 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
 
 TEST(Opts, NestedReductionsMultiplyTheirUnrollsSiblingsDoNot) {
   // max over rows of row sums: the sum's loop runs inside the max's, so their unrolls multiply.
-  UOpPtr nested = Tensor::rand({64, 64}, 1).sum({1}).max().schedule().items.at(0).ast;
+  // (The scheduler gives such a sum a kernel of its own; a kernel file can still nest them.)
+  UOpPtr nested = parse_graph(R"(
+    %0 = DEFINE_GLOBAL float32* : 0
+    %1 = CONST index : 0
+    %2 = INDEX float32* %0, %1
+    %3 = DEFINE_GLOBAL float32* : 1
+    %4 = CONST index : 64
+    %5 = RANGE index %4 : (0, "reduce")
+    %6 = RANGE index %4 : (1, "reduce")
+    %7 = MUL index %5, %4
+    %8 = ADD index %7, %6
+    %9 = INDEX float32* %3, %8
+    %10 = LOAD float32 %9
+    %11 = REDUCE float32 %10, %6 : ADD
+    %12 = REDUCE float32 %11, %5 : MAX
+    %13 = STORE void %2, %12
+    %14 = SINK void %13)")
+                      .value();
   ASSERT_EQ(apply_opts(nested, {}).value().axes.size(), 2u);
   EXPECT_TRUE(apply_opts(nested, {{OptOp::Unroll, 0, 32}, {OptOp::Unroll, 1, 32}}).has_value());
   Expected<OptimizedKernel> wide =

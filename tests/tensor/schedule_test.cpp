@@ -57,6 +57,21 @@ TEST(Fusion, ReductionReadThroughAWindowIsRealizedNotRecomputedPerTap) {
   EXPECT_EQ(sched.items[0].buffers[0], sched.items[1].buffers[1]);
 }
 
+TEST(Fusion, AReductionInsideAnotherReductionsLoopIsItsOwnKernel) {
+  // ResNet's head: its last convolution (+ relu) summed by the global average pool. Nested in
+  // the pool's loop the convolution could be neither vectorized nor tiled; a matmul summed
+  // over its rows likewise. The sum of a row's exponentials around its max (softmax) is not
+  // nested that way: the max doesn't move with the sum's loop, so it stays one kernel.
+  Tensor x = Tensor::rand({1, 8, 7, 7}, 1), w = Tensor::rand({16, 8, 3, 3}, 2);
+  Schedule pooled = x.conv2d(w, std::nullopt, 1, 1).relu().mean({2, 3}).schedule();
+  ASSERT_EQ(pooled.items.size(), 2u);
+  EXPECT_EQ(pooled.items[0].buffers[0], pooled.items[1].buffers[1]);
+  Tensor a = Tensor::rand({8, 16}, 3), b = Tensor::rand({16, 4}, 4);
+  EXPECT_EQ(kernels(a.matmul(b).sum({0})), 2u);
+  Tensor r = Tensor::rand({8, 16}, 5);
+  EXPECT_EQ(kernels((r - r.max({1}, true)).exp().sum({1})), 1u);
+}
+
 TEST(Provenance, EachKernelNamesTheNamedNodesItComputesAndNoOthers) {
   Tensor x = Tensor::rand({8, 16}, 1), w1 = Tensor::rand({16, 16}, 2),
          w2 = Tensor::rand({16, 4}, 3);

@@ -38,13 +38,12 @@ struct AxisAccess {
   std::optional<int64_t> store_stride;
   std::vector<std::optional<int64_t>> load_strides;
   bool gates = false; ///< some load's validity (padding) depends on the axis
-  /// Arithmetic in a reduction's loop that doesn't vary with the axis: what lanes along it
-  /// would compute once for all (a GELU fused into a matmul's input).
-  int64_t shared_work = 0;
+  UOpPtr range;       ///< its RANGE in stage 0
 };
 
 // The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
-// depend on `range`.
+// depend on `range`: what lanes along it would compute once for all (a GELU fused into a
+// matmul's input).
 int64_t work_independent_of(const UOpPtr& root, const UOpPtr& range) {
   std::unordered_map<const UOp*, bool> varies;
   std::unordered_set<const UOp*> counted;
@@ -101,7 +100,7 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
     for (const UOpPtr& l : loads) a.load_strides.push_back(stride_of(l, r));
     a.gates = std::find(gated.begin(), gated.end(), r.get()) != gated.end();
-    a.shared_work = work_independent_of(k.stages[0], r);
+    a.range = r;
     out.push_back(a);
   }
   return out;
@@ -129,6 +128,7 @@ public:
   }
 
   const std::vector<AxisAccess>& axes() const { return axes_; }
+  const UOpPtr& stage() const { return kernel_.stages[0]; }
   /// The kernel's widest vector with `o` applied too (0 if it doesn't apply).
   int64_t lanes_with(Opt o) const {
     std::vector<Opt> next = opts_;
@@ -243,10 +243,13 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // The vector and register-tile decisions read the axes as they are now; an UPCAST of a whole
   // axis removes it, so later positions are translated.
   const std::vector<AxisAccess> base = p.axes();
+  const UOpPtr base_stage = p.stage();
   std::vector<bool> gone(base.size());
+  auto position = [&](int axis) {
+    return axis - static_cast<int>(std::count(gone.begin(), gone.begin() + axis, true));
+  };
   auto upcast = [&](int axis, int64_t amount) {
-    int at = axis - static_cast<int>(std::count(gone.begin(), gone.begin() + axis, true));
-    if (!p.try_apply({OptOp::Upcast, at, amount})) return false;
+    if (!p.try_apply({OptOp::Upcast, position(axis), amount})) return false;
     gone[static_cast<size_t>(axis)] = base[static_cast<size_t>(axis)].extent == amount;
     return true;
   };
@@ -267,7 +270,10 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       bool along_reduce = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
         return a.kind == AxisKind::Reduce && walks(a, j) && a.extent % width == 0;
       });
-      if (strided && along_reduce && out.shared_work <= 4) contiguous = -1;
+      if (strided && along_reduce) {
+        if (work_independent_of(base_stage, out.range) <= 4) contiguous = -1;
+        break;
+      }
     }
   }
   int tile_axis = has_reduce && contiguous >= 0
@@ -351,11 +357,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     while (block * 2 < steps && steps % (block * 2) == 0 &&
            streamed / steps * block * 2 <= (int64_t{512} << 10))
       block *= 2;
-    if (streamed > (int64_t{1} << 20) && block >= 2) {
-      int at =
-          contiguous - static_cast<int>(std::count(gone.begin(), gone.begin() + contiguous, true));
-      p.try_apply({OptOp::Tile, at, block});
-    }
+    if (streamed > (int64_t{1} << 20) && block >= 2)
+      p.try_apply({OptOp::Tile, position(contiguous), block});
   }
   // Reductions along contiguous memory, unless a register tile already fills the registers:
   // four vectors a step where the kernel stays within four vectors (four accumulator chains;

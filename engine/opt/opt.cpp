@@ -364,15 +364,20 @@ private:
     UOpPtr range = fresh_range(padded, AxisKind::Loop);
     UOpPtr inside = lt(range, n);
     std::unordered_map<const UOp*, UOpPtr> done;
+    std::unordered_set<const UOp*> moves; // nodes that vary with the loop
     for (const UOpPtr& u : toposort(ast_)) {
       if (u.get() == old.get()) {
         done.emplace(u.get(), range);
+        moves.insert(u.get());
         continue;
       }
       std::vector<UOpPtr> src;
-      for (const UOpPtr& s : u->src()) src.push_back(done.at(s.get()));
+      for (const UOpPtr& s : u->src()) {
+        src.push_back(done.at(s.get()));
+        if (moves.contains(s.get())) moves.insert(u.get());
+      }
       UOpPtr out = u->replace_src(std::move(src));
-      if (u->op() == Op::Index && depends_on(u, old)) {
+      if (u->op() == Op::Index && moves.contains(u.get())) {
         UOpPtr gate = out->src().size() > 2 ? alu(Op::And, out->src(2), inside) : inside;
         out = index(out->src(0), out->src(1), gate);
       }
@@ -382,11 +387,6 @@ private:
     loops_[at].range = range;
     renumber();
     return {};
-  }
-
-  static bool depends_on(const UOpPtr& u, const UOpPtr& range) {
-    std::vector<UOpPtr> below = ranges_below(u);
-    return std::find(below.begin(), below.end(), range) != below.end();
   }
 
   static Op reduce_op_of(const UOp& red) { return red.arg().as_op(); }

@@ -592,14 +592,20 @@ TEST_F(ReportTest, AMalformedBenchmarkRowIsAnErrorNamingIt) {
 
 // --- a tuning run's summary -------------------------------------------------------------------
 
-TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
-  db::Database db(path());
+// A tuning run begun on the test device with `limits`.
+int64_t begin_tune_run(db::Database& db, const MachineLimits& limits) {
   int64_t dev = db.upsert_device(device());
-  db.set_device_limits(dev, test_support::synthetic_limits(100, 100, 10, 5)); // GFLOP/s, GB/s
+  db.set_device_limits(dev, limits);
   db::NewRun nr;
   nr.device_id = dev;
   nr.kind = db::RunKind::tune;
-  int64_t run = db.begin_run(nr);
+  return db.begin_run(nr);
+}
+
+TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
+  db::Database db(path());
+  int64_t run =
+      begin_tune_run(db, test_support::synthetic_limits(100, 100, 10, 5)); // GFLOP/s, GB/s
   db::Kernel k;
   k.hash = "00ff";
   k.name = "r_16_16_16";
@@ -663,12 +669,7 @@ TEST_F(ReportTest, ATuningRunSummaryHasTimesRooflineAndCandidatesByStatus) {
 // tuned to `ms`, in a run on a device with synthetic limits (L2 50 GB/s, DRAM 10 GB/s).
 RunSummary memory_bound_run(const std::string& path, int64_t bytes, double ms) {
   db::Database db(path);
-  int64_t dev = db.upsert_device(device());
-  db.set_device_limits(dev, test_support::synthetic_limits(100, 200, 50, 10));
-  db::NewRun nr;
-  nr.device_id = dev;
-  nr.kind = db::RunKind::tune;
-  int64_t run = db.begin_run(nr);
+  int64_t run = begin_tune_run(db, test_support::synthetic_limits(100, 200, 50, 10));
   db::Kernel k;
   k.hash = "0a0b";
   k.name = "E_stream";

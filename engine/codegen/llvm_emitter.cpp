@@ -274,10 +274,18 @@ private:
                                              llvm::Constant::getNullValue(t));
       return dt.is_bool() ? b_.CreateICmpNE(val, llvm::Constant::getNullValue(t)) : val;
     }
-    if (gate) ptr = b_.CreateSelect(values_.at(gate), ptr, v(u.src(0)->src(0)));
-    llvm::Value* val = b_.CreateAlignedLoad(t, ptr, align);
-    if (gate) val = b_.CreateSelect(values_.at(gate), val, llvm::Constant::getNullValue(t));
+    llvm::Value* val =
+        guarded_load(t, ptr, v(u.src(0)->src(0)), gate ? values_.at(gate) : nullptr, align);
     return dt.is_bool() ? b_.CreateICmpNE(val, llvm::Constant::getNullValue(t)) : val;
+  }
+
+  // A scalar load of `ptr` that gives 0 where `on` (if any) is false; branchless, it reads
+  // `base` (the buffer's first element, always valid) then.
+  llvm::Value* guarded_load(llvm::Type* t, llvm::Value* ptr, llvm::Value* base, llvm::Value* on,
+                            llvm::Align align) {
+    if (on) ptr = b_.CreateSelect(on, ptr, base);
+    llvm::Value* val = b_.CreateAlignedLoad(t, ptr, align);
+    return on ? b_.CreateSelect(on, val, llvm::Constant::getNullValue(t)) : val;
   }
 
   // A gated store is skipped when its gate is off.
@@ -315,6 +323,7 @@ private:
 
   llvm::Value* emit_gep(const UOp& u) {
     const auto& lanes = u.arg().items();
+    if (llvm::Value* b = broadcast_loaded_lanes(u)) return b;
     llvm::Value* src = v(u.src(0));
     if (u.src(0)->dtype().lanes() == 1)
       return lanes.size() == 1 ? src
@@ -324,6 +333,73 @@ private:
     llvm::SmallVector<int> mask;
     for (const Arg& l : lanes) mask.push_back(static_cast<int>(l.as_int()));
     return b_.CreateShuffleVector(src, mask);
+  }
+
+  // Lanes of a vector load each repeated across a run of at least kMinBroadcast lanes (a
+  // convolution's input row under output channels in lanes): each loaded lane is read again as
+  // a scalar and splat, which x86 does in one load (vbroadcastss, or an FMA's {1toN} operand)
+  // where the shuffle from the loaded vector costs one or two shuffles per run.
+  llvm::Value* broadcast_loaded_lanes(const UOp& u) {
+    constexpr size_t kMinBroadcast = 8;
+    const UOp& ld = *u.src(0);
+    const auto& lanes = u.arg().items();
+    if (ld.op() != Op::Load || ld.dtype().lanes() == 1 || ld.dtype().is_bool()) return nullptr;
+    std::vector<std::pair<int64_t, size_t>> runs; // (source lane, length)
+    for (const Arg& l : lanes) {
+      if (!runs.empty() && runs.back().first == l.as_int())
+        ++runs.back().second;
+      else
+        runs.emplace_back(l.as_int(), 1);
+    }
+    if (std::any_of(runs.begin(), runs.end(),
+                    [](const auto& r) { return r.second < kMinBroadcast; }))
+      return nullptr;
+    DType dt = ld.dtype().scalar_type();
+    llvm::Type* t = memory_type(dt);
+    auto align = llvm::Align(std::max(1, dt.itemsize()));
+    const UOp& address = *ld.src(0);
+    const UOp* gate = gate_of(address);
+    llvm::Value* mask = gate ? lane_mask(*gate, ld.dtype().lanes()) : nullptr;
+    std::vector<llvm::Value*> parts;
+    for (auto [lane, length] : runs) {
+      llvm::Value* ptr =
+          b_.CreateGEP(t, values_.at(&address), b_.getInt64(static_cast<uint64_t>(lane)));
+      llvm::Value* on =
+          mask ? b_.CreateExtractElement(mask, b_.getInt64(static_cast<uint64_t>(lane))) : nullptr;
+      llvm::Value* x = guarded_load(t, ptr, v(address.src(0)), on, align);
+      parts.push_back(b_.CreateVectorSplat(static_cast<unsigned>(length), x));
+    }
+    return concatenate(parts);
+  }
+
+  // The vectors `parts` one after another, joined pairwise.
+  llvm::Value* concatenate(std::vector<llvm::Value*> parts) {
+    while (parts.size() > 1) {
+      std::vector<llvm::Value*> next;
+      for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+        llvm::Value *a = parts[i], *b = parts[i + 1];
+        int na = lanes_of(a), nb = lanes_of(b), n = std::max(na, nb);
+        if (na < n) a = b_.CreateShuffleVector(a, widening_mask(na, n));
+        if (nb < n) b = b_.CreateShuffleVector(b, widening_mask(nb, n));
+        llvm::SmallVector<int> mask;
+        for (int l = 0; l < na; ++l) mask.push_back(l);
+        for (int l = 0; l < nb; ++l) mask.push_back(n + l);
+        next.push_back(b_.CreateShuffleVector(a, b, mask));
+      }
+      if (parts.size() % 2) next.push_back(parts.back());
+      parts = std::move(next);
+    }
+    return parts[0];
+  }
+
+  static int lanes_of(llvm::Value* x) {
+    return static_cast<int>(llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements());
+  }
+  // Lanes 0..from-1 kept, the rest up to `to` undefined.
+  static llvm::SmallVector<int> widening_mask(int from, int to) {
+    llvm::SmallVector<int> mask;
+    for (int l = 0; l < to; ++l) mask.push_back(l < from ? l : -1);
+    return mask;
   }
 
   llvm::Value* emit_cast(llvm::Value* x, DType from, DType to) {

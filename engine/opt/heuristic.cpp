@@ -13,18 +13,22 @@
 //   * in a reduction kernel, one more loop axis that some LOAD of the reduction's loop doesn't
 //     move along (data reused from registers: matmul's rows) is UPCAST to make a register tile
 //     of about 16 accumulators: the vector part is then two registers wide, taking lanes from
-//     the next axis the STORE moves along when the contiguous one is short;
+//     the next axis the STORE moves along when the contiguous one is short; when the rows are
+//     at most half a vector and some LOAD walks the tile axis contiguously (blocked weights),
+//     the tile axis is the vector and the row, padded, is the tile;
 //   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max,
 //     x @ W.T) vectorizes the reduction instead, unless those lanes share its arithmetic;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
 //     kernel stays within four vectors, unless a register tile was made;
 //   * the outermost loop runs across the cores (THREAD).
 #include <algorithm>
+#include <bit>
 #include <iterator>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/opt/opt.hpp"
 #include "engine/rewrite/symbolic.hpp"
@@ -37,6 +41,9 @@ struct AxisAccess {
   AxisKind kind = AxisKind::Loop;
   std::optional<int64_t> store_stride;
   std::vector<std::optional<int64_t>> load_strides;
+  /// Per LOAD, its stride inside aligned blocks of kBlock steps where it has no one stride
+  /// (weights stored blocked: (o/16)*big + o%16 moves by 1 inside each block of 16).
+  std::vector<std::optional<int64_t>> block_strides;
   bool gates = false; ///< some load's validity (padding) depends on the axis
   UOpPtr range;       ///< its RANGE in stage 0
 };
@@ -71,6 +78,17 @@ std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range) {
   return diff->const_value();
 }
 
+constexpr int64_t kBlock = 16;
+
+// The stride of `idx` along `range` inside aligned blocks of kBlock steps: `range` read as
+// range*kBlock + lane, the stride along lane.
+std::optional<int64_t> block_stride_of(const UOpPtr& idx, const UOpPtr& range) {
+  if (range->src(0)->const_value() % kBlock != 0) return std::nullopt;
+  UOpPtr lane = kernel_range(kBlock, -1, "loop");
+  UOpPtr blocked = simplify_kernel(substitute(idx, {{range.get(), range * kBlock + lane}}));
+  return stride_of(blocked, lane);
+}
+
 // The addressable axes of stage 0 and how the kernel's memory accesses move along them.
 std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
   std::vector<UOpPtr> ranges, loads, stores;
@@ -98,7 +116,11 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
              : kind == "parallel" ? AxisKind::Parallel
                                   : AxisKind::Loop;
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
-    for (const UOpPtr& l : loads) a.load_strides.push_back(stride_of(l, r));
+    for (const UOpPtr& l : loads) {
+      a.load_strides.push_back(stride_of(l, r));
+      a.block_strides.push_back(a.load_strides.back() ? a.load_strides.back()
+                                                      : block_stride_of(l, r));
+    }
     a.gates = std::find(gated.begin(), gated.end(), r.get()) != gated.end();
     a.range = r;
     out.push_back(a);
@@ -286,7 +308,36 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // A row no half vector divides is padded to whole vectors first, when that at most doubles it
   // (conv2d's 28-wide rows as 32: 1.7x over 4-lane vectors).
   int64_t lanes = 1, lanes_along_contiguous = 1;
-  bool padded_row = false;
+  bool padded_row = false, tiled = false;
+  // Output channels in lanes: when the output's rows are at most half a vector (a 7x7 layer's
+  // rows of 7; 14-wide rows pad to one vector well: a 1x1 convolution's 1.7x the other way), or
+  // lanes along them would gather a load of the reduction's loop (a stride-2 convolution's
+  // input), and a load of the loop walks the tile axis contiguously but not the rows (weights
+  // stored blocked by the ONNX import), the tile axis is the vector and up to 16 columns of the
+  // row, padded to a power of two, the register tile, each of its inputs one broadcast load
+  // (ResNet-18's 7x7 layers, 16 channels x 8 columns: 3.5x over 8-lane rows x 4 channels; its
+  // stride-2 7x7 stem: 2.2x).
+  if (contiguous >= 0 && tile_axis >= 0) {
+    const AxisAccess &row = base[static_cast<size_t>(contiguous)],
+                     &tile = base[static_cast<size_t>(tile_axis)];
+    bool blocked_load = false, gathered = false;
+    for (size_t j = 0; j < row.load_strides.size(); ++j) {
+      blocked_load |= tile.block_strides[j] == 1 && row.load_strides[j] == 0;
+      bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
+        return a.kind == AxisKind::Reduce && a.load_strides[j] != 0;
+      });
+      gathered |= in_loop && (!row.load_strides[j] || std::abs(*row.load_strides[j]) > 1);
+    }
+    int64_t columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
+    if ((2 * row.extent <= width || gathered) && blocked_load && tile.extent % width == 0 &&
+        width <= kBlock && upcast(tile_axis, width)) {
+      if (row.extent % columns != 0) p.try_apply({OptOp::Padto, position(contiguous), columns});
+      tiled = upcast(contiguous, columns);
+      gone[static_cast<size_t>(contiguous)] = tiled && (row.extent + columns - 1) / columns == 1;
+      lanes = width;
+      contiguous = -1;
+    }
+  }
   if (contiguous >= 0) {
     int64_t n = base[static_cast<size_t>(contiguous)].extent;
     if (tile_axis >= 0 && n % (width / 2) != 0)
@@ -308,7 +359,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   }
   // (Not a padded row: its lanes' masks differ row to row; 14-wide rows as 16 x 2 rows ran at
   // half the speed of 16 x 16 channels.)
-  if (lanes > 1 && tile_axis >= 0 && lanes < 2 * width && !padded_row) {
+  if (lanes > 1 && tile_axis >= 0 && lanes < 2 * width && !padded_row && !tiled) {
     int fill = -1;
     for (size_t i = 0; i < base.size(); ++i) {
       const AxisAccess& a = base[i];
@@ -329,8 +380,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // The register tile: about 16 accumulators. Rows of a part-filled vector share registers, and
   // each row's broadcast costs a shuffle: a shorter tile (measured on conv2d's 8-wide rows: 4
   // rows twice as fast as 8).
-  bool tiled = false;
-  if (lanes > 1 && tile_axis >= 0) {
+  if (lanes > 1 && tile_axis >= 0 && !tiled) {
     std::initializer_list<int64_t> tiles = {8, 4, 2}, short_tiles = {4, 2},
                                    one_vector = {16, 8, 4, 2};
     if (auto t = largest_divisor(base[static_cast<size_t>(tile_axis)].extent,
@@ -342,7 +392,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // Cache blocking: when the data a row of tiles streams through (matmul's B) is larger than a
   // core's L2 (1 MiB is typical), the contiguous axis runs in blocks whose share of it is about
   // 512 KiB, so every row of tiles re-reads it from L2 (matmul 2048: 1.4x).
-  if (tiled && !gone[static_cast<size_t>(contiguous)]) {
+  if (tiled && contiguous >= 0 && !gone[static_cast<size_t>(contiguous)]) {
     int64_t streamed = 0;
     const AxisAccess& row = base[static_cast<size_t>(tile_axis)];
     for (size_t j = 0; j < row.load_strides.size(); ++j) {

@@ -3,7 +3,9 @@
 
 #include <cmath>
 
+#include <algorithm>
 #include <bit>
+#include <functional>
 #include <numeric>
 
 #include "engine/ir/const_eval.hpp"
@@ -144,6 +146,32 @@ UOpPtr divmod_split(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
   return build(whole) + r / c;
 }
 
+// Splits x = g*b + r, where g divides c and the coefficients of b's terms, and 0 <= r < g
+// holds for every value: then x//c = b//(c/g) and x%c = (b%(c/g))*g + r for x >= 0. A
+// flattened index unflattened into a blocked layout, ((o*576 + i) // 9216) with i < 576,
+// becomes o // 16. The widest such g is tried first.
+UOpPtr divmod_factor(Op op, const UOpPtr& x, const LinearForm& lf, int64_t c) {
+  if (x->vmin() < 0) return nullptr;
+  std::vector<int64_t> gs;
+  for (const LinearTerm& t : lf.terms)
+    if (int64_t g = gcd_magnitude(c, t.coef); g > 1 && g < c) gs.push_back(g);
+  std::sort(gs.begin(), gs.end(), std::greater<>());
+  for (int64_t g : gs) {
+    LinearForm b{lf.dtype, {}, 0}, r{lf.dtype, {}, lf.constant};
+    for (const LinearTerm& t : lf.terms) {
+      if (t.coef % g == 0)
+        b.terms.push_back({t.base, t.coef / g});
+      else
+        r.terms.push_back(t);
+    }
+    UOpPtr rest = build(r), base = build(b);
+    if (rest->vmin() < 0 || rest->vmax() >= g || base->vmin() < 0) continue;
+    UOpPtr k = int_const(lf.dtype, c / g);
+    return op == Op::Idiv ? base / k : (base % k) * g + rest;
+  }
+  return nullptr;
+}
+
 UOpPtr fold_divmod(const Match& m) {
   const UOpPtr &u = m.root, &x = m["x"];
   DType dt = u->dtype();
@@ -171,7 +199,8 @@ UOpPtr fold_divmod(const Match& m) {
   LinearForm lf = decompose(x);
   if (!fits_exactly(lf)) return nullptr;
   if (UOpPtr out = divmod_gcd(op, lf, c)) return out;
-  return divmod_split(op, x, lf, c);
+  if (UOpPtr out = divmod_split(op, x, lf, c)) return out;
+  return divmod_factor(op, x, lf, c);
 }
 
 // ---- comparisons, max, where --------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -104,6 +105,44 @@ void check(const ::onnx::ModelProto& proto) {
   ::onnx::checker::check_model(copy);
 }
 
+// The initializers a dense 2-D Conv reads as its weight (Cout, C, kh, kw) with Cout a
+// multiple of kBlock.
+constexpr int64_t kBlock = 16;
+std::set<std::string> blockable_conv_weights(const ::onnx::GraphProto& g,
+                                             const std::map<std::string, HostTensor>& inits) {
+  std::set<std::string> out;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Conv" || !n.domain().empty() || n.input_size() < 2) continue;
+    auto group = std::find_if(n.attribute().begin(), n.attribute().end(),
+                              [](const auto& a) { return a.name() == "group"; });
+    if (group != n.attribute().end() && group->i() != 1) continue;
+    auto w = inits.find(n.input(1));
+    if (w != inits.end() && w->second.shape.size() == 4 && w->second.shape[0] % kBlock == 0)
+      out.insert(n.input(1));
+  }
+  return out;
+}
+
+// A convolution weight (Cout, C, kh, kw) stored blocked, (Cout/16, C, kh, kw, 16) as oneDNN's
+// OIhw16o, and read through a view of its original shape: sixteen output channels of one tap
+// are one contiguous vector, so a convolution can keep output channels in vector lanes
+// (a 7x7 layer's rows are too short for them) and load its weights in whole vectors. The copy
+// is made once, when the model loads.
+Tensor blocked_conv_weight(const HostTensor& h) {
+  const Shape& s = h.shape;
+  int64_t cout = s[0], inner = s[1] * s[2] * s[3];
+  auto item = static_cast<size_t>(h.dtype.itemsize());
+  std::vector<std::byte> bytes(h.bytes.size());
+  for (int64_t o = 0; o < cout; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t to = ((o / kBlock) * inner + i) * kBlock + o % kBlock;
+      std::copy_n(h.bytes.begin() + static_cast<std::ptrdiff_t>((o * inner + i) * item), item,
+                  bytes.begin() + static_cast<std::ptrdiff_t>(to * item));
+    }
+  Tensor blocked = Tensor::from_bytes(bytes, {cout / kBlock, s[1], s[2], s[3], kBlock}, h.dtype);
+  return blocked.permute({0, 4, 1, 2, 3}).reshape(s);
+}
+
 void prepare(ModelImpl& m, const InputShapes& given) {
   const std::string& path = m.path;
   user_assert(m.proto.has_graph()) << path << ": the model has no graph; is it an ONNX model?";
@@ -117,11 +156,14 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     user_error << path << ": the ONNX checker rejects the model: " << first_line(e.what());
   }
   const auto& g = m.proto.graph();
-  for (const auto& init : g.initializer()) {
-    HostTensor h = decode(init, m.base_dir, path + ": initializer '" + init.name() + "'");
-    m.initializers[init.name()] =
-        h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
-  }
+  std::map<std::string, HostTensor> decoded;
+  for (const auto& init : g.initializer())
+    decoded[init.name()] = decode(init, m.base_dir, path + ": initializer '" + init.name() + "'");
+  std::set<std::string> blocked = blockable_conv_weights(g, decoded);
+  for (const auto& [name, h] : decoded)
+    m.initializers[name] = h.numel() == 0        ? Value::empty(h.shape, h.dtype)
+                           : blocked.count(name) ? Value(blocked_conv_weight(h))
+                                                 : Value(to_tensor(h));
   for (const auto& vi : g.input()) {
     if (m.initializers.count(vi.name())) continue;
     user_assert(vi.type().has_tensor_type())

@@ -59,6 +59,17 @@ TEST_F(Symbolic, DivModFromBounds) {
   EXPECT_SIMPLIFIES(x / -2, (x / 2) * -1);
 }
 
+// A flattened index unflattened into a blocked layout: x*4 + y with y < 4, divided by 4*k,
+// is x // k (the remainder y never reaches the next multiple of 4); x*4 + y % (4*k) keeps y.
+TEST_F(Symbolic, DivModOfABlockedIndex) {
+  EXPECT_SIMPLIFIES((x * 4 + y) / 8, x / 2);
+  EXPECT_SIMPLIFIES((x * 4 + y) % 8, y + (x % 2) * 4);
+  EXPECT_SIMPLIFIES((r * 36 + y * 9 + 8) / 144, r / 4);
+  // y*9 + 8 can reach 35 < 36 but not with y*10 (38): left as it was.
+  UOpPtr wide = y * 10 + r * 36 + 8;
+  EXPECT_EQ(simplify(wide / 144)->op(), Op::Idiv);
+}
+
 TEST_F(Symbolic, DivModLeftAloneWhenUnsound) {
   // z may be negative: (z*4 + y)//4 != z + y//4 under truncation (z=-1, y=1 gives 0 vs -1).
   // Only the numerator's canonical order changes.

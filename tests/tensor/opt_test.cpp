@@ -152,15 +152,33 @@ TEST(Opts, EveryActionKeepsTheResult) {
   expect_every_action_keeps_the_result([&] { return a.matmul(b); });
 }
 
-// A padded conv2d: SWAPs of its reduce axes (taps and channels), PADTO of rows no vector
-// divides (7 and 10 wide), and the heuristic's plan with them.
+// A conv2d over a padded view of its input (gated loads; conv2d's own padding is a stage of its
+// own): SWAPs of its reduce axes (taps and channels), PADTO of rows no vector divides (7 and 10
+// wide), and the heuristic's plan with them.
 TEST(Opts, EveryActionKeepsAPaddedConvolution) {
   Tensor x = Tensor::rand({1, 6, 7, 10}, 3), w = Tensor::rand({8, 6, 3, 3}, 4);
-  std::vector<Opt> menu =
-      candidate_actions(x.conv2d(w, std::nullopt, 1, 1).schedule().items.at(0).ast, {}, 2);
+  auto conv = [&] { return x.pad({{0, 0}, {0, 0}, {1, 1}, {1, 1}}).conv2d(w); };
+  std::vector<Opt> menu = candidate_actions(conv().schedule().items.at(0).ast, {}, 2);
   EXPECT_THAT(menu, ::testing::Contains(Opt{OptOp::Swap, 3, 5}));   // channels and a tap
   EXPECT_THAT(menu, ::testing::Contains(Opt{OptOp::Padto, 2, 16})); // 10 -> 16
-  expect_every_action_keeps_the_result([&] { return x.conv2d(w, std::nullopt, 1, 1); });
+  expect_every_action_keeps_the_result(conv);
+}
+
+// A weight stored blocked, (Cout/16, C, kh, kw, 16) read as (Cout, C, kh, kw) as the ONNX import
+// stores convolution weights: its index divides and takes remainders by 16, output channels in
+// lanes load whole vectors of it, and each input under them is a broadcast load.
+Tensor blocked_weight(int64_t cout, int64_t c, uint64_t seed) {
+  return Tensor::rand({cout / 16, c, 3, 3, 16}, seed)
+      .permute({0, 4, 1, 2, 3})
+      .reshape({cout, c, 3, 3});
+}
+
+TEST(Opts, EveryActionKeepsABlockedWeightConvolution) {
+  Tensor x = Tensor::rand({1, 5, 7, 7}, 3), w = blocked_weight(32, 5, 4);
+  auto conv = [&] { return x.conv2d(w); };
+  std::vector<Opt> plan = heuristic_opts(conv().schedule().items.at(0).ast, 2);
+  EXPECT_THAT(to_string(plan), ::testing::StartsWith("UPCAST(0,16) PADTO(2,8) UPCAST(2,8)"));
+  expect_every_action_keeps_the_result(conv);
 }
 
 std::vector<Opt> heuristic_for(const Tensor& t) {
@@ -168,12 +186,15 @@ std::vector<Opt> heuristic_for(const Tensor& t) {
 }
 
 // The heuristic's plans for the kernels the bench measures (engine/opt/heuristic.cpp says why
-// each is fast): a convolution's channel loop innermost under a 16-register tile, a row no half
-// vector divides padded, a matmul too large for L2 cache-blocked.
+// each is fast): a convolution over its padded input, a stage of its own, with no gate to move
+// out of its channel loop, under a 16-register tile; a row no half vector divides padded; a
+// matmul too large for L2 cache-blocked.
 TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   auto conv = [](int64_t c, int64_t hw) {
     Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({c, c, 3, 3}, 6);
-    UOpPtr ast = x.conv2d(w, std::nullopt, 1, 1).schedule().items.at(0).ast;
+    Schedule s = x.conv2d(w, std::nullopt, 1, 1).schedule();
+    EXPECT_EQ(s.items.size(), 2u); // the padded input, the convolution
+    UOpPtr ast = s.items.back().ast;
     std::vector<Opt> opts = heuristic_opts(ast, 2);
     Expected<OptimizedKernel> k = apply_opts(ast, opts);
     EXPECT_TRUE(k) << k.error();
@@ -184,8 +205,8 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   for (const Axis& a : k56.axes)
     if (a.kind == AxisKind::Reduce) reduces.push_back(a);
   ASSERT_EQ(reduces.size(), 3u);
-  EXPECT_EQ(reduces.back().extent, 64) << to_string(opts56); // channels inside the taps
-  EXPECT_EQ(k56.lanes, 256) << to_string(opts56);            // 16 accumulators of 16 lanes
+  EXPECT_EQ(reduces.front().extent, 64) << to_string(opts56); // no SWAP: nothing is gated
+  EXPECT_EQ(k56.lanes, 256) << to_string(opts56);             // 16 accumulators of 16 lanes
   auto [opts28, k28] = conv(64, 28);
   EXPECT_THAT(to_string(opts28), ::testing::HasSubstr("PADTO(2,16) UPCAST(2,32)"));
   EXPECT_EQ(k28.lanes, 256) << to_string(opts28);

@@ -2,6 +2,7 @@
 #include "engine/codegen/expand.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <unordered_map>
 
@@ -82,14 +83,13 @@ private:
   // `v` (laid out as `from`) as a vector laid out as `to` (a superset).
   UOpPtr convert(const Value& v, const Layout& to) const {
     if (v.layout == to) return v.v;
-    std::vector<Arg> lanes;
+    std::vector<int64_t> lanes;
     for (int64_t l = 0; l < count(to); ++l) {
       std::map<int, int64_t> d = digits(to, l), from;
       for (int a : v.layout) from[a] = d.at(a);
-      lanes.emplace_back(lane_of(v.layout, from));
+      lanes.push_back(lane_of(v.layout, from));
     }
-    DType dt = v.v->dtype().scalar_type().vec(static_cast<int>(lanes.size()));
-    return UOp::make(Op::Gep, dt, {v.v}, Arg(std::move(lanes)));
+    return select(v.v, std::move(lanes));
   }
 
   // A scalar expression of the original AST at lane `lane` of `l`: lane axes as constants.
@@ -185,16 +185,20 @@ private:
     return runs;
   }
 
-  // The gate of a run: the scalar gate if its lanes share one, else a vector of them.
+  // The gate of a run: the scalar gate if its lanes share one, else a vector of them. An offset
+  // no lane reads (a covering load's gaps and tail) is off; ungated lanes are on.
   static UOpPtr run_gate(const Lanes& ls, const Run& r, const std::vector<int64_t>& offsets) {
-    if (!ls.gate[0]) return nullptr;
     std::vector<UOpPtr> gates;
-    for (int64_t off = r.start; off < r.start + r.length; ++off)
-      for (size_t l = 0; l < offsets.size(); ++l)
-        if (offsets[l] == off) {
-          gates.push_back(ls.gate[l]);
-          break;
-        }
+    bool gaps = false;
+    for (int64_t off = r.start; off < r.start + r.length; ++off) {
+      auto l = std::find(offsets.begin(), offsets.end(), off);
+      UOpPtr g = l == offsets.end() ? UOp::const_bool(false)
+                 : ls.gate[0]       ? ls.gate[static_cast<size_t>(l - offsets.begin())]
+                                    : UOp::const_bool(true);
+      gaps |= l == offsets.end();
+      gates.push_back(std::move(g));
+    }
+    if (!ls.gate[0] && !gaps) return nullptr;
     bool same =
         std::all_of(gates.begin(), gates.end(), [&](const UOpPtr& g) { return g == gates[0]; });
     if (same || gates.size() == 1) return gates[0];
@@ -204,6 +208,30 @@ private:
 
   static UOpPtr address(const UOpPtr& buf, const UOpPtr& addr, const UOpPtr& gate) {
     return gate ? index(buf, addr, gate) : index(buf, addr);
+  }
+
+  // Runs at a small stride (a stride-2 convolution's or pool's row) merged into one covering
+  // run while it stays at least half read: one vector load, a power of two long, whose gaps and
+  // tail are masked off (run_gate), from which the lanes are picked, where each lane would be
+  // a load of its own.
+  static std::vector<Run> covering_runs(const std::vector<Run>& runs) {
+    std::vector<Run> out;
+    int64_t read = 0; // offsets the last covering run's lanes read
+    for (const Run& r : runs) {
+      if (!out.empty()) {
+        Run& c = out.back();
+        int64_t span = r.start + r.length - c.start;
+        auto cover = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(span)));
+        if (cover <= kMaxRun && span <= 2 * (read + r.length)) {
+          c.length = cover;
+          read += r.length;
+          continue;
+        }
+      }
+      out.push_back(r);
+      read = r.length;
+    }
+    return out;
   }
 
   Value expand_load(const UOpPtr& u) {
@@ -224,6 +252,7 @@ private:
       for (int l = 0; l < n; ++l) lanes.push_back(load(address(buf, ls.addr[l], ls.gate[l]), dt));
       return {UOp::make(Op::Vectorize, dt.vec(n), std::move(lanes)), ls.layout};
     }
+    runs = covering_runs(runs);
     std::vector<UOpPtr> pieces;
     for (const Run& r : runs) {
       DType pdt = dt.vec(static_cast<int>(r.length));

@@ -6,7 +6,9 @@
 
 #include <beamlab/beamlab.hpp>
 
+#include "engine/codegen/expand.hpp"
 #include "engine/ir/parser.hpp"
+#include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
 
 namespace beamlab {
@@ -179,6 +181,29 @@ TEST(Opts, EveryActionKeepsABlockedWeightConvolution) {
   std::vector<Opt> plan = heuristic_opts(conv().schedule().items.at(0).ast, 2);
   EXPECT_THAT(to_string(plan), ::testing::StartsWith("UPCAST(0,16) PADTO(2,8) UPCAST(2,8)"));
   expect_every_action_keeps_the_result(conv);
+}
+
+// Lanes two elements apart (a stride-2 row) read one vector over their span and pick their
+// lanes from it, not a load per lane; gated ones (a stride-2 depthwise convolution over a padded
+// view) mask what no lane reads or whose gate is off.
+TEST(Opts, StridedLanesReadOneCoveringVector) {
+  Tensor x = Tensor::rand({4, 64}, 1);
+  auto strided = [&] {
+    return x.reshape({4, 32, 2}).shrink({{0, 4}, {0, 32}, {0, 1}}).reshape({4, 32}) + 1.0;
+  };
+  Expected<OptimizedKernel> k =
+      apply_opts(strided().schedule().items.at(0).ast, {{OptOp::Upcast, 1, 16}});
+  ASSERT_TRUE(k) << k.error();
+  std::vector<int> loads_by_lanes(65);
+  for (const UOpPtr& u : toposort(expand_upcasts(k->stages[0])))
+    if (u->op() == Op::Load) ++loads_by_lanes[static_cast<size_t>(u->dtype().lanes())];
+  EXPECT_EQ(loads_by_lanes[32], 1); // lanes 0, 2, .., 30 of one 32-lane load
+  EXPECT_EQ(loads_by_lanes[1], 0);
+  expect_every_action_keeps_the_result(strided);
+  Tensor img = Tensor::rand({1, 4, 9, 12}, 2), w = Tensor::rand({4, 1, 3, 3}, 3);
+  expect_every_action_keeps_the_result([&] {
+    return img.pad({{0, 0}, {0, 0}, {1, 1}, {1, 1}}).conv2d(w, std::nullopt, 2, 0, 1, 4);
+  });
 }
 
 std::vector<Opt> heuristic_for(const Tensor& t) {

@@ -48,13 +48,15 @@ TEST(Fusion, ReductionBroadcastOverAnOuterLoopIsRealized) {
 
 TEST(Fusion, ReductionReadThroughAWindowIsRealizedNotRecomputedPerTap) {
   // MobileNet's block: a 1x1 conv read by a depthwise 3x3 conv. Fused, the 1x1 conv would run
-  // once per tap (9 times per output); realized, it runs once per result.
+  // once per tap (9 times per output); realized, it runs once per result, and the depthwise
+  // conv's padded input is copied from it by a stage of its own.
   Tensor x = Tensor::rand({1, 8, 10, 10}, 1), w1 = Tensor::rand({16, 8, 1, 1}, 2);
   Tensor dw = Tensor::rand({16, 1, 3, 3}, 3);
   Tensor y = x.conv2d(w1).relu().conv2d(dw, std::nullopt, 1, 1, 1, 16);
   Schedule sched = y.schedule();
-  ASSERT_EQ(sched.items.size(), 2u);
+  ASSERT_EQ(sched.items.size(), 3u); // the 1x1 conv, the padded copy, the depthwise conv
   EXPECT_EQ(sched.items[0].buffers[0], sched.items[1].buffers[1]);
+  EXPECT_EQ(sched.items[1].buffers[0], sched.items[2].buffers[1]);
 }
 
 TEST(Fusion, AReductionInsideAnotherReductionsLoopIsItsOwnKernel) {

@@ -31,13 +31,19 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   list_->setToolTip("The Opts applied, in order (Delete removes the selected one)");
   op_ = new QComboBox;
   for (OptOp o : {OptOp::Upcast, OptOp::Unroll, OptOp::Thread, OptOp::Group, OptOp::Tile,
-                  OptOp::Swap, OptOp::Padto})
+                  OptOp::Swap, OptOp::Padto, OptOp::Pack})
     op_->addItem(qstr(std::string(opt_op_name(o))), static_cast<int>(o));
   axis_ = new QSpinBox;
   axis_->setRange(0, 16);
   axis_->setPrefix("axis ");
+  // PACK addresses an input buffer, not an axis.
+  connect(op_, &QComboBox::currentIndexChanged, this, [this] {
+    bool pack = static_cast<OptOp>(op_->currentData().toInt()) == OptOp::Pack;
+    axis_->setPrefix(pack ? "input " : "axis ");
+    if (pack) amount_->setValue(0);
+  });
   amount_ = new QSpinBox;
-  amount_->setRange(1, 1024);
+  amount_->setRange(0, 1024); // PACK(input, 0)
   amount_->setValue(4);
   auto* add = new QPushButton("Add");
   auto* remove = new QPushButton("Remove");

@@ -21,7 +21,7 @@ Expected<KernelCode> kernel_code(const std::string& ast_text, const std::vector<
     KernelCode code;
     code.axes = optimized->axes;
     for (size_t i = 0; i < optimized->stages.size(); ++i) {
-      std::string stage = stage_name(name, i);
+      std::string stage = stage_name(name, *optimized, i);
       auto k = generate_code(optimized->stages[i],
                              {.name = stage, .keep_llvm_ir = true, .keep_assembly = true});
       if (!k) return make_unexpected("compiling " + stage + ": " + k.error());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -17,7 +18,7 @@ namespace beamlab {
 namespace {
 
 constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP",
-                                         "TILE",   "SWAP",   "PADTO"};
+                                         "TILE",   "SWAP",   "PADTO",  "PACK"};
 constexpr std::string_view kKindNames[] = {"parallel", "loop", "reduce", "upcast", "unroll"};
 
 AxisKind parse_kind(const std::string& s) {
@@ -69,7 +70,11 @@ public:
       if (u->op() == Op::Range) loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
       if (u->op() == Op::DefineGlobal)
         buffer_count_ = std::max<int64_t>(buffer_count_, u->arg().as_int() + 1);
+      if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
+        inputs_.push_back(u->src(0)->src(0)->arg().as_int());
     }
+    std::sort(inputs_.begin(), inputs_.end());
+    inputs_.erase(std::unique(inputs_.begin(), inputs_.end()), inputs_.end());
     std::sort(loops_.begin(), loops_.end(), [](const Loop& a, const Loop& b) {
       if (is_lane(a.kind) != is_lane(b.kind)) return is_lane(b.kind);
       return a.range->arg().items()[0].as_int() < b.range->arg().items()[0].as_int();
@@ -81,6 +86,7 @@ public:
     auto reject = [&](const std::string& why) -> Expected<void> {
       return make_unexpected(name + ": " + why);
     };
+    if (o.op == OptOp::Pack) return pack(o.axis, o.arg, reject);
     std::vector<size_t> axes = addressable();
     auto axis_ok = [&](int64_t a) { return a >= 0 && a < static_cast<int64_t>(axes.size()); };
     if (!axis_ok(o.axis))
@@ -145,7 +151,8 @@ public:
     }
     case OptOp::Group: return group(at, amt, kind, has_parallel, reject);
     case OptOp::Swap:
-    case OptOp::Padto: break;
+    case OptOp::Padto:
+    case OptOp::Pack: break;
     }
     internal_error << "unhandled opt";
     return {};
@@ -153,6 +160,8 @@ public:
 
   OptimizedKernel result() const {
     OptimizedKernel k;
+    k.stages = packs_;
+    k.main = k.stages.size();
     k.stages.push_back(ast_);
     if (combine_) k.stages.push_back(combine_);
     k.scratch = scratch_;
@@ -389,10 +398,96 @@ private:
     return {};
   }
 
+  // PACK: input `input` is copied, before the kernel, into a scratch buffer laid out in the
+  // kernel's loop order (the loops its index uses, outermost first, lanes last), and the kernel
+  // reads the copy: each step of the inner loops then reads the next contiguous piece (matmul's
+  // B as panels [N/32][K][32] under a 32-column tile, where B's rows a whole power of two apart
+  // alias in the caches), and a padded read's gate moves into the copy.
+  template <class Reject>
+  Expected<void> pack(int64_t input, int64_t arg, const Reject& reject) {
+    if (arg != 0) return reject("PACK's second number must be 0");
+    if (input < 0 || input >= static_cast<int64_t>(inputs_.size()))
+      return reject("input " + std::to_string(input) + " is out of range (the kernel reads " +
+                    std::to_string(inputs_.size()) + " buffers)");
+    int64_t slot = inputs_[static_cast<size_t>(input)];
+    std::vector<UOpPtr> reads; // the INDEXes loaded from the input
+    DType element = Scalar::Void;
+    for (const UOpPtr& u : toposort(ast_))
+      if (u->op() == Op::Load && u->src(0)->op() == Op::Index &&
+          u->src(0)->src(0)->arg().as_int() == slot &&
+          std::find(reads.begin(), reads.end(), u->src(0)) == reads.end()) {
+        reads.push_back(u->src(0));
+        element = u->dtype();
+      }
+    if (reads.empty()) return reject("input " + std::to_string(input) + " is packed already");
+    if (reads.size() > 1)
+      return reject("input " + std::to_string(input) + " is read at " +
+                    std::to_string(reads.size()) + " places; PACK copies a buffer read at one");
+    const UOpPtr& read = reads[0];
+    for (const UOpPtr& u : toposort(read))
+      if (u->op() != Op::Range && u->op() != Op::Const && u != read->src(0) && u != read &&
+          u->src().empty())
+        return reject("the input's index depends on more than the kernel's loops");
+    std::vector<UOpPtr> used = ranges_below(read);
+    std::vector<Loop> order; // the loops the read uses, in nesting order
+    for (const Loop& l : loops_)
+      if (std::find(used.begin(), used.end(), l.range) != used.end()) order.push_back(l);
+    int64_t size = 1;
+    for (const Loop& l : order) size *= extent_of(*l.range);
+    int64_t span = read->src(1)->vmax() - read->src(1)->vmin() + 1;
+    if (order.empty() || size > 2 * span)
+      return reject("the copy would hold " + std::to_string(size) + " elements for " +
+                    std::to_string(span) + " read; PACK copies no more than twice the data");
+    UOpPtr scratch = buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()), element);
+    scratch_.push_back({element, size});
+    auto linear = [&](const std::vector<UOpPtr>& ranges) {
+      UOpPtr lin = UOp::const_int(Scalar::Index, 0);
+      int64_t stride = 1;
+      for (size_t i = ranges.size(); i-- > 0;) {
+        lin = lin + ranges[i] * stride;
+        stride *= extent_of(*ranges[i]);
+      }
+      return simplify_kernel(lin);
+    };
+    // The copy: the same loops, nested as the input lies in memory (its largest strides
+    // outside: reading B's rows whole, not down its columns a page a step: 3x), the outermost
+    // across the cores, lanes still lanes and innermost.
+    std::vector<size_t> nest(order.size());
+    std::iota(nest.begin(), nest.end(), size_t{0});
+    std::vector<int64_t> strides;
+    for (const Loop& l : order) {
+      UOpPtr step = simplify_kernel(substitute(read->src(1), {{l.range.get(), l.range + 1}}) -
+                                    read->src(1));
+      strides.push_back(step->is_const() ? std::abs(step->const_value()) : 0);
+    }
+    std::sort(nest.begin(), nest.end(), [&](size_t a, size_t b) {
+      if (is_lane(order[a].kind) != is_lane(order[b].kind)) return is_lane(order[b].kind);
+      if (!is_lane(order[a].kind) && strides[a] != strides[b]) return strides[a] > strides[b];
+      return a < b;
+    });
+    std::vector<UOpPtr> mine(order.size()), theirs;
+    std::unordered_map<const UOp*, UOpPtr> to_copy;
+    for (size_t depth = 0; depth < nest.size(); ++depth) {
+      const Loop& l = order[nest[depth]];
+      std::string kind = is_lane(l.kind) ? "upcast" : depth == 0 ? "parallel" : "loop";
+      mine[nest[depth]] = kernel_range(extent_of(*l.range), static_cast<int64_t>(depth), kind);
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      theirs.push_back(order[i].range);
+      to_copy.emplace(order[i].range.get(), mine[i]);
+    }
+    UOpPtr copied = load(substitute(read, to_copy), element);
+    packs_.push_back(simplify_kernel(sink({store(index(scratch, linear(mine)), copied)})));
+    ast_ = simplify_kernel(substitute(ast_, {{read.get(), index(scratch, linear(theirs))}}));
+    return {};
+  }
+
   static Op reduce_op_of(const UOp& red) { return red.arg().as_op(); }
 
   UOpPtr ast_;
   UOpPtr combine_;
+  std::vector<UOpPtr> packs_;  ///< PACK's copies, run before the kernel
+  std::vector<int64_t> inputs_; ///< the buffer slots the kernel reads, in order
   std::vector<ScratchBuffer> scratch_;
   std::vector<Loop> loops_;
   int64_t buffer_count_ = 0;
@@ -436,7 +531,7 @@ Expected<std::vector<Opt>> parse_opts(std::string_view text) {
     std::string_view name = text.substr(i, open - i);
     auto it = std::find(std::begin(kOpNames), std::end(kOpNames), name);
     if (it == std::end(kOpNames))
-      return bad("unknown op; the ops are UPCAST UNROLL THREAD GROUP TILE SWAP PADTO");
+      return bad("unknown op; the ops are UPCAST UNROLL THREAD GROUP TILE SWAP PADTO PACK");
     std::string_view args = text.substr(open + 1, close - open - 1);
     size_t comma = args.find(',');
     if (comma == std::string_view::npos) return bad("needs two integers");

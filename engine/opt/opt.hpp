@@ -15,6 +15,10 @@
 //                  one reduction
 //   PADTO(a, n)    loop axis a runs to the next multiple of n, its extra iterations' memory
 //                  accesses masked off (a 28-wide row as two full 16-lane vectors)
+//   PACK(i, 0)     input i (the i-th buffer the kernel reads, by parameter slot) is copied
+//                  before the kernel into a scratch buffer laid out in the kernel's loop order
+//                  as it stands (matmul's B as contiguous panels under its register tile); the
+//                  kernel reads the copy
 //
 // Applying a list is deterministic: the same AST and list always give the same stages.
 #pragma once
@@ -29,7 +33,7 @@
 
 namespace beamlab {
 
-enum class OptOp { Upcast, Unroll, Thread, Group, Tile, Swap, Padto };
+enum class OptOp { Upcast, Unroll, Thread, Group, Tile, Swap, Padto, Pack };
 
 struct Opt {
   OptOp op;
@@ -57,21 +61,25 @@ struct Axis {
   AxisKind kind;
 };
 
-/// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results). It is
+/// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results, PACK's
+/// copies). It is
 /// bound to the DEFINE_GLOBAL slot after the kernel's buffers, in order.
 struct ScratchBuffer {
   DType dtype;
   int64_t size;
 };
 
-/// A kernel with its Opts applied: stages run one after another.
+/// A kernel with its Opts applied: stages run one after another (PACK's copies, the kernel,
+/// GROUP's combining stage).
 struct OptimizedKernel {
   std::vector<UOpPtr> stages;
+  size_t main = 0; ///< the kernel's own stage in `stages` (after PACK's copies)
   std::vector<ScratchBuffer> scratch;
-  std::vector<Axis> axes; ///< stage 0's axes in nesting order, lanes last
-  /// The widest vector a node of stage 0 has: the product of the upcast and unroll axes it
-  /// varies with (stacked UNROLLs of one reduction multiply; sibling reductions' don't).
+  std::vector<Axis> axes; ///< the main stage's axes in nesting order, lanes last
+  /// The widest vector a node of the main stage has: the product of the upcast and unroll axes
+  /// it varies with (stacked UNROLLs of one reduction multiply; sibling reductions' don't).
   int64_t lanes = 1;
+  const UOpPtr& main_stage() const { return stages.at(main); }
 };
 
 /// Applies `opts` to `ast` in order; the first Opt that doesn't apply is rejected with the

@@ -45,8 +45,9 @@ Expected<std::shared_ptr<const LoadedKernel>> link_code(const CompiledKernel& ke
   return code;
 }
 
-std::string stage_name(const std::string& kernel, size_t i) {
-  return i == 0 ? kernel : kernel + "_combine";
+std::string stage_name(const std::string& kernel, const OptimizedKernel& optimized, size_t i) {
+  if (i < optimized.main) return kernel + "_pack" + std::to_string(i);
+  return i == optimized.main ? kernel : kernel + "_combine";
 }
 
 } // namespace beamlab

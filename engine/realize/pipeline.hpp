@@ -37,7 +37,8 @@ Expected<CompiledKernel> generate_code(const UOpPtr& stage, const CompileOptions
 /// Step link: the object loaded into the process's JIT.
 Expected<std::shared_ptr<const LoadedKernel>> link_code(const CompiledKernel& kernel);
 
-/// The name of an optimized kernel's stage `i`: the kernel's, "_combine" for GROUP's second.
-std::string stage_name(const std::string& kernel, size_t i);
+/// The name of stage `i` of `optimized`: the kernel's own for its main stage, "_pack0",
+/// "_pack1", ... for PACK's copies before it and "_combine" for GROUP's stage after it.
+std::string stage_name(const std::string& kernel, const OptimizedKernel& optimized, size_t i);
 
 } // namespace beamlab

@@ -119,12 +119,13 @@ size_t scratch_bytes(const ScratchBuffer& s) {
   return static_cast<size_t>(s.size) * static_cast<size_t>(s.dtype.scalar_type().itemsize());
 }
 
-// Compiles every stage of an optimized kernel (the second is GROUP's combining stage).
+// Compiles every stage of an optimized kernel (PACK's copies, the kernel, GROUP's combining
+// stage).
 Expected<std::vector<std::shared_ptr<const CompiledStage>>>
 compile_stages(const OptimizedKernel& k, const std::string& name) {
   std::vector<std::shared_ptr<const CompiledStage>> out;
   for (size_t s = 0; s < k.stages.size(); ++s) {
-    auto stage = compile_stage(k.stages[s], stage_name(name, s));
+    auto stage = compile_stage(k.stages[s], stage_name(name, k, s));
     if (!stage) return make_unexpected(stage.error());
     out.push_back(*stage);
   }

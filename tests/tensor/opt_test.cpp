@@ -10,6 +10,7 @@
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
+#include "engine/rewrite/symbolic.hpp"
 
 namespace beamlab {
 namespace {
@@ -206,6 +207,51 @@ TEST(Opts, StridedLanesReadOneCoveringVector) {
   });
 }
 
+// PACK: matmul's B copied into panels in the loop order before the kernel (the copy runs first;
+// the kernel then reads the next 32 contiguous columns each step of its reduction), the result
+// unchanged, and what PACK can't do rejected with the reason.
+TEST(Opts, PackCopiesAnInputIntoPanelsInLoopOrder) {
+  Tensor a = Tensor::rand({64, 96}, 1), b = Tensor::rand({96, 128}, 2);
+  UOpPtr ast = a.matmul(b).schedule().items.at(0).ast;
+  Expected<OptimizedKernel> k = apply_opts(ast, {{OptOp::Upcast, 1, 32}, {OptOp::Pack, 1, 0}});
+  ASSERT_TRUE(k) << k.error();
+  ASSERT_EQ(k->stages.size(), 2u);
+  EXPECT_EQ(k->main, 1u);
+  ASSERT_EQ(k->scratch.size(), 1u);
+  EXPECT_EQ(k->scratch[0].size, 96 * 128);
+  UOpPtr read, k_loop;
+  for (const UOpPtr& u : toposort(k->main_stage())) {
+    if (u->op() == Op::Index && u->src(0)->arg().as_int() == 3) read = u; // the copy's slot
+    if (u->op() == Op::Range && u->arg().items()[1].as_str() == "reduce") k_loop = u;
+  }
+  ASSERT_TRUE(read && k_loop);
+  UOpPtr step = substitute(read->src(1), {{k_loop.get(), k_loop + 1}});
+  EXPECT_EQ(simplify_kernel(step - read->src(1))->const_value(), 32); // a panel row a step
+  expect_every_action_keeps_the_result([&] { return a.matmul(b); });
+  // The heuristic packs B where it outgrows a core's L2, and not below.
+  Tensor c = Tensor::rand({1024, 1024}, 3), d = Tensor::rand({1024, 1024}, 4);
+  EXPECT_THAT(to_string(heuristic_opts(c.matmul(d).schedule().items.at(0).ast, 2)),
+              ::testing::HasSubstr("PACK(1,0)"));
+  EXPECT_THAT(to_string(heuristic_opts(ast, 2)), ::testing::Not(::testing::HasSubstr("PACK")));
+  auto error = [](const UOpPtr& ast, const std::vector<Opt>& opts) {
+    Expected<OptimizedKernel> k = apply_opts(ast, opts);
+    return k ? std::string("applied") : k.error();
+  };
+  EXPECT_EQ(error(ast, {{OptOp::Pack, 1, 0}, {OptOp::Pack, 1, 0}}),
+            "PACK(1,0): input 1 is packed already");
+  EXPECT_EQ(error(ast, {{OptOp::Pack, 2, 0}}),
+            "PACK(2,0): input 2 is out of range (the kernel reads 2 buffers)");
+  EXPECT_EQ(error(ast, {{OptOp::Pack, 0, 1}}), "PACK(0,1): PACK's second number must be 0");
+  Tensor x = Tensor::rand({16}, 5);
+  EXPECT_EQ(error((x.shrink({{0, 8}}) + x.shrink({{8, 16}})).schedule().items.at(0).ast,
+                  {{OptOp::Pack, 0, 0}}),
+            "PACK(0,0): input 0 is read at 2 places; PACK copies a buffer read at one");
+  Tensor img = Tensor::rand({1, 2, 8, 8}, 6), w = Tensor::rand({4, 2, 3, 3}, 7);
+  EXPECT_EQ(error(img.conv2d(w).schedule().items.at(0).ast, {{OptOp::Pack, 0, 0}}),
+            "PACK(0,0): the copy would hold 648 elements for 128 read; PACK copies no more than "
+            "twice the data");
+}
+
 std::vector<Opt> heuristic_for(const Tensor& t) {
   return heuristic_opts(t.schedule().items.at(0).ast, 2);
 }
@@ -313,8 +359,13 @@ TEST(Pipeline, EveryStepPrintsWhatItMadeWhenNamed) {
 }
 
 TEST(Pipeline, AStageIsNamedAfterItsKernel) {
-  EXPECT_EQ(stage_name("r_64", 0), "r_64");
-  EXPECT_EQ(stage_name("r_64", 1), "r_64_combine");
+  OptimizedKernel k;
+  k.stages.resize(4);
+  k.main = 2;
+  EXPECT_EQ(stage_name("r_64", k, 0), "r_64_pack0");
+  EXPECT_EQ(stage_name("r_64", k, 1), "r_64_pack1");
+  EXPECT_EQ(stage_name("r_64", k, 2), "r_64");
+  EXPECT_EQ(stage_name("r_64", k, 3), "r_64_combine");
 }
 
 } // namespace

@@ -36,15 +36,15 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   axis_ = new QSpinBox;
   axis_->setRange(0, 16);
   axis_->setPrefix("axis ");
+  amount_ = new QSpinBox;
+  amount_->setRange(0, 1024); // PACK(input, 0)
+  amount_->setValue(4);
   // PACK addresses an input buffer, not an axis.
   connect(op_, &QComboBox::currentIndexChanged, this, [this] {
     bool pack = static_cast<OptOp>(op_->currentData().toInt()) == OptOp::Pack;
     axis_->setPrefix(pack ? "input " : "axis ");
     if (pack) amount_->setValue(0);
   });
-  amount_ = new QSpinBox;
-  amount_->setRange(0, 1024); // PACK(input, 0)
-  amount_->setValue(4);
   auto* add = new QPushButton("Add");
   auto* remove = new QPushButton("Remove");
   auto* winner = new QPushButton("Winner");

@@ -25,7 +25,6 @@
 #include <bit>
 #include <iterator>
 #include <optional>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -69,14 +68,6 @@ int64_t work_independent_of(const UOpPtr& root, const UOpPtr& range) {
     }
   }
   return n;
-}
-
-// How far `idx` moves when `range` steps by one, if that is a constant.
-std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range) {
-  UOpPtr stepped = substitute(idx, {{range.get(), range + 1}});
-  UOpPtr diff = simplify_kernel(stepped - idx);
-  if (!diff->is_const()) return std::nullopt;
-  return diff->const_value();
 }
 
 constexpr int64_t kBlock = 16;
@@ -246,9 +237,7 @@ std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile
   for (const UOpPtr& u : toposort(stage))
     if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
       slots.push_back(u->src(0)->src(0)->arg().as_int());
-  std::vector<int64_t> inputs = slots;
-  std::sort(inputs.begin(), inputs.end());
-  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  std::vector<int64_t> inputs = input_slots(stage);
   std::vector<int> out;
   for (size_t j = 0; j < slots.size(); ++j) {
     if (axes[tile].load_strides[j] != 0) continue;
@@ -260,10 +249,9 @@ std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile
       bytes *= a.extent;
       rows |= a.kind == AxisKind::Reduce && s && std::abs(*s) > 1 && *s * itemsize % 1024 == 0;
     }
-    int input = static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) -
-                                 inputs.begin());
-    if (rows && bytes > (int64_t{1} << 20) &&
-        std::find(out.begin(), out.end(), input) == out.end())
+    int input =
+        static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) - inputs.begin());
+    if (rows && bytes > (int64_t{1} << 20) && std::find(out.begin(), out.end(), input) == out.end())
       out.push_back(input);
   }
   return out;
@@ -467,11 +455,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // Packed panels: an input the register tile reuses (it doesn't move along the tile axis) and
   // that each step of the reduction reads a row of, a multiple of 1 KiB apart (matmul's B), is
   // copied first, in the loop order, when there are at least 4 rows of tiles to share the copy
-  // and it is larger than a core's L2 (1 MiB). Rows a power of two apart fall into a few cache sets, so the
-  // tile's stream through B missed L1 and L2 (matmul 1024: 121 -> 380 GFLOP/s).
+  // and it is larger than a core's L2 (1 MiB). Rows a power of two apart fall into a few cache
+  // sets, so the tile's stream through B missed L1 and L2 (matmul 1024: 115 -> 330 GFLOP/s).
   if (tiled && base[static_cast<size_t>(tile_axis)].extent >= 32)
-    for (int input : inputs_to_pack(base, static_cast<size_t>(tile_axis), base_stage,
-                                    itemsize_of_output(ast)))
+    for (int input :
+         inputs_to_pack(base, static_cast<size_t>(tile_axis), base_stage, itemsize_of_output(ast)))
       p.try_apply({OptOp::Pack, input, 0});
   // Across the cores.
   if (threads > 1) {
@@ -505,11 +493,8 @@ std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& ap
       for (int64_t amt : opt_amounts(op, threads)) consider({op, axis, amt});
     for (int other = axis + 1; other < n; ++other) consider({OptOp::Swap, axis, other});
   }
-  std::set<int64_t> inputs; // PACK addresses the buffers the kernel reads
-  for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
-      inputs.insert(u->src(0)->src(0)->arg().as_int());
-  for (int input = 0; input < static_cast<int>(inputs.size()); ++input)
+  // PACK addresses the buffers the kernel reads.
+  for (int input = 0; input < static_cast<int>(input_slots(ast).size()); ++input)
     consider({OptOp::Pack, input, 0});
   return out;
 }

@@ -55,6 +55,17 @@ UOpPtr replace_range(const UOpPtr& root, const UOp* range, const std::vector<UOp
   return done.at(root.get());
 }
 
+// The row-major position of `ranges` (the last varies fastest) in a buffer of their extents.
+UOpPtr linear_index(const std::vector<UOpPtr>& ranges) {
+  UOpPtr lin = UOp::const_int(Scalar::Index, 0);
+  int64_t stride = 1;
+  for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
+    lin = lin + *it * stride;
+    stride *= extent_of(**it);
+  }
+  return lin;
+}
+
 // The RANGEs reachable from `u`.
 std::vector<UOpPtr> ranges_below(const UOpPtr& u) {
   std::vector<UOpPtr> out;
@@ -65,16 +76,12 @@ std::vector<UOpPtr> ranges_below(const UOpPtr& u) {
 
 class KernelState {
 public:
-  explicit KernelState(const UOpPtr& ast) : ast_(ast) {
+  explicit KernelState(const UOpPtr& ast) : ast_(ast), inputs_(input_slots(ast)) {
     for (const UOpPtr& u : toposort(ast)) {
       if (u->op() == Op::Range) loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
       if (u->op() == Op::DefineGlobal)
         buffer_count_ = std::max<int64_t>(buffer_count_, u->arg().as_int() + 1);
-      if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
-        inputs_.push_back(u->src(0)->src(0)->arg().as_int());
     }
-    std::sort(inputs_.begin(), inputs_.end());
-    inputs_.erase(std::unique(inputs_.begin(), inputs_.end()), inputs_.end());
     std::sort(loops_.begin(), loops_.end(), [](const Loop& a, const Loop& b) {
       if (is_lane(a.kind) != is_lane(b.kind)) return is_lane(b.kind);
       return a.range->arg().items()[0].as_int() < b.range->arg().items()[0].as_int();
@@ -313,13 +320,7 @@ private:
         buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()), red->dtype());
     scratch_.push_back({red->dtype(), amt * per_group});
     auto slot_of = [&](const UOpPtr& g) {
-      UOpPtr lin = UOp::const_int(Scalar::Index, 0);
-      int64_t stride = 1;
-      for (auto it = outside.rbegin(); it != outside.rend(); ++it) {
-        lin = lin + *it * stride;
-        stride *= extent_of(**it);
-      }
-      return simplify_kernel(g * per_group + lin);
+      return simplify_kernel(g * per_group + linear_index(outside));
     };
     // The combining stage: the kernel with the reduction reading the partial results.
     int64_t max_id = 0;
@@ -425,8 +426,7 @@ private:
                     std::to_string(reads.size()) + " places; PACK copies a buffer read at one");
     const UOpPtr& read = reads[0];
     for (const UOpPtr& u : toposort(read))
-      if (u->op() != Op::Range && u->op() != Op::Const && u != read->src(0) && u != read &&
-          u->src().empty())
+      if (u->src().empty() && u->op() != Op::Range && u->op() != Op::Const && u != read->src(0))
         return reject("the input's index depends on more than the kernel's loops");
     std::vector<UOpPtr> used = ranges_below(read);
     std::vector<Loop> order; // the loops the read uses, in nesting order
@@ -440,14 +440,8 @@ private:
                     std::to_string(span) + " read; PACK copies no more than twice the data");
     UOpPtr scratch = buffer_param(buffer_count_ + static_cast<int64_t>(scratch_.size()), element);
     scratch_.push_back({element, size});
-    auto linear = [&](const std::vector<UOpPtr>& ranges) {
-      UOpPtr lin = UOp::const_int(Scalar::Index, 0);
-      int64_t stride = 1;
-      for (size_t i = ranges.size(); i-- > 0;) {
-        lin = lin + ranges[i] * stride;
-        stride *= extent_of(*ranges[i]);
-      }
-      return simplify_kernel(lin);
+    auto linear = [](const std::vector<UOpPtr>& ranges) {
+      return simplify_kernel(linear_index(ranges));
     };
     // The copy: the same loops, nested as the input lies in memory (its largest strides
     // outside: reading B's rows whole, not down its columns a page a step: 3x), the outermost
@@ -455,11 +449,8 @@ private:
     std::vector<size_t> nest(order.size());
     std::iota(nest.begin(), nest.end(), size_t{0});
     std::vector<int64_t> strides;
-    for (const Loop& l : order) {
-      UOpPtr step = simplify_kernel(substitute(read->src(1), {{l.range.get(), l.range + 1}}) -
-                                    read->src(1));
-      strides.push_back(step->is_const() ? std::abs(step->const_value()) : 0);
-    }
+    for (const Loop& l : order)
+      strides.push_back(std::abs(stride_of(read->src(1), l.range).value_or(0)));
     std::sort(nest.begin(), nest.end(), [&](size_t a, size_t b) {
       if (is_lane(order[a].kind) != is_lane(order[b].kind)) return is_lane(order[b].kind);
       if (!is_lane(order[a].kind) && strides[a] != strides[b]) return strides[a] > strides[b];
@@ -486,7 +477,7 @@ private:
 
   UOpPtr ast_;
   UOpPtr combine_;
-  std::vector<UOpPtr> packs_;  ///< PACK's copies, run before the kernel
+  std::vector<UOpPtr> packs_;   ///< PACK's copies, run before the kernel
   std::vector<int64_t> inputs_; ///< the buffer slots the kernel reads, in order
   std::vector<ScratchBuffer> scratch_;
   std::vector<Loop> loops_;
@@ -556,5 +547,21 @@ Expected<OptimizedKernel> apply_opts(const UOpPtr& ast, const std::vector<Opt>& 
 }
 
 std::vector<Axis> kernel_axes(const UOpPtr& ast) { return KernelState(ast).result().axes; }
+
+std::vector<int64_t> input_slots(const UOpPtr& ast) {
+  std::vector<int64_t> slots;
+  for (const UOpPtr& u : toposort(ast))
+    if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
+      slots.push_back(u->src(0)->src(0)->arg().as_int());
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  return slots;
+}
+
+std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range) {
+  UOpPtr diff = simplify_kernel(substitute(idx, {{range.get(), range + 1}}) - idx);
+  if (!diff->is_const()) return std::nullopt;
+  return diff->const_value();
+}
 
 } // namespace beamlab

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,8 +63,7 @@ struct Axis {
 };
 
 /// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results, PACK's
-/// copies). It is
-/// bound to the DEFINE_GLOBAL slot after the kernel's buffers, in order.
+/// copies). It is bound to the DEFINE_GLOBAL slot after the kernel's buffers, in order.
 struct ScratchBuffer {
   DType dtype;
   int64_t size;
@@ -88,6 +88,12 @@ Expected<OptimizedKernel> apply_opts(const UOpPtr& ast, const std::vector<Opt>& 
 
 /// The axes of a kernel AST in nesting order, upcast and unroll axes last.
 std::vector<Axis> kernel_axes(const UOpPtr& ast);
+
+/// The buffer slots `ast` loads from, ascending: PACK(i, 0)'s input i is the i-th.
+std::vector<int64_t> input_slots(const UOpPtr& ast);
+
+/// How far the index `idx` moves when `range` steps by one, if that is a constant.
+std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range);
 
 /// A good default Opt list for this host with `threads` cores (see heuristic.cpp).
 std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads);

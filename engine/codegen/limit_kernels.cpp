@@ -230,13 +230,9 @@ KindInfo info(LimitKernel kind) {
 } // namespace
 
 int host_vector_bytes() {
-  std::string features(codegen_internal::host_target().getTargetFeatureString());
-  auto has = [&](const char* f) {
-    return features.find(std::string("+") + f + ",") != std::string::npos ||
-           features.ends_with(std::string("+") + f);
-  };
-  if (has("avx512f")) return 64;
-  if (has("avx")) return 32;
+  using codegen_internal::host_has_feature;
+  if (host_has_feature("avx512f")) return 64;
+  if (host_has_feature("avx")) return 32;
   return 16;
 }
 

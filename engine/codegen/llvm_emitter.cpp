@@ -16,9 +16,11 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -452,16 +454,15 @@ private:
 
   // 2^x for float32 (scalar or vector) inline, so it vectorizes (the libm call would be made
   // once per lane): x = n + f with n = round(x), |f| <= 1/2; 2^f by a degree-6 polynomial
-  // (Cephes exp2f's coefficients, relative error below 2e-7), 2^n built in the exponent bits
-  // as two factors so results down to the denormals are right. Exact at the edges: -inf and
-  // x < -150 give 0, x >= 128 gives inf, NaN stays NaN.
+  // (Cephes exp2f's coefficients, relative error below 2e-7) and the product p * 2^n scaled
+  // exactly (scale_by_pow2). Exact at the edges: -inf and x < -150 give 0, x >= 128 gives
+  // inf. The clamp is two compare-selects that pass a NaN through (c < x ? c : x), and a NaN
+  // stays NaN through every step after it, so no separate NaN test is needed.
   llvm::Value* emit_exp2_f32(llvm::Value* x, DType dt) {
     llvm::Type* ft = value_type(dt);
-    llvm::Type* it = value_type(DType(Scalar::Int32).vec(dt.lanes()));
     auto c = [&](double v) { return llvm::ConstantFP::get(ft, v); };
-    auto ci = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
-    llvm::Value* xc = intrinsic(llvm::Intrinsic::maxnum, ft,
-                                {intrinsic(llvm::Intrinsic::minnum, ft, {x, c(128)}), c(-151)});
+    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOLT(c(128), x), c(128), x);
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(c(-151), xc), c(-151), xc);
     llvm::Value* n = intrinsic(llvm::Intrinsic::rint, ft, {xc});
     llvm::Value* fr = b_.CreateFSub(xc, n);
     static constexpr double kP[] = {1.535336188319500e-4, 1.339887440266574e-3,
@@ -470,14 +471,55 @@ private:
     llvm::Value* p = c(kP[0]);
     for (size_t i = 1; i < std::size(kP); ++i) p = b_.CreateFAdd(b_.CreateFMul(p, fr), c(kP[i]));
     p = b_.CreateFAdd(b_.CreateFMul(p, fr), c(1.0));
+    return scale_by_pow2(p, n, dt);
+  }
+
+  // p * 2^n for float32 p and an integral float32 n in [-151, 128], rounded once, subnormal
+  // and infinite results included. With AVX-512 that is one VSCALEFPS per 16 lanes (the value
+  // widened to whole 512-bit vectors and cut back); elsewhere 2^n is built in the exponent
+  // bits as two factors, so results down to the subnormals are right.
+  llvm::Value* scale_by_pow2(llvm::Value* p, llvm::Value* n, DType dt) {
+    constexpr unsigned kLanes = 16;
+    unsigned lanes = static_cast<unsigned>(dt.lanes());
+    if (codegen_internal::host_has_feature("avx512f")) {
+      auto* chunk_type = llvm::FixedVectorType::get(b_.getFloatTy(), kLanes);
+      auto widen = [&](llvm::Value* v) -> llvm::Value* {
+        if (lanes == 1)
+          return b_.CreateInsertElement(llvm::PoisonValue::get(chunk_type), v, uint64_t{0});
+        unsigned wide = (lanes + kLanes - 1) / kLanes * kLanes;
+        llvm::SmallVector<int, 64> mask;
+        for (unsigned i = 0; i < wide; ++i) mask.push_back(i < lanes ? static_cast<int>(i) : -1);
+        return lanes == wide ? v : b_.CreateShuffleVector(v, mask);
+      };
+      llvm::Value *wp = widen(p), *wn = widen(n);
+      unsigned wide =
+          static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(wp->getType())->getNumElements());
+      llvm::SmallVector<llvm::Value*, 8> chunks;
+      for (unsigned at = 0; at < wide; at += kLanes) {
+        llvm::SmallVector<int, 16> pick;
+        for (unsigned i = 0; i < kLanes; ++i) pick.push_back(static_cast<int>(at + i));
+        llvm::Value* cp = wide == kLanes ? wp : b_.CreateShuffleVector(wp, pick);
+        llvm::Value* cn = wide == kLanes ? wn : b_.CreateShuffleVector(wn, pick);
+        chunks.push_back(b_.CreateIntrinsic(
+            llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+            {cp, cn, cp, b_.getInt16(0xffff), b_.getInt32(4 /* the current rounding */)}));
+      }
+      llvm::Value* r = chunks.size() == 1 ? chunks[0] : llvm::concatenateVectors(b_, chunks);
+      if (lanes == 1) return b_.CreateExtractElement(r, uint64_t{0});
+      llvm::SmallVector<int, 64> keep;
+      for (unsigned i = 0; i < lanes; ++i) keep.push_back(static_cast<int>(i));
+      return lanes == wide ? r : b_.CreateShuffleVector(r, keep);
+    }
+    llvm::Type* ft = value_type(dt);
+    llvm::Type* it = value_type(DType(Scalar::Int32).vec(dt.lanes()));
+    auto ci = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
     llvm::Value* ni = b_.CreateFPToSI(n, it);
     llvm::Value* half = b_.CreateAShr(ni, ci(1));
     auto pow2 = [&](llvm::Value* e) {
       return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, ci(127)), ci(23)), ft);
     };
     // Two factors reach the subnormals; the clamp's ends round to 0 (2^-151) and to inf (2^128).
-    llvm::Value* r = b_.CreateFMul(b_.CreateFMul(p, pow2(half)), pow2(b_.CreateSub(ni, half)));
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
+    return b_.CreateFMul(b_.CreateFMul(p, pow2(half)), pow2(b_.CreateSub(ni, half)));
   }
 
   llvm::Value* emit_alu(const UOp& u) {

@@ -42,6 +42,12 @@ llvm::TargetMachine& host_target() {
   return *tm;
 }
 
+bool host_has_feature(std::string_view name) {
+  static const std::string features =
+      "," + std::string(host_target().getTargetFeatureString()) + ",";
+  return features.find(",+" + std::string(name) + ",") != std::string::npos;
+}
+
 void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
@@ -16,6 +17,9 @@ namespace beamlab::codegen_internal {
 /// The host target (its CPU and every feature it has, FMA contraction on), created once:
 /// LLVM's target registry is global.
 llvm::TargetMachine& host_target();
+
+/// Whether the host target has the named LLVM feature ("avx512f", "avx512vl", ...).
+bool host_has_feature(std::string_view name);
 
 /// Runs LLVM's O3 module pipeline for `tm`.
 void optimize(llvm::Module& mod, llvm::TargetMachine& tm);

@@ -14,8 +14,9 @@
 //     move along (data reused from registers: matmul's rows) is UPCAST to make a register tile
 //     of about 16 accumulators: the vector part is then two registers wide, taking lanes from
 //     the next axis the STORE moves along when the contiguous one is short; when the rows are
-//     at most half a vector and some LOAD walks the tile axis contiguously (blocked weights),
-//     the tile axis is the vector and the row, padded, is the tile;
+//     short, would gather, or take a long window of taps (a 3x3 convolution), and some LOAD
+//     walks the tile axis contiguously (blocked weights) or is PACKed to (OIHW weights), the
+//     tile axis is the vector (a few vectors of it) and columns of the row are the tile;
 //   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max,
 //     x @ W.T) vectorizes the reduction instead, unless those lanes share its arithmetic;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
@@ -228,30 +229,53 @@ int register_tile_axis(const std::vector<AxisAccess>& axes, size_t vec) {
   return reuse;
 }
 
+// The buffer slot of each LOAD, in the order accesses() lists them.
+std::vector<int64_t> load_slots(const UOpPtr& stage) {
+  std::vector<int64_t> slots;
+  for (const UOpPtr& u : toposort(stage))
+    if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
+      slots.push_back(u->src(0)->src(0)->arg().as_int());
+  return slots;
+}
+
+// The bytes LOAD j reads over the whole kernel: its element size times the extents of the axes
+// it moves along.
+int64_t load_bytes(const std::vector<AxisAccess>& axes, size_t j, int64_t itemsize) {
+  int64_t bytes = itemsize;
+  for (const AxisAccess& a : axes)
+    if (a.load_strides[j] != 0) bytes *= a.extent;
+  return bytes;
+}
+
+// How many times the kernel reads each element of LOAD j: the product of the loop axes it
+// doesn't move along. A copy of an input read 16 times or more costs little beside the kernel
+// (a convolution's weights, read once per output pixel).
+int64_t load_reuse(const std::vector<AxisAccess>& axes, size_t j) {
+  int64_t reuse = 1;
+  for (const AxisAccess& a : axes)
+    if (a.kind != AxisKind::Reduce && a.load_strides[j] == 0) reuse *= a.extent;
+  return reuse;
+}
+constexpr int64_t kPackReuse = 16;
+
 // The inputs (PACK's numbering: by buffer slot) worth copying into panels: read in the
 // reduction's loop at a row stride that is a multiple of 1 KiB, not along the tile axis, and at
 // more than 1 MiB of them.
 std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile,
                                 const UOpPtr& stage, int64_t itemsize) {
-  std::vector<int64_t> slots; // per LOAD, as accesses() lists them
-  for (const UOpPtr& u : toposort(stage))
-    if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
-      slots.push_back(u->src(0)->src(0)->arg().as_int());
-  std::vector<int64_t> inputs = input_slots(stage);
+  std::vector<int64_t> slots = load_slots(stage), inputs = input_slots(stage);
   std::vector<int> out;
   for (size_t j = 0; j < slots.size(); ++j) {
     if (axes[tile].load_strides[j] != 0) continue;
     bool rows = false;
-    int64_t bytes = itemsize;
     for (const AxisAccess& a : axes) {
       const std::optional<int64_t>& s = a.load_strides[j];
-      if (s == 0) continue;
-      bytes *= a.extent;
       rows |= a.kind == AxisKind::Reduce && s && std::abs(*s) > 1 && *s * itemsize % 1024 == 0;
     }
     int input =
         static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) - inputs.begin());
-    if (rows && bytes > (int64_t{1} << 20) && std::find(out.begin(), out.end(), input) == out.end())
+    if (rows && load_bytes(axes, j, itemsize) > (int64_t{1} << 20) &&
+        std::find(out.begin(), out.end(), input) == out.end())
       out.push_back(input);
   }
   return out;
@@ -330,33 +354,73 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // (conv2d's 28-wide rows as 32: 1.7x over 4-lane vectors).
   int64_t lanes = 1, lanes_along_contiguous = 1;
   bool padded_row = false, tiled = false;
-  // Output channels in lanes: when the output's rows are at most half a vector (a 7x7 layer's
-  // rows of 7; 14-wide rows pad to one vector well: a 1x1 convolution's 1.7x the other way), or
-  // lanes along them would gather a load of the reduction's loop (a stride-2 convolution's
-  // input), and a load of the loop walks the tile axis contiguously but not the rows (weights
-  // stored blocked by the ONNX import), the tile axis is the vector and up to 16 columns of the
-  // row, padded to a power of two, the register tile, each of its inputs one broadcast load
-  // (ResNet-18's 7x7 layers, 16 channels x 8 columns: 3.5x over 8-lane rows x 4 channels; its
-  // stride-2 7x7 stem: 2.2x).
+  // Output channels in lanes: the tile axis is the vector (or a few vectors of it) and columns
+  // of the row the register tile, each of its inputs one broadcast load, when a load of the
+  // reduction's loop walks the tile axis contiguously but not the rows (weights stored blocked
+  // by the ONNX import) or can be PACKed to (an input read 16 times or more that moves along
+  // the tile axis by a stride: an OIHW convolution's weights), and
+  //   * the output's rows are at most half a vector (a 7x7 layer's rows of 7), lanes along
+  //     them would gather a load of the reduction's loop (a stride-2 convolution's input), or
+  //     the reduction is long, slides a window (below) and the rows are at most 16 wide: 16
+  //     channels x the row padded to a power of two (ResNet-18's 7x7 layers, 16 channels x 8
+  //     columns: 3.5x over 8-lane rows x 4 channels; 512 x 7 x 7 over 512 x 3 x 3 with its weights
+  //     packed: 95 -> 170 GFLOP/s);
+  //   * or the reduction is long and slides a window along the row (a reduce axis moves a
+  //     load the row moves, by at most the row's step: a 3x3 convolution's 9 taps x channels; not a
+  //     1x1's channels: 14-wide rows ran at 0.6x this way) and the row a whole number of 4 or 8
+  //     columns but not of two vectors (a matmul's rows fill two vectors, its register tile's best
+  //     shape): about 16 accumulators of vectors of channels x that many columns (3x3 convolutions
+  //     at 56 wide, 32 channels x 8 columns: 245 -> 389 GFLOP/s; at 28 wide, 64 x 4: 217 -> 342;
+  //     stride 2, 64 x 4: 174 -> 299).
+  std::vector<int> packs;
   if (contiguous >= 0 && tile_axis >= 0) {
     const AxisAccess &row = base[static_cast<size_t>(contiguous)],
                      &tile = base[static_cast<size_t>(tile_axis)];
-    bool blocked_load = false, gathered = false;
+    bool blocked_load = false, gathered = false, window = false;
+    int packable = -1;
+    int64_t reduction = 1;
+    for (const AxisAccess& a : base)
+      if (a.kind == AxisKind::Reduce) reduction *= a.extent;
+    std::vector<int64_t> slots = load_slots(base_stage), inputs = input_slots(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
-      blocked_load |= tile.block_strides[j] == 1 && row.load_strides[j] == 0;
       bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
         return a.kind == AxisKind::Reduce && a.load_strides[j] != 0;
       });
+      blocked_load |= tile.block_strides[j] == 1 && row.load_strides[j] == 0;
       gathered |= in_loop && (!row.load_strides[j] || std::abs(*row.load_strides[j]) > 1);
+      window |= row.load_strides[j] && *row.load_strides[j] != 0 &&
+                std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
+                  const std::optional<int64_t>& r = a.load_strides[j];
+                  return a.kind == AxisKind::Reduce && r && *r != 0 &&
+                         std::abs(*r) <= std::abs(*row.load_strides[j]);
+                });
+      if (in_loop && row.load_strides[j] == 0 && tile.load_strides[j] != 0 &&
+          tile.block_strides[j] != 1 && load_reuse(base, j) >= kPackReuse)
+        packable =
+            static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) - inputs.begin());
     }
-    int64_t columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
-    if ((2 * row.extent <= width || gathered) && blocked_load && tile.extent % width == 0 &&
-        width <= kBlock && upcast(tile_axis, width)) {
-      if (row.extent % columns != 0) p.try_apply({OptOp::Padto, position(contiguous), columns});
-      tiled = upcast(contiguous, columns);
-      gone[static_cast<size_t>(contiguous)] = tiled && (row.extent + columns - 1) / columns == 1;
-      lanes = width;
-      contiguous = -1;
+    // Rows of whole power-of-two blocks of columns take vectors of channels; other rows up to
+    // 16 wide (14: 240 GFLOP/s this way, 224 as 64 channels x 2 columns) are padded.
+    int64_t columns = std::min<int64_t>(row.extent & -row.extent, 8), vectors = 1;
+    bool long_reduction = reduction >= 256 && window,
+         blocks = long_reduction && columns >= 4 && row.extent % (2 * width) != 0;
+    bool short_rows =
+        2 * row.extent <= width || (gathered && !blocks) || (long_reduction && row.extent <= 16);
+    if ((short_rows || blocks) && (blocked_load || packable >= 0) && tile.extent % width == 0 &&
+        width <= kBlock) {
+      if (short_rows)
+        columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
+      else
+        while (vectors * 2 * columns <= 16 && tile.extent % (vectors * 2 * width) == 0)
+          vectors *= 2;
+      if (upcast(tile_axis, vectors * width)) {
+        if (row.extent % columns != 0) p.try_apply({OptOp::Padto, position(contiguous), columns});
+        tiled = upcast(contiguous, columns);
+        gone[static_cast<size_t>(contiguous)] = tiled && (row.extent + columns - 1) / columns == 1;
+        lanes = width;
+        contiguous = -1;
+        if (!blocked_load) packs.push_back(packable);
+      }
     }
   }
   if (contiguous >= 0) {
@@ -460,7 +524,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   if (tiled && base[static_cast<size_t>(tile_axis)].extent >= 32)
     for (int input :
          inputs_to_pack(base, static_cast<size_t>(tile_axis), base_stage, itemsize_of_output(ast)))
-      p.try_apply({OptOp::Pack, input, 0});
+      if (std::find(packs.begin(), packs.end(), input) == packs.end()) packs.push_back(input);
+  for (int input : packs) p.try_apply({OptOp::Pack, input, 0});
   // Across the cores.
   if (threads > 1) {
     int outer = find([](const AxisAccess& a) {

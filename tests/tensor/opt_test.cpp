@@ -72,6 +72,11 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
   EXPECT_THAT(why({{OptOp::Padto, 2, 8}}), ::testing::HasSubstr("PADTO applies to loop axes"));
   EXPECT_THAT(why({{OptOp::Padto, 0, 8}}), ::testing::HasSubstr("32 iterations already"));
   EXPECT_THAT(why({{OptOp::Padto, 0, 128}}), ::testing::HasSubstr("more than double"));
+  // 16 x 6 lanes split unevenly; 16 x 4 and a lone 12 are fine
+  EXPECT_THAT(why({{OptOp::Upcast, 1, 16}, {OptOp::Padto, 0, 36}, {OptOp::Upcast, 0, 6}}),
+              ::testing::HasSubstr("vectors of 96 lanes, a power of two only up to 16"));
+  EXPECT_EQ(why({{OptOp::Upcast, 1, 16}, {OptOp::Upcast, 0, 4}}), "applied");
+  EXPECT_EQ(why({{OptOp::Padto, 1, 36}, {OptOp::Upcast, 1, 12}}), "applied");
 }
 
 TEST(Opts, NestedReductionsMultiplyTheirUnrollsSiblingsDoNot) {

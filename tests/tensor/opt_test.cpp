@@ -296,6 +296,11 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   auto [opts1x1, k1x1] = conv(384, 14, 1, 1); // no window: the row stays the vector
   EXPECT_THAT(to_string(opts1x1), ::testing::StartsWith("PADTO(2,16) UPCAST(2,16)"));
   EXPECT_THAT(to_string(opts1x1), ::testing::Not(::testing::HasSubstr("PACK")));
+  // A depthwise convolution's rows take no lanes from its channels (its weights would gather).
+  Tensor x = Tensor::rand({1, 144, 56, 56}, 5), w = Tensor::rand({144, 1, 3, 3}, 6);
+  Schedule dw = x.conv2d(w, std::nullopt, 1, 1, 1, 144).schedule();
+  EXPECT_THAT(to_string(heuristic_opts(dw.items.back().ast, 2)),
+              ::testing::StartsWith("UPCAST(2,8) UPCAST(1,4) THREAD"));
   Tensor a = Tensor::rand({2048, 2048}, 7), b = Tensor::rand({2048, 2048}, 8);
   EXPECT_THAT(to_string(heuristic_for(a.matmul(b))), ::testing::HasSubstr("TILE(1,2)"));
   Tensor c = Tensor::rand({256, 256}, 7), d = Tensor::rand({256, 256}, 8);

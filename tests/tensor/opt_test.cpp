@@ -322,6 +322,16 @@ TEST(Opts, HeuristicVectorizesReductionsAlongTheirData) {
               ::testing::StartsWith("UPCAST(1,16) UNROLL(2,64) UNROLL(3,64)"));
 }
 
+// A kernel too small to pay for starting the threads runs on one core.
+TEST(Opts, HeuristicThreadsOnlyKernelsWorthIt) {
+  EXPECT_THAT(to_string(heuristic_for(Tensor::rand({16, 16, 16}, 1) * 2.0)),
+              ::testing::Not(::testing::HasSubstr("THREAD")));
+  EXPECT_THAT(to_string(heuristic_for(Tensor::rand({32, 32, 32}, 1) * 2.0)),
+              ::testing::HasSubstr("THREAD(0,2)"));
+  EXPECT_THAT(to_string(heuristic_for(Tensor::rand({8, 64}, 1).sum({1}))),
+              ::testing::Not(::testing::HasSubstr("THREAD")));
+}
+
 TEST(Opts, ExplicitListThroughThePolicy) {
   Tensor a = Tensor::rand({64}, 3);
   HeuristicPolicy p;

@@ -100,11 +100,14 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
-// One compile and one parallel run, so LLVM and OpenMP are set up before the filter.
+// One compile and one parallel run, so LLVM and OpenMP (its threads started) are set up before
+// the filter. The THREAD is explicit: the heuristic runs a kernel this small on one core.
 void warm_up(int threads) {
-  Schedule s = (Tensor::rand({4096}, 1) + 1.0f).schedule();
+  Schedule s = (Tensor::rand({int64_t{threads} * 1024}, 1) + 1.0f).schedule();
   const ScheduleItem& item = s.items.at(0);
-  auto c = KernelCandidate::build(item.ast, heuristic_opts(item.ast, threads), item.name);
+  std::vector<Opt> opts;
+  if (threads > 1) opts.push_back({OptOp::Thread, 0, threads});
+  auto c = KernelCandidate::build(item.ast, opts, item.name);
   if (!c) die("warm-up compile failed: " + c.error().message);
   std::vector<Buffer> bufs;
   std::vector<void*> ptrs;

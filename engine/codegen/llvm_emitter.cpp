@@ -16,7 +16,6 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
-#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -479,35 +478,28 @@ private:
   // widened to whole 512-bit vectors and cut back); elsewhere 2^n is built in the exponent
   // bits as two factors, so results down to the subnormals are right.
   llvm::Value* scale_by_pow2(llvm::Value* p, llvm::Value* n, DType dt) {
-    constexpr unsigned kLanes = 16;
-    unsigned lanes = static_cast<unsigned>(dt.lanes());
+    constexpr int kLanes = 16;
+    int lanes = dt.lanes(), wide = (lanes + kLanes - 1) / kLanes * kLanes;
     if (codegen_internal::host_has_feature("avx512f")) {
-      auto* chunk_type = llvm::FixedVectorType::get(b_.getFloatTy(), kLanes);
       auto widen = [&](llvm::Value* v) -> llvm::Value* {
-        if (lanes == 1)
-          return b_.CreateInsertElement(llvm::PoisonValue::get(chunk_type), v, uint64_t{0});
-        unsigned wide = (lanes + kLanes - 1) / kLanes * kLanes;
-        llvm::SmallVector<int, 64> mask;
-        for (unsigned i = 0; i < wide; ++i) mask.push_back(i < lanes ? static_cast<int>(i) : -1);
-        return lanes == wide ? v : b_.CreateShuffleVector(v, mask);
+        if (lanes == 1) v = b_.CreateVectorSplat(1, v);
+        return lanes == wide ? v : b_.CreateShuffleVector(v, widening_mask(lanes, wide));
       };
       llvm::Value *wp = widen(p), *wn = widen(n);
-      unsigned wide =
-          static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(wp->getType())->getNumElements());
-      llvm::SmallVector<llvm::Value*, 8> chunks;
-      for (unsigned at = 0; at < wide; at += kLanes) {
-        llvm::SmallVector<int, 16> pick;
-        for (unsigned i = 0; i < kLanes; ++i) pick.push_back(static_cast<int>(at + i));
+      std::vector<llvm::Value*> chunks;
+      for (int at = 0; at < wide; at += kLanes) {
+        llvm::SmallVector<int> pick;
+        for (int l = 0; l < kLanes; ++l) pick.push_back(at + l);
         llvm::Value* cp = wide == kLanes ? wp : b_.CreateShuffleVector(wp, pick);
         llvm::Value* cn = wide == kLanes ? wn : b_.CreateShuffleVector(wn, pick);
         chunks.push_back(b_.CreateIntrinsic(
             llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
             {cp, cn, cp, b_.getInt16(0xffff), b_.getInt32(4 /* the current rounding */)}));
       }
-      llvm::Value* r = chunks.size() == 1 ? chunks[0] : llvm::concatenateVectors(b_, chunks);
+      llvm::Value* r = concatenate(std::move(chunks));
       if (lanes == 1) return b_.CreateExtractElement(r, uint64_t{0});
-      llvm::SmallVector<int, 64> keep;
-      for (unsigned i = 0; i < lanes; ++i) keep.push_back(static_cast<int>(i));
+      llvm::SmallVector<int> keep;
+      for (int l = 0; l < lanes; ++l) keep.push_back(l);
       return lanes == wide ? r : b_.CreateShuffleVector(r, keep);
     }
     llvm::Type* ft = value_type(dt);

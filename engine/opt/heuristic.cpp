@@ -406,10 +406,10 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // Rows of whole power-of-two blocks of columns take vectors of channels; other rows up to
     // 16 wide (14: 240 GFLOP/s this way, 224 as 64 channels x 2 columns) are padded.
     int64_t columns = std::min<int64_t>(row.extent & -row.extent, 8), vectors = 1;
-    bool long_reduction = reduction >= 256 && window,
-         blocks = long_reduction && columns >= 4 && row.extent % (2 * width) != 0;
+    bool long_window = reduction >= 256 && window,
+         blocks = long_window && columns >= 4 && row.extent % (2 * width) != 0;
     bool short_rows =
-        2 * row.extent <= width || (gathered && !blocks) || (long_reduction && row.extent <= 16);
+        2 * row.extent <= width || (gathered && !blocks) || (long_window && row.extent <= 16);
     if ((short_rows || blocks) && (blocked_load || packable >= 0) && tile.extent % width == 0 &&
         width <= kBlock) {
       if (short_rows)

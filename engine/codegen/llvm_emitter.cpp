@@ -498,9 +498,8 @@ private:
       }
       llvm::Value* r = concatenate(std::move(chunks));
       if (lanes == 1) return b_.CreateExtractElement(r, uint64_t{0});
-      llvm::SmallVector<int> keep;
-      for (int l = 0; l < lanes; ++l) keep.push_back(l);
-      return lanes == wide ? r : b_.CreateShuffleVector(r, keep);
+      // (lanes 0..lanes-1 of the whole vectors: the widening mask's identity part)
+      return lanes == wide ? r : b_.CreateShuffleVector(r, widening_mask(lanes, lanes));
     }
     llvm::Type* ft = value_type(dt);
     llvm::Type* it = value_type(DType(Scalar::Int32).vec(dt.lanes()));

@@ -230,13 +230,18 @@ int register_tile_axis(const std::vector<AxisAccess>& axes, size_t vec) {
   return reuse;
 }
 
-// The buffer slot of each LOAD, in the order accesses() lists them.
-std::vector<int64_t> load_slots(const UOpPtr& stage) {
-  std::vector<int64_t> slots;
+// The input each LOAD reads, in PACK's numbering (input_slots), in the order accesses() lists
+// the loads.
+std::vector<int> load_inputs(const UOpPtr& stage) {
+  std::vector<int64_t> inputs = input_slots(stage);
+  std::vector<int> out;
   for (const UOpPtr& u : toposort(stage))
-    if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
-      slots.push_back(u->src(0)->src(0)->arg().as_int());
-  return slots;
+    if (u->op() == Op::Load && u->src(0)->op() == Op::Index) {
+      int64_t slot = u->src(0)->src(0)->arg().as_int();
+      out.push_back(
+          static_cast<int>(std::find(inputs.begin(), inputs.end(), slot) - inputs.begin()));
+    }
+  return out;
 }
 
 // The bytes LOAD j reads over the whole kernel: its element size times the extents of the axes
@@ -267,20 +272,17 @@ constexpr int64_t kMinThreadedWork = int64_t{1} << 14;
 // more than 1 MiB of them.
 std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile,
                                 const UOpPtr& stage, int64_t itemsize) {
-  std::vector<int64_t> slots = load_slots(stage), inputs = input_slots(stage);
-  std::vector<int> out;
-  for (size_t j = 0; j < slots.size(); ++j) {
+  std::vector<int> inputs = load_inputs(stage), out;
+  for (size_t j = 0; j < inputs.size(); ++j) {
     if (axes[tile].load_strides[j] != 0) continue;
     bool rows = false;
     for (const AxisAccess& a : axes) {
       const std::optional<int64_t>& s = a.load_strides[j];
       rows |= a.kind == AxisKind::Reduce && s && std::abs(*s) > 1 && *s * itemsize % 1024 == 0;
     }
-    int input =
-        static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) - inputs.begin());
     if (rows && load_bytes(axes, j, itemsize) > (int64_t{1} << 20) &&
-        std::find(out.begin(), out.end(), input) == out.end())
-      out.push_back(input);
+        std::find(out.begin(), out.end(), inputs[j]) == out.end())
+      out.push_back(inputs[j]);
   }
   return out;
 }
@@ -385,7 +387,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     int64_t reduction = 1;
     for (const AxisAccess& a : base)
       if (a.kind == AxisKind::Reduce) reduction *= a.extent;
-    std::vector<int64_t> slots = load_slots(base_stage), inputs = input_slots(base_stage);
+    std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
       bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
         return a.kind == AxisKind::Reduce && a.load_strides[j] != 0;
@@ -400,8 +402,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
                 });
       if (in_loop && row.load_strides[j] == 0 && tile.load_strides[j] != 0 &&
           tile.block_strides[j] != 1 && load_reuse(base, j) >= kPackReuse)
-        packable =
-            static_cast<int>(std::find(inputs.begin(), inputs.end(), slots[j]) - inputs.begin());
+        packable = inputs[j];
     }
     // Rows of whole power-of-two blocks of columns take vectors of channels; other rows up to
     // 16 wide (14: 240 GFLOP/s this way, 224 as 64 channels x 2 columns) are padded.

@@ -231,6 +231,8 @@ TEST_F(SandboxTest, HostileRepliesAreRefusedAndCostTheWorkerItsLife) {
       {"reply_bad_hash", true, false, "code_hash is not 1 to 16 hex digits"},
       {"reply_wrong_type", true, false, "compile_ms is not a number"},
       {"reply_negative_code_bytes", true, false, "code_bytes is not a non-negative integer"},
+      // A worker that exits once it has replied is refused for its reply, not its exit.
+      {"reply_bad_hash_then_exit", true, false, "code_hash is not 1 to 16 hex digits"},
       {"reply_negative_samples", false, false, "samples_ms[0] is -5"},
       {"reply_many_samples", false, false, "its framing is over the limits"},
       {"reply_no_check_ms", false, true, "check_ms has 0 entries for 3 checks"},
@@ -388,7 +390,7 @@ TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
     ASSERT_EQ(call(compile_request(""), 30).status, CallStatus::ok);
     EXPECT_EQ(call(run_request(1), 0.5).status, CallStatus::timeout);
     ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
-  } // and the last one ends when its pipes close
+  }                              // and the last one ends when its pipes close
   EXPECT_EQ(workers.size(), 4u); // the first, and one after each crash, violation and hang
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))

@@ -24,6 +24,23 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+// The call's result once the worker is found dead with `status` (from waitpid).
+CallResult death(int status, CallResult r) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    r.detail = signal_name(sig);
+    r.status = sig == SIGSYS    ? CallStatus::violation
+               : sig == SIGXCPU ? CallStatus::limit
+                                : CallStatus::crashed;
+    if (sig == SIGSYS) r.detail += " (a syscall outside the sandbox's allow-list)";
+    if (sig == SIGXCPU) r.detail += " (the sandbox's CPU-time limit)";
+  } else if (WIFEXITED(status)) {
+    r.status = CallStatus::crashed;
+    r.detail = "the worker exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  return r;
+}
+
 } // namespace
 
 const char* to_string(CallStatus s) {
@@ -116,35 +133,24 @@ void Sandbox::start() {
   ++starts_;
 }
 
-CallResult Sandbox::stop(CallStatus fallback, std::string detail) {
-  CallResult r{fallback, {}, std::move(detail)};
+CallResult Sandbox::stop(CallStatus verdict, std::string detail) {
+  CallResult r{verdict, {}, std::move(detail)};
+  // Kill before closing the pipes: a worker that sees its input close exits on its own, and
+  // that exit must not pass for the reason a reply was refused or a request timed out.
+  if (pid_ > 0) {
+    int status = 0;
+    pid_t got = ::waitpid(pid_, &status, WNOHANG);
+    if (got == 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    } else if (verdict == CallStatus::lost) { // it died first: say how
+      r = death(status, std::move(r));
+    }
+    pid_ = -1;
+  }
   if (to_worker_ >= 0) ::close(to_worker_);
   if (from_worker_ >= 0) ::close(from_worker_);
   to_worker_ = from_worker_ = -1;
-  if (pid_ <= 0) return r;
-  // A worker that died on its own has a status waiting; otherwise (hung) it is killed.
-  int status = 0;
-  pid_t got = ::waitpid(pid_, &status, WNOHANG);
-  bool killed_here = false;
-  if (got == 0) {
-    ::kill(pid_, SIGKILL);
-    killed_here = true;
-    ::waitpid(pid_, &status, 0);
-  }
-  pid_ = -1;
-  if (killed_here) return r;
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    r.detail = signal_name(sig);
-    r.status = sig == SIGSYS    ? CallStatus::violation
-               : sig == SIGXCPU ? CallStatus::limit
-                                : CallStatus::crashed;
-    if (sig == SIGSYS) r.detail += " (a syscall outside the sandbox's allow-list)";
-    if (sig == SIGXCPU) r.detail += " (the sandbox's CPU-time limit)";
-  } else if (WIFEXITED(status)) {
-    r.status = CallStatus::crashed;
-    r.detail = "the worker exited with status " + std::to_string(WEXITSTATUS(status));
-  }
   return r;
 }
 

@@ -64,8 +64,9 @@ public:
 
 private:
   void start();
-  /// Kills the worker (if alive) and reaps it; how it ended, for a failed call.
-  CallResult stop(CallStatus fallback, std::string detail);
+  /// Kills the worker (if alive), reaps it and closes its pipes. The result is `verdict`, except
+  /// that a worker found dead when the verdict is `lost` is reported by how it died.
+  CallResult stop(CallStatus verdict, std::string detail);
 
   SandboxOptions options_;
   pid_t pid_ = -1;

@@ -30,9 +30,10 @@
 // candidate: "abort_in_compile", and while running "open_file" (a syscall the filter denies),
 // "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element); or a hostile
 // reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
-// "reply_negative_code_bytes"; to its runs "reply_negative_samples", "reply_many_samples",
-// "reply_no_check_ms", "reply_short_payload", "reply_huge_payload" (a 4 GiB length, no bytes);
-// or "probe:ACTION": the run tries a forbidden action (probe.hpp) and answers {"probe": ...}.
+// "reply_negative_code_bytes", "reply_bad_hash_then_exit" (and the worker exits); to its runs
+// "reply_negative_samples", "reply_many_samples", "reply_no_check_ms", "reply_short_payload",
+// "reply_huge_payload" (a 4 GiB length, no bytes); or "probe:ACTION": the run tries a forbidden
+// action (probe.hpp) and answers {"probe": ...}.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -234,6 +235,11 @@ private:
     if (fault == "reply_bad_hash") m.header["code_hash"] = "not-hex";
     if (fault == "reply_wrong_type") m.header["compile_ms"] = "fast";
     if (fault == "reply_negative_code_bytes") m.header["code_bytes"] = -1;
+    if (fault == "reply_bad_hash_then_exit") { // refused, though its worker is gone by then
+      m.header["code_hash"] = "not-hex";
+      (void)write_message(STDOUT_FILENO, m);
+      std::_Exit(0);
+    }
     candidates_.emplace(id, Compiled{std::move(*c), fault});
     return m;
   }

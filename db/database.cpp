@@ -192,7 +192,7 @@ constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
 
 bool file_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -210,7 +210,7 @@ void check_header(const std::string& path) {
 
 /// The size of the file at `path` (0 when there is none).
 int64_t file_size(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
@@ -354,6 +354,9 @@ Database::Database(const std::string& path, Access access) {
   if (!read_only) {
     conn_->exec("PRAGMA journal_mode = WAL");
     conn_->exec("PRAGMA synchronous = NORMAL");
+    // The log outlives the last writer (see Connection): a size limit truncates it to nothing
+    // when that writer closes, so a file closed cleanly has an empty log beside it.
+    conn_->exec("PRAGMA journal_size_limit = 67108864");
   }
 }
 

@@ -43,6 +43,13 @@ Connection::Connection(std::string path, bool read_only, bool immutable)
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  // The last writer to close keeps the write-ahead log and its index: deleting them would pull
+  // the shared-memory index from under a reader in another process (the GUI's live poll), which
+  // then reads pages through a stale index and calls the file damaged.
+  if (!read_only_) {
+    int persist = 1;
+    sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  }
 }
 
 Connection::~Connection() { sqlite3_close_v2(db_); }

@@ -3,6 +3,7 @@
 // a crash; a run written by another connection appears live; a tuning run started from the
 // window journals candidates and plots them; a plan tried by hand is timed in a sandbox (or
 // rejected with its reason); each view renders, and its screenshot is saved to gui_artifacts/.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,8 @@
 #include <QThreadPool>
 #include <QXYSeries>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
@@ -179,6 +182,37 @@ TEST_F(GuiTest, ARunWrittenByAnotherConnectionAppearsLive) {
                      .host = "test"});
   }
   QTRY_COMPARE_WITH_TIMEOUT(w->runs_model()->rowCount(), 2, 10000);
+}
+
+// Problem 1 of the GUI review: a plan tried by hand (another connection writing runs) once
+// made the 1 Hz reader call the database damaged. The writer that closed last deleted the
+// log's shared-memory index under the reader, which then read pages through a stale one; 99%
+// of this test's reads failed before the log was kept. While a writer process commits runs
+// back to back, the reader polls and loads as fast as it can: not one read may fail, nor one
+// after the writer has gone.
+TEST_F(GuiTest, AWriterProcessNeverMakesTheLiveReaderFail) {
+  pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    ::setenv("BEAMLAB_TEST_WRITER", path_.c_str(), 1); // main.cpp: write_runs_for
+    ::execl("/proc/self/exe", "beamlab_gui_tests", nullptr);
+    std::_Exit(127);
+  }
+  ChangeWatch watch(path_);
+  int reads = 0;
+  std::vector<std::string> errors;
+  while (::waitpid(writer, nullptr, WNOHANG) == 0) {
+    Expected<bool> changed = watch.changed();
+    if (!changed) errors.push_back(changed.error());
+    Expected<std::vector<RunRow>> runs = load_runs(path_);
+    if (!runs) errors.push_back(runs.error());
+    ++reads;
+  }
+  Expected<std::vector<RunRow>> after = load_runs(path_);
+  EXPECT_TRUE(after.has_value()) << after.error();
+  EXPECT_GT(reads, 10);
+  EXPECT_TRUE(errors.empty()) << errors.size() << " of " << reads
+                              << " reads failed, first: " << errors.front();
 }
 
 TEST_F(GuiTest, TheKernelViewShowsAxesCodeAndHistory) {

@@ -192,7 +192,7 @@ constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
 
 bool file_exists(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -210,7 +210,7 @@ void check_header(const std::string& path) {
 
 /// The size of the file at `path` (0 when there is none).
 int64_t file_size(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
@@ -317,9 +317,15 @@ Database::Database(const std::string& path, Access access) {
   user_assert(!read_only || file_exists(path))
       << "the database '" << path << "' does not exist; run 'beamlab tune' to create it, "
       << "or pass another --db";
-  check_header(path);
   bool exists = file_exists(path);
-  bool has_log = file_size(path + "-wal") > 0; // not closed cleanly, or open elsewhere now
+  // A log not closed cleanly, or open elsewhere now. Both reads open the files plainly, so
+  // they run only when no connection of this process has the file open (sqlite.hpp): one that
+  // has checked it already.
+  bool has_log = false;
+  unless_open_here(path, [&] {
+    check_header(path);
+    has_log = file_size(path + "-wal") > 0;
+  });
   bool dir_writable = directory_writable(path);
   if (exists && (!dir_writable || ::access(path.c_str(), W_OK) != 0)) {
     // Readable from a read-only directory (or a read-only file): as an immutable file, which
@@ -354,9 +360,6 @@ Database::Database(const std::string& path, Access access) {
   if (!read_only) {
     conn_->exec("PRAGMA journal_mode = WAL");
     conn_->exec("PRAGMA synchronous = NORMAL");
-    // The log outlives the last writer (see Connection): a size limit truncates it to nothing
-    // when that writer closes, so a file closed cleanly has an empty log beside it.
-    conn_->exec("PRAGMA journal_size_limit = 67108864");
   }
 }
 
@@ -681,6 +684,8 @@ std::map<int64_t, Database::RunStats> Database::run_stats() {
                                 "LEFT JOIN candidates c ON c.tuning_id = t.id GROUP BY t.run_id");
   std::map<int64_t, RunStats> out;
   while (st.step()) out[st.i64(0)] = {static_cast<int>(st.i64(1)), st.i64(2)};
+  Statement b = conn_->prepare("SELECT run_id, count(*) FROM benchmarks GROUP BY run_id");
+  while (b.step()) out[b.i64(0)].benchmarks = b.i64(1);
   return out;
 }
 

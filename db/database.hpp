@@ -214,8 +214,9 @@ public:
   struct RunStats {
     int tunings = 0;
     int64_t candidates = 0;
+    int64_t benchmarks = 0; ///< a bench run's measurements
   };
-  /// Per run id (runs without tunings are absent).
+  /// Per run id (runs without tunings or benchmarks are absent).
   std::map<int64_t, RunStats> run_stats();
   /// Candidates per tuning id of a run.
   std::map<int64_t, int64_t> candidate_counts(int64_t run_id);

@@ -1,6 +1,10 @@
 // The SQLite wrapper; see sqlite.hpp.
 #include "db/sqlite.hpp"
 
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -27,6 +31,28 @@ std::string uri_of(const std::string& path, const char* query) {
 
 } // namespace
 
+namespace {
+
+// The files this process's connections have open, by (device, inode), with their count.
+std::mutex g_open_mutex;
+std::map<std::pair<uint64_t, uint64_t>, int> g_open;
+
+std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+} // namespace
+
+bool unless_open_here(const std::string& path, const std::function<void()>& check) {
+  std::lock_guard lock(g_open_mutex);
+  auto id = file_id(path);
+  if (id != std::pair<uint64_t, uint64_t>{0, 0} && g_open.count(id)) return false;
+  check();
+  return true;
+}
+
 Connection::Connection(std::string path, bool read_only, bool immutable)
     : path_(std::move(path)), read_only_(read_only || immutable) {
   int flags = read_only_ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -43,16 +69,17 @@ Connection::Connection(std::string path, bool read_only, bool immutable)
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-  // The last writer to close keeps the write-ahead log and its index: deleting them would pull
-  // the shared-memory index from under a reader in another process (the GUI's live poll), which
-  // then reads pages through a stale index and calls the file damaged.
-  if (!read_only_) {
-    int persist = 1;
-    sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-  }
+  // Registered before its first statement takes a lock: see unless_open_here.
+  std::lock_guard lock(g_open_mutex);
+  file_id_ = file_id(path_);
+  ++g_open[file_id_];
 }
 
-Connection::~Connection() { sqlite3_close_v2(db_); }
+Connection::~Connection() {
+  sqlite3_close_v2(db_);
+  std::lock_guard lock(g_open_mutex);
+  if (auto it = g_open.find(file_id_); it != g_open.end() && --it->second == 0) g_open.erase(it);
+}
 
 void Connection::fail(int rc, std::string_view what) const {
   const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

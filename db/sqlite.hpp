@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,7 +92,16 @@ private:
   std::string path_;
   bool read_only_ = false;
   sqlite3* db_ = nullptr;
+  std::pair<uint64_t, uint64_t> file_id_{0, 0}; ///< (device, inode) while registered open
 };
+
+/// Runs `check`, which may open and close the database file at `path` plainly (an
+/// std::ifstream), only when no Connection of this process has that file open; returns whether
+/// it ran. Closing any descriptor of a file drops every POSIX lock the process holds on it, and
+/// SQLite's connections keep theirs there: a plain read beside the GUI's long-lived reader
+/// dropped its lock, a writer process then deleted the write-ahead log's index under it, and
+/// every read after that failed as "database disk image is malformed".
+bool unless_open_here(const std::string& path, const std::function<void()>& check);
 
 /// BEGIN IMMEDIATE ... COMMIT: takes the write lock at once (so a busy writer waits its turn
 /// instead of failing on upgrade); rolled back unless commit() was called.

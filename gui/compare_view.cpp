@@ -15,6 +15,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "engine/support/statistics.hpp"
 #include "gui/async.hpp"
 #include "gui/style.hpp"
 #include "gui/workbench.hpp"
@@ -23,6 +24,21 @@
 namespace beamlab::gui {
 
 namespace {
+
+// A table cell showing `text` that sorts by `value`.
+class NumberItem : public QTableWidgetItem {
+public:
+  NumberItem(const QString& text, double value) : QTableWidgetItem(text), value_(value) {
+    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  bool operator<(const QTableWidgetItem& other) const override {
+    if (const auto* n = dynamic_cast<const NumberItem*>(&other)) return value_ < n->value_;
+    return QTableWidgetItem::operator<(other);
+  }
+
+private:
+  double value_;
+};
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -128,8 +144,13 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   runs_table_->horizontalHeaderItem(6)->setToolTip(
       "Changes up to the floor never count: the measurement's own run-to-run drift over "
       "earlier bench runs on this device where there are enough, else 5%");
+  runs_table_->horizontalHeaderItem(5)->setToolTip(
+      "The larger interquartile range over the median of the two runs' samples");
+  runs_table_->horizontalHeaderItem(7)->setToolTip(
+      "The rank test's p-value (Mann-Whitney U); blank with too few samples for it");
   runs_table_->horizontalHeader()->setStretchLastSection(true);
   runs_table_->setSortingEnabled(true);
+  make_reading_table(runs_table_);
 
   auto* row_c = new QHBoxLayout;
   row_c->addWidget(new QLabel("Candidate A"));
@@ -159,6 +180,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 }
 
 void CompareView::set_tuning(const TuningDetail& d) {
+  bool same_tuning = detail_.row.tuning.id == d.row.tuning.id;
+  int picked_a = cand_a_->currentData().toInt(), picked_b = cand_b_->currentData().toInt();
   detail_ = d;
   for (QComboBox* c : {cand_a_, cand_b_}) {
     c->clear();
@@ -169,9 +192,41 @@ void CompareView::set_tuning(const TuningDetail& d) {
                           qstr(r.opts.empty() ? "(no Opts)" : r.opts)),
                  r.seq);
   }
+  // A live reload keeps what was picked; a new kernel defaults to the heuristic (A) against
+  // the winner (B): what the search gained.
+  auto seq_of = [&](const std::string& opts, int fallback) {
+    for (const db::CandidateRow& r : d.candidates)
+      if (r.opts == opts && r.status == "ok") return r.seq;
+    return fallback;
+  };
+  int a = same_tuning ? picked_a : seq_of(d.row.tuning.heuristic_opts, 0);
+  int b = same_tuning ? picked_b
+                      : seq_of(d.row.tuning.winner_opts,
+                               d.candidates.empty() ? 0 : d.candidates.back().seq);
+  if (int i = cand_a_->findData(a); i >= 0) cand_a_->setCurrentIndex(i);
+  if (int i = cand_b_->findData(b); i >= 0) cand_b_->setCurrentIndex(i);
+}
+
+int CompareView::default_a(int b) const {
+  if (b < 0) return -1;
+  // A bench run against the bench before it, a tuning against the tuning before it; else
+  // the run before B.
+  for (size_t i = static_cast<size_t>(b) + 1; i < runs_.size(); ++i)
+    if (runs_[i].run.kind == runs_[static_cast<size_t>(b)].run.kind &&
+        runs_[i].by_hand == runs_[static_cast<size_t>(b)].by_hand)
+      return static_cast<int>(i);
+  return b + 1 < static_cast<int>(runs_.size()) ? b + 1 : -1;
+}
+
+void CompareView::pick_run(int64_t b) {
+  int i = run_b_->findData(QVariant::fromValue<qlonglong>(b));
+  if (i < 0) return;
+  run_b_->setCurrentIndex(i);
+  run_a_->setCurrentIndex(default_a(i));
 }
 
 void CompareView::set_runs(const std::vector<RunRow>& runs) {
+  runs_ = runs;
   // A reload keeps the runs picked; new ones default to the newest run (B) judged against the
   // one before it (A), as `beamlab report --baseline latest~1` does.
   QVariant picked_a = run_a_->currentData(), picked_b = run_b_->currentData();
@@ -188,8 +243,8 @@ void CompareView::set_runs(const std::vector<RunRow>& runs) {
     int i = id.isValid() ? box->findData(id) : -1;
     box->setCurrentIndex(i >= 0 ? i : std::min(fallback, box->count() - 1));
   };
-  pick(run_a_, picked_a, 1);
   pick(run_b_, picked_b, 0);
+  pick(run_a_, picked_a, default_a(run_b_->currentIndex()));
 }
 
 void CompareView::compare_candidates(int a, int b) {
@@ -270,36 +325,40 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
           Q_EMIT compared();
           return;
         }
+        // `only`: the column of the one side that measured it (A 2, B 3), for rows without d.
         auto add_row = [this](const reports::Measurement& m, const QString& verdict,
-                              const reports::Delta* d) {
+                              const reports::Delta* d, int only = 0) {
           int row = runs_table_->rowCount();
           runs_table_->insertRow(row);
           auto num = [](double x, int digits) {
-            auto* item = new QTableWidgetItem;
-            item->setData(Qt::DisplayRole, QString::number(x, 'f', digits).toDouble());
-            return item;
+            return new NumberItem(QString::number(x, 'f', digits), x);
           };
           runs_table_->setItem(row, 0, new QTableWidgetItem(reports::to_string(m.section)));
           runs_table_->setItem(row, 1, new QTableWidgetItem(qstr(m.name)));
           auto* v = new QTableWidgetItem(verdict);
-          if (d && d->verdict != reports::Verdict::unknown) {
-            runs_table_->setItem(row, 2, num(d->baseline.median, 4));
+          // The medians whenever both sides measured, even where the verdict is unknown (too
+          // few samples for a test): a time is never hidden for want of a verdict.
+          if (d && d->baseline.median > 0) runs_table_->setItem(row, 2, num(d->baseline.median, 4));
+          if (d && d->candidate.median > 0)
             runs_table_->setItem(row, 3, num(d->candidate.median, 4));
+          if (!d && !m.samples_ms.empty())
+            runs_table_->setItem(row, only, num(beamlab::quantile(m.samples_ms, 0.5), 4));
+          if (d && d->verdict != reports::Verdict::unknown) {
             runs_table_->setItem(row, 4, num(100 * d->change, 1));
             runs_table_->setItem(row, 5, num(100 * d->noise, 1));
             runs_table_->setItem(row, 6, num(100 * d->floor, 1));
             if (d->history_runs)
               runs_table_->item(row, 6)->setToolTip(
                   QString("from %1 earlier runs").arg(d->history_runs));
-            runs_table_->setItem(row, 7, num(d->p, 4));
+            runs_table_->setItem(row, 7, new NumberItem(p_text(d->p), d->p));
             if (std::optional<QColor> color = verdict_color(d->verdict)) v->setForeground(*color);
           }
           runs_table_->setItem(row, 8, v);
         };
         for (const reports::ComparedRow& r : c->rows)
           add_row(r.candidate, reports::to_string(r.delta.verdict), &r.delta);
-        for (const reports::Measurement& m : c->only_baseline) add_row(m, "only in A", nullptr);
-        for (const reports::Measurement& m : c->only_candidate) add_row(m, "only in B", nullptr);
+        for (const reports::Measurement& m : c->only_baseline) add_row(m, "only in A", nullptr, 2);
+        for (const reports::Measurement& m : c->only_candidate) add_row(m, "only in B", nullptr, 3);
         runs_table_->setSortingEnabled(true);
         QString warnings;
         for (const std::string& w : c->warnings)

@@ -30,6 +30,8 @@ public:
   void set_database(const std::string& path) { db_path_ = path; }
   void set_tuning(const TuningDetail& d);
   void set_runs(const std::vector<RunRow>& runs);
+  /// Picks run `b` as B and, as A, the newest run before it of its kind (else the one before).
+  void pick_run(int64_t b);
   /// Compares candidates `a` and `b` (by seq) of the tuning shown.
   void compare_candidates(int a, int b);
   /// Compares runs `a` (baseline) and `b` (candidate) by id.
@@ -49,8 +51,12 @@ Q_SIGNALS:
   void compared();
 
 private:
+  /// The run to compare run index `b` (in runs_, newest first) against: index of A, or -1.
+  int default_a(int b) const;
+
   std::string db_path_;
   TuningDetail detail_;
+  std::vector<RunRow> runs_;
   int code_serial_ = 0, runs_serial_ = 0;
   QComboBox *cand_a_, *cand_b_, *run_a_, *run_b_;
   QLabel* summary_;

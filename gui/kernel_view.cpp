@@ -12,13 +12,19 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
+#include "engine/support/statistics.hpp"
 #include "gui/async.hpp"
 #include "gui/style.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 
+namespace {
+const char* const kNoKernelText = "Open a kernel from the Runs view (Enter or double-click).";
+} // namespace
+
 KernelView::KernelView(QWidget* parent) : QWidget(parent) {
-  title_ = new QLabel("Open a kernel from the Runs view (Enter or double-click).");
+  title_ = new QLabel(kNoKernelText);
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   axes_ = new QLabel;
   axes_->setTextFormat(Qt::RichText);
@@ -36,7 +42,12 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   axis_ = new QSpinBox;
   axis_->setRange(0, 16);
   axis_->setPrefix("axis ");
+  axis_->setToolTip("The axis the Opt applies to: the n of n:extent in the axes line above "
+                    "(loop and reduce axes, in nesting order, after the Opts so far); for "
+                    "PACK, the input buffer");
   amount_ = new QSpinBox;
+  amount_->setToolTip("How many iterations become lanes, chunks or blocks (SWAP: the other "
+                      "axis; PACK: 0)");
   amount_->setRange(0, 1024); // PACK(input, 0)
   amount_->setValue(4);
   // PACK addresses an input buffer, not an axis.
@@ -117,7 +128,7 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   table_->setModel(proxy);
   table_->setSortingEnabled(true);
   table_->sortByColumn(candidates_col::seq, Qt::AscendingOrder);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  make_reading_table(table_);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
   connect(table_, &QTableView::activated, this, [this, proxy](const QModelIndex& i) {
@@ -163,7 +174,6 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
                       .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
   update_history();
   if (same_kernel) return; // a live reload: keep the plan being edited
-  hand_.clear();
   auto task = tuner::task_from_record(k);
   if (!task) {
     task_.reset();
@@ -177,6 +187,31 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
   result_->clear();
   show_opts();
   refresh_code();
+}
+
+void KernelView::clear() {
+  detail_ = {};
+  task_.reset();
+  opts_.clear();
+  ++code_serial_; // a compile still running belongs to the kernel that was shown
+  title_->setText(kNoKernelText);
+  axes_->clear();
+  result_->clear();
+  list_->clear();
+  text_->clear();
+  ir_->clear();
+  asm_->clear();
+  candidates_->set_rows({});
+  history_->chart()->removeAllSeries();
+  for (QAbstractAxis* a : history_->chart()->axes()) history_->chart()->removeAxis(a);
+}
+
+void KernelView::show_plan(const std::vector<Opt>& opts) {
+  if (!task_) return;
+  opts_ = opts;
+  show_opts();
+  refresh_code();
+  result_->setText("a candidate's plan, not measured here: Enter in the Opts text measures it");
 }
 
 void KernelView::try_opts(const std::vector<Opt>& opts) {
@@ -248,15 +283,23 @@ void KernelView::measure() {
         const tuner::Candidate& c = r->candidate;
         std::string status = tuner::to_string(c.status);
         if (c.status == tuner::Status::ok) {
+          // Both times with their spread, and the ratio flagged when either is noisy: a
+          // re-measured plan moves by its spread, which is not a change.
           double ms = c.median_ms();
-          hand_.emplace_back(to_string(opts), ms);
-          QString vs = r->heuristic_ms > 0 ? QString(" (heuristic %1, %2x)")
-                                                 .arg(ms_text(r->heuristic_ms))
+          double spread =
+              std::max(relative_spread(c.samples_ms), relative_spread(r->heuristic_samples_ms));
+          QString vs = r->heuristic_ms > 0 ? QString(" (heuristic %1: %2x)")
+                                                 .arg(time_with_spread(r->heuristic_samples_ms))
                                                  .arg(r->heuristic_ms / ms, 0, 'f', 2)
                                            : QString();
-          result_->setText(plan + ": <b>" + ms_text(ms) + "</b> median of " +
-                           QString::number(c.samples_ms.size()) + " runs" + vs);
-          update_history();
+          QString noisy =
+              spread > kNoisySpread
+                  ? QString("<br><span style='color:#b86e00'>noisy: the samples spread ±%1%; "
+                            "the machine was likely busy. Ratios within that are not changes: "
+                            "re-measure when it is idle.</span>")
+                        .arg(100 * spread / 2, 0, 'f', 0)
+                  : QString();
+          result_->setText(plan + ": <b>" + time_with_spread(c.samples_ms) + "</b>" + vs + noisy);
         } else {
           QColor color = status_color(status_class(status));
           result_->setText(
@@ -273,26 +316,38 @@ void KernelView::update_history() {
   for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
   chart->setTitle("Timing history of " + qstr(detail_.row.kernel.name));
   auto* tuned = new QLineSeries;
-  tuned->setName("tuned (winner, per search)");
+  tuned->setName("tuned (winner of each search)");
   auto* heuristic = new QLineSeries;
   heuristic->setName("heuristic");
+  // Plans tried by hand are their own series, between the searches they followed: never
+  // joined to the winners' line, which would read as the tuned time regressing.
   auto* hand = new QScatterSeries;
   hand->setName("tried by hand");
   hand->setColor(QColor(0xc9, 0xa2, 0x00));
+  hand->setMarkerSize(9);
   double top = 0;
-  int x = 0;
+  int searches = 0;
   for (const db::Tuning& t : detail_.history) {
-    ++x;
-    if (t.winner_ms) tuned->append(x, *t.winner_ms), top = std::max(top, *t.winner_ms);
-    if (t.heuristic_ms) heuristic->append(x, *t.heuristic_ms), top = std::max(top, *t.heuristic_ms);
+    if (tuner::tried_by_hand(t)) continue;
+    ++searches;
+    if (t.winner_ms) tuned->append(searches, *t.winner_ms), top = std::max(top, *t.winner_ms);
+    if (t.heuristic_ms)
+      heuristic->append(searches, *t.heuristic_ms), top = std::max(top, *t.heuristic_ms);
   }
-  for (const auto& [plan, ms] : hand_) hand->append(x + 1, ms), top = std::max(top, ms);
+  for (const TuningDetail::HandTry& h : detail_.hand_tries) {
+    double ms = quantile(h.samples_ms, 0.5);
+    hand->append(h.after_searches + 0.5, ms);
+    top = std::max(top, ms);
+  }
   auto* ax = new QValueAxis;
-  ax->setTitleText("search (oldest first); by hand: after the last");
-  ax->setRange(0, x + 2);
+  ax->setTitleText("search, oldest first (plans tried by hand sit after the search before them)");
+  ax->setRange(0.5, searches + 0.5 + (hand->count() > 0 ? 0.5 : 0));
+  ax->setTickType(QValueAxis::TicksDynamic);
+  ax->setTickAnchor(1);
+  ax->setTickInterval(1);
   ax->setLabelFormat("%d");
   auto* ay = new QValueAxis;
-  ay->setTitleText("ms");
+  ay->setTitleText("ms (median)");
   ay->setRange(0, top > 0 ? top * 1.15 : 1);
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
@@ -303,6 +358,12 @@ void KernelView::update_history() {
   }
   tuned->setPointsVisible(true);
   heuristic->setPointsVisible(true);
+}
+
+int KernelView::history_hand_points() const {
+  for (QAbstractSeries* s : history_->chart()->series())
+    if (s->name() == "tried by hand") return static_cast<QXYSeries*>(s)->count();
+  return 0;
 }
 
 } // namespace beamlab::gui

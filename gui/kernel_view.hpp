@@ -30,10 +30,15 @@ public:
 
   /// Shows `detail`; plans tried by hand are journaled in `db_path`.
   void set_tuning(const TuningDetail& detail, const std::string& db_path);
+  /// Shows no kernel (another database was opened).
+  void clear();
   bool has_kernel() const { return task_.has_value(); }
   const TuningDetail& detail() const { return detail_; }
   /// The Opt list as the editor holds it.
   std::vector<Opt> opts() const { return opts_; }
+  /// Shows `opts` (a candidate picked elsewhere) and its code, without measuring it: Enter in
+  /// the Opts text measures it as a plan tried by hand.
+  void show_plan(const std::vector<Opt>& opts);
   /// Replaces the Opt list (as typing it does): updates the code and measures it.
   void try_opts(const std::vector<Opt>& opts);
   /// The last hand measurement's text ("0.123 ms (heuristic 0.2 ms)" or the reason).
@@ -44,6 +49,8 @@ public:
   CandidatesModel* candidates() const { return candidates_; }
   QTabWidget* tabs() const { return tabs_; }
   QChart* history_chart() const { return history_->chart(); }
+  /// Points of the history's "tried by hand" series.
+  int history_hand_points() const;
 
 Q_SIGNALS:
   void code_ready();
@@ -63,7 +70,6 @@ private:
   std::vector<Opt> opts_;
   std::shared_ptr<HandBench> bench_;
   std::string bench_path_;
-  std::vector<std::pair<std::string, double>> hand_; ///< plans tried by hand and their ms
   int code_serial_ = 0;
 
   QLabel *title_, *axes_, *result_;

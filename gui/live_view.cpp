@@ -109,8 +109,10 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   chart->setTitle("Candidates as they settle");
   ax_ = new QValueAxis;
   ax_->setTitleText("wall time (s)");
-  ay_ = new QValueAxis;
-  ay_->setTitleText("best sample (ms)");
+  ay_ = new QLogValueAxis;
+  ay_->setTitleText("best sample (ms, log scale)");
+  ay_->setLabelFormat("%g");
+  ay_->setMinorTickCount(-1);
   chart->addAxis(ax_, Qt::AlignBottom);
   chart->addAxis(ay_, Qt::AlignLeft);
   for (int i = 0; i < kStatusClassCount; ++i) {
@@ -136,8 +138,12 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
 
   tree_ = new QTreeWidget;
   tree_->setHeaderLabels({"Beam (iteration x rank)", "ms", "Opts"});
+  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   tree_->header()->setStretchLastSection(true);
-  details_ = new QLabel("Click a beam candidate for its details; Enter opens it.");
+  tree_->setTabKeyNavigation(false);
+  details_ = new QLabel("Click a beam candidate for its details; Enter or a double-click opens "
+                        "its plan in the Kernel view.");
   details_->setWordWrap(true);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
@@ -158,7 +164,7 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   });
   connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     if (!item || item->data(0, Qt::UserRole).isNull()) return;
-    Q_EMIT candidate_picked(item->data(0, Qt::UserRole + 1).toString(), item->text(2));
+    Q_EMIT candidate_picked(item->data(0, Qt::UserRole + 2).toString(), item->text(2));
   });
   auto* side = new QSplitter(Qt::Vertical);
   side->addWidget(tree_);
@@ -196,7 +202,7 @@ void LiveView::reset_chart() {
   tree_->clear();
   candidates_.clear();
   max_t_ = 1;
-  max_ms_ = 0;
+  min_ms_ = max_ms_ = 0;
   settled_ = 0;
 }
 
@@ -290,9 +296,12 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
       if (e.ms > 0) {
         points[status_class(e.status)].append({e.t, e.ms});
         max_ms_ = std::max(max_ms_, e.ms);
+        min_ms_ = min_ms_ > 0 ? std::min(min_ms_, e.ms) : e.ms;
       }
       break;
-    case LiveEvent::Kind::best: best.append({e.t, e.best > 0 ? e.best : e.ms}); break;
+    case LiveEvent::Kind::best:
+      if (double ms = e.best > 0 ? e.best : e.ms; ms > 0) best.append({e.t, ms}); // log axis
+      break;
     case LiveEvent::Kind::iteration: iterated.push_back(e.kernel); break;
     case LiveEvent::Kind::kernel_started:
       current_kernel_ = e.kernel;
@@ -320,7 +329,7 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
     best_->replace(shown_best_);
   }
   ax_->setRange(0, max_t_ * 1.05);
-  ay_->setRange(0, max_ms_ > 0 ? max_ms_ * 1.1 : 1);
+  if (max_ms_ > 0) ay_->setRange(min_ms_ / 1.25, max_ms_ * 1.25);
   for (const std::string& k : iterated) update_tree(k);
 }
 
@@ -343,6 +352,7 @@ void LiveView::update_tree(const std::string& kernel) {
                                             QString::number(ok[r]->ms, 'f', 4), qstr(ok[r]->opts)});
     child->setData(0, Qt::UserRole, ok[r]->id);
     child->setData(0, Qt::UserRole + 1, qstr(kernel));
+    child->setData(0, Qt::UserRole + 2, qstr(ok[r]->hash));
   }
   top->setExpanded(true);
   tree_->scrollToItem(top);

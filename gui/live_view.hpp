@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScatterSeries>
@@ -70,6 +71,8 @@ public:
   /// For tests and the benchmark: points per status class, the best-so-far curve, the tree.
   int points(StatusClass c) const;
   int best_points() const { return best_->count(); }
+  /// The time axis's range (log scale).
+  std::pair<double, double> time_range() const { return {ay_->min(), ay_->max()}; }
   QTreeWidget* beam_tree() const { return tree_; }
   SandboxStrip* strip() const { return strip_; }
   QString status_text() const { return status_->text(); }
@@ -80,8 +83,8 @@ public:
 Q_SIGNALS:
   /// The session ended (finished, cancelled or failed): the database has changed.
   void session_finished();
-  /// A candidate picked in the tree: open its kernel's plan.
-  void candidate_picked(const QString& kernel, const QString& opts);
+  /// A candidate picked in the tree (Enter, double-click): open its plan on kernel `hash`.
+  void candidate_picked(const QString& hash, const QString& opts);
 
 private:
   void poll();
@@ -98,14 +101,15 @@ private:
   QPushButton *start_kernel_, *start_corpus_, *pause_, *cancel_;
   QLabel *status_, *details_;
   QChartView* chart_view_;
-  QValueAxis *ax_, *ay_;
+  QValueAxis* ax_;
+  QLogValueAxis* ay_; ///< log: a few slow outliers must not flatten the search
   std::map<StatusClass, QScatterSeries*> series_;
   QLineSeries* best_;
   std::map<StatusClass, QList<QPointF>> shown_; ///< every series' points
   QList<QPointF> shown_best_;
   QTreeWidget* tree_;
   SandboxStrip* strip_;
-  double max_t_ = 1, max_ms_ = 0;
+  double max_t_ = 1, min_ms_ = 0, max_ms_ = 0;
   int settled_ = 0;
   /// Per kernel: the settled candidates (id -> event) for the beam tree.
   std::map<std::string, std::map<int, LiveEvent>> candidates_;

@@ -1,6 +1,8 @@
 // The workbench window; see main_window.hpp.
 #include "gui/main_window.hpp"
 
+#include <filesystem>
+
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
@@ -8,6 +10,7 @@
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
@@ -18,19 +21,25 @@
 #include "gui/program.hpp"
 #include "gui/style.hpp"
 #include "tuner/batch/policy.hpp"
+#include "tuner/store/journal.hpp"
 #include <beamlab/workloads.hpp>
 
 namespace beamlab::gui {
 
 namespace {
 
-QTableView* table(QAbstractItemModel* model) {
+// A sortable table of `model`; column `stretch` takes the room the others leave, the others fit
+// their contents (up to a third of the window, the rest in the tooltip).
+QTableView* table(QAbstractItemModel* model, int stretch) {
   auto* t = new QTableView;
   t->setModel(model);
   t->setSortingEnabled(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  make_reading_table(t);
   t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->horizontalHeader()->setStretchLastSection(true);
+  t->setWordWrap(false);
+  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  t->horizontalHeader()->setSectionResizeMode(stretch, QHeaderView::Stretch);
+  t->horizontalHeader()->setMaximumSectionSize(420);
   t->verticalHeader()->hide();
   return t;
 }
@@ -46,11 +55,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs and kernels.
   runs_ = make_runs_model(this);
   runs_proxy_ = make_proxy(runs_, runs_col::command, this);
-  runs_view_ = table(runs_proxy_);
+  runs_view_ = table(runs_proxy_, runs_col::command);
   runs_view_->sortByColumn(runs_col::id, Qt::DescendingOrder);
   kernels_ = make_kernels_model(this);
   kernels_proxy_ = make_proxy(kernels_, kernels_col::name, this);
-  kernels_view_ = table(kernels_proxy_);
+  kernels_view_ = table(kernels_proxy_, kernels_col::opts);
   kernels_view_->sortByColumn(kernels_col::speedup, Qt::DescendingOrder);
   filter_ = new QLineEdit;
   filter_->setPlaceholderText("filter kernels by name (Ctrl+F)");
@@ -61,6 +70,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [this](const QModelIndex& i) {
             if (i.isValid()) select_run(i.data(kIdRole).toLongLong());
           });
+  // Enter on a run compares it with the one before it of its kind (Compare's default).
+  connect(runs_view_, &QTableView::activated, this, [this](const QModelIndex& i) {
+    if (!i.isValid()) return;
+    compare_view_->pick_run(i.data(kIdRole).toLongLong());
+    auto [a, b] = compare_view_->picked_runs();
+    if (a != 0 && a != b) compare_view_->compare_runs(a, b);
+    tabs_->setCurrentWidget(compare_view_);
+  });
   auto open_current_kernel = [this](const QModelIndex& i) {
     if (i.isValid()) open_tuning(i.data(kIdRole).toLongLong());
   };
@@ -78,6 +95,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* lower = new QWidget;
   auto* lv = new QVBoxLayout(lower);
   lv->setContentsMargins(0, 0, 0, 0);
+  run_note_ = new QLabel;
+  run_note_->setWordWrap(true);
+  lv->addWidget(run_note_);
   lv->addWidget(filter_);
   lv->addWidget(kernels_view_);
   runs_page->addWidget(lower);
@@ -92,6 +112,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(schedule_view_, &ScheduleView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
   connect(schedule_view_, &ScheduleView::tune_requested, this, &MainWindow::tune_program_kernel);
   connect(timing_view_, &TimingView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
+  // A point of the roofline opens: a candidate's plan in the Kernel view, a kernel's search.
+  connect(roofline_view_, &RoofLineView::candidate_clicked, this, [this](int seq) {
+    for (const db::CandidateRow& c : kernel_view_->detail().candidates)
+      if (c.seq == seq)
+        if (auto o = parse_opts(c.opts)) kernel_view_->show_plan(*o);
+    tabs_->setCurrentIndex(kernel_tab);
+  });
+  connect(roofline_view_, &RoofLineView::tuning_clicked, this,
+          [this](qint64 id) { open_tuning(id); });
+  // A beam candidate picked in Live tuning opens in the Kernel view with its plan.
+  connect(live_view_, &LiveView::candidate_picked, this,
+          [this](const QString& hash, const QString& opts) { open_candidate(hash, opts); });
 
   // A program for the Schedule and Timing views.
   program_ = new QComboBox;
@@ -146,6 +178,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                              "beamlab database (*.db);;All files (*)");
     if (!f.isEmpty()) open_database(f);
   });
+  file->addAction("&New database...", QKeySequence::New, this, [this] {
+    QString f = QFileDialog::getSaveFileName(this, "Create a beamlab database", {},
+                                             "beamlab database (*.db)");
+    if (!f.isEmpty()) open_database(f, OpenMode::create);
+  });
   file->addAction("Open &model or kernel...", QKeySequence(Qt::CTRL | Qt::Key_M), this, [this] {
     QString f = QFileDialog::getOpenFileName(this, "Profile an ONNX model or an IR kernel", {},
                                              "Models and kernels (*.onnx *.ir);;All files (*)");
@@ -167,7 +204,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   poll_timer_.setInterval(1000);
   connect(&poll_timer_, &QTimer::timeout, this, &MainWindow::poll_changes);
   QSettings settings;
-  restoreGeometry(settings.value("window/geometry").toByteArray());
+  // The first launch: a window that shows the tables' columns whole (1280x800, or the screen
+  // less a margin when it is smaller).
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) {
+    QSize want(1280, 800);
+    if (QScreen* screen = QGuiApplication::primaryScreen())
+      want = want.boundedTo(screen->availableSize() * 0.95);
+    resize(want);
+  }
   restoreState(settings.value("window/state").toByteArray());
   runs_page->restoreState(settings.value("window/runs_split").toByteArray());
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
@@ -188,39 +232,54 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 }
 
 void MainWindow::show_error(const QString& text) {
+  error_shown_ = true;
   message_->setText("<span style='color:#d62728'>" + text.toHtmlEscaped() + "</span>");
 }
 
-void MainWindow::open_database(const QString& path) {
-  db_path_ = path.toStdString();
-  setWindowTitle("beamlab workbench - " + path);
-  live_view_->set_database(db_path_);
-  compare_view_->set_database(db_path_);
-  watch_ = std::make_shared<ChangeWatch>(db_path_);
-  run_id_ = tuning_id_ = 0;
-  QSettings().setValue("database", path);
-  message_->setText("opening " + path + "...");
-  std::string p = db_path_;
-  // Created (or migrated) the way the CLI would: then every later read is read-only.
+void MainWindow::clear_error() {
+  if (!error_shown_) return;
+  error_shown_ = false;
+  message_->setText(qstr(db_path_));
+}
+
+void MainWindow::open_database(const QString& path, OpenMode mode) {
+  std::string p = path.toStdString();
+  message_->setText("opening " + path.toHtmlEscaped() + "...");
+  // Opened (created or migrated, the way the CLI would) before anything switches to it: then
+  // every later read is read-only.
   run_async(
       this,
-      [p]() -> Expected<void> {
+      [p, mode]() -> Expected<void> {
         try {
+          if (mode == OpenMode::existing && !std::filesystem::exists(p))
+            return make_unexpected("no database at '" + p +
+                                   "'; open an existing one (Ctrl+O) or create one "
+                                   "(File > New database)");
           db::Database db(p);
           return {};
         } catch (const std::exception& e) {
           return make_unexpected(std::string(e.what()));
         }
       },
-      [this, p](const Expected<void>& r) {
-        if (p != db_path_) return;
+      [this, p, path](const Expected<void>& r) {
         if (!r) {
-          runs_->set_rows({});
-          kernels_->set_rows({});
-          poll_timer_.stop();
-          show_error(qstr(r.error()));
+          show_error(qstr(r.error()) +
+                     (db_path_.empty() ? QString() : "; still showing " + qstr(db_path_)));
           return;
         }
+        db_path_ = p;
+        setWindowTitle("beamlab workbench - " + path);
+        live_view_->set_database(db_path_);
+        compare_view_->set_database(db_path_);
+        watch_ = std::make_shared<ChangeWatch>(db_path_);
+        poll_failures_ = 0;
+        run_id_ = tuning_id_ = 0;
+        run_kernels_.clear();
+        kernels_->set_rows({});
+        kernel_view_->clear();
+        roofline_view_->clear();
+        QSettings().setValue("database", path);
+        error_shown_ = false;
         message_->setText(qstr(p));
         reload();
         poll_timer_.start();
@@ -235,6 +294,7 @@ void MainWindow::reload() {
       [this, p](const Expected<std::vector<RunRow>>& r) {
         if (p != db_path_) return;
         if (!r) return show_error(qstr(r.error()));
+        clear_error();
         runs_->set_rows(*r);
         compare_view_->set_runs(*r);
         if (run_id_ == 0 && !r->empty()) {
@@ -257,9 +317,29 @@ void MainWindow::poll_changes() {
       [this, watch](const Expected<bool>& changed) {
         polling_ = false;
         if (watch != watch_) return;
-        if (!changed) return show_error(qstr(changed.error()));
+        // A failed poll is retried on the next tick (the connection is reopened); only a
+        // failure that persists is shown, and the next good read clears it.
+        if (!changed) {
+          if (++poll_failures_ >= 3) show_error(qstr(changed.error()));
+          return;
+        }
+        poll_failures_ = 0;
         if (*changed) reload();
       });
+}
+
+QString MainWindow::run_note(const RunDetail& r) const {
+  if (r.run.kind == db::RunKind::bench)
+    return QString("Run %1 is a bench run: it timed the tuned plans, it searched nothing. Enter "
+                   "on it (or the Compare view) compares it with the run before it.")
+        .arg(r.run.id);
+  if (!r.kernels.empty() && std::all_of(r.kernels.begin(), r.kernels.end(), [](const KernelRow& k) {
+        return tuner::tried_by_hand(k.tuning);
+      }))
+    return QString("Run %1 holds plans tried by hand in the Kernel view: no search ran, so it "
+                   "has no winners and no speedups.")
+        .arg(r.run.id);
+  return {};
 }
 
 void MainWindow::select_run(int64_t run_id) {
@@ -272,6 +352,8 @@ void MainWindow::select_run(int64_t run_id) {
         if (!r) return show_error(qstr(r.error()));
         run_kernels_ = r->kernels;
         kernels_->set_rows(r->kernels);
+        run_note_->setText(run_note(*r));
+        run_note_->setVisible(!run_note_->text().isEmpty());
         Q_EMIT run_loaded();
       });
 }
@@ -286,6 +368,10 @@ void MainWindow::open_tuning(int64_t tuning_id) {
         if (tuning_id != tuning_id_) return;
         if (!d) return show_error(qstr(d.error()));
         kernel_view_->set_tuning(*d, db_path_);
+        if (pending_opts_) { // a candidate picked elsewhere: its plan, measured as by hand
+          if (auto o = parse_opts(pending_opts_->toStdString())) kernel_view_->show_plan(*o);
+          pending_opts_.reset();
+        }
         roofline_view_->set_data(*d, run_kernels_);
         compare_view_->set_tuning(*d);
         auto task = tuner::task_from_record(d->row.kernel);
@@ -305,6 +391,18 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
         // Not tuned yet: a kernel of the profiled program is tuned right away.
         if (!tune_program_kernel(hash))
           show_error("kernel " + hash + " has not been tuned in this database yet");
+      });
+}
+
+void MainWindow::open_candidate(const QString& hash, const QString& opts) {
+  std::string p = db_path_, h = hash.toStdString();
+  run_async(
+      this, [p, h] { return latest_tuning(p, h); },
+      [this, hash, opts](const Expected<std::optional<int64_t>>& t) {
+        if (!t) return show_error(qstr(t.error()));
+        if (!*t) return show_error("kernel " + hash + " has no search journaled yet");
+        pending_opts_ = opts;
+        open_tuning(**t);
       });
 }
 

@@ -43,8 +43,12 @@ public:
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Opens `path` (created when missing, as the CLI does); errors show in the window.
-  void open_database(const QString& path);
+  /// How open_database treats a missing file.
+  enum class OpenMode { create, existing };
+  /// Opens `path` (with `create`, made when missing, as the CLI does). A file that can't be
+  /// opened (missing, foreign, damaged) is an error in the window and changes nothing: the
+  /// database shown before stays shown and remembered.
+  void open_database(const QString& path, OpenMode mode = OpenMode::existing);
   const std::string& database() const { return db_path_; }
   /// Reloads the runs (and the open run and kernel) now.
   void reload();
@@ -84,18 +88,28 @@ protected:
 
 private:
   void show_error(const QString& text);
+  /// Clears an error banner (a later read succeeded) back to the database's path.
+  void clear_error();
   void poll_changes();
   void open_kernel_by_hash(const QString& hash);
+  /// Opens the newest search of kernel `hash` with `opts` in the editor.
+  void open_candidate(const QString& hash, const QString& opts);
+  /// What the kernels table can't say about run `r` (a bench run, plans tried by hand).
+  QString run_note(const RunDetail& r) const;
 
   std::string db_path_;
   std::shared_ptr<ChangeWatch> watch_;
   bool polling_ = false;
+  bool error_shown_ = false;
+  int poll_failures_ = 0; ///< consecutive failed polls: one is a retry, not a banner
   int64_t run_id_ = 0, tuning_id_ = 0;
   std::vector<KernelRow> run_kernels_;
   std::optional<ProgramProfile> program_profile_; ///< the Program box's last profile
   QTimer poll_timer_;
   QTabWidget* tabs_;
   QLabel* message_;
+  QLabel* run_note_;
+  std::optional<QString> pending_opts_; ///< a plan to show once the tuning opening loads
   RunsModel* runs_;
   KernelsModel* kernels_;
   QSortFilterProxyModel *runs_proxy_, *kernels_proxy_;

@@ -2,6 +2,7 @@
 #include "gui/models.hpp"
 
 #include "gui/style.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 
@@ -19,7 +20,10 @@ RunsModel* make_runs_model(QObject* parent) {
   std::vector<RunsModel::Column> cols = {
       {"Run", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.run.id); }},
       {"Started (UTC)", [](const RunRow& r) { return qstr(r.run.started_at); }},
-      {"Kind", [](const RunRow& r) { return qstr(to_string(r.run.kind)); }},
+      {"Kind",
+       [](const RunRow& r) {
+         return r.by_hand ? QString("by hand") : qstr(to_string(r.run.kind));
+       }},
       {"Label", [](const RunRow& r) { return qstr(r.run.label); }},
       {"Command", [](const RunRow& r) { return qstr(r.run.command); }},
       {"Device", [](const RunRow& r) { return qstr(r.device); }},
@@ -32,8 +36,19 @@ RunsModel* make_runs_model(QObject* parent) {
          if (r.run.status == db::RunStatus::interrupted) return QColor(0xb8, 0x6e, 0x00);
          return {};
        }},
-      {"Kernels", [](const RunRow& r) { return r.kernels; }},
-      {"Candidates", [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
+      {"Kernels",
+       [](const RunRow& r) -> QVariant {
+         if (r.run.kind == db::RunKind::bench)
+           return QString("%1 measurements").arg(r.measurements);
+         return r.kernels;
+       },
+       [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.kernels + r.measurements); }},
+      {"Candidates",
+       [](const RunRow& r) -> QVariant {
+         if (r.run.kind == db::RunKind::bench) return QString("-");
+         return QVariant::fromValue<qlonglong>(r.candidates);
+       },
+       [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
   };
   return new RunsModel(std::move(cols), [](const RunRow& r) { return r.run.id; }, parent);
 }
@@ -42,14 +57,27 @@ KernelsModel* make_kernels_model(QObject* parent) {
   std::vector<KernelsModel::Column> cols = {
       {"Kernel", [](const KernelRow& r) { return qstr(r.kernel.name); }},
       {"Workload", [](const KernelRow& r) { return qstr(r.tuning.workload); }},
-      {"Status", [](const KernelRow& r) { return qstr(to_string(r.tuning.status)); }},
+      {"Status",
+       [](const KernelRow& r) {
+         if (tuner::tried_by_hand(r.tuning)) return QString("by hand");
+         if (r.tuning.stop_reason == "cancelled") return QString("cancelled");
+         return qstr(to_string(r.tuning.status));
+       }},
       {"Heuristic ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
        [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); }},
-      {"Tuned ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.winner_ms); },
+      {"Tuned ms",
+       [](const KernelRow& r) -> QVariant {
+         if (tuner::tried_by_hand(r.tuning) || !r.tuning.winner_ms) return QString();
+         // With the search's noise: the runner-up comparison's relative half-width.
+         QString ms = ms_or_blank(r.tuning.winner_ms).toString();
+         return r.tuning.noise > 0 ? QString("%1 ±%2%").arg(ms).arg(100 * r.tuning.noise, 0, 'f', 1)
+                                   : ms;
+       },
        [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); }},
       {"Speedup",
        [](const KernelRow& r) -> QVariant {
          // The search's paired verdict: a tie is shown as one, never as a speedup.
+         if (tuner::tried_by_hand(r.tuning)) return QString("by hand: no search");
          auto x = r.speedup();
          const std::optional<db::PairedSpeedup>& p = r.tuning.speedup;
          QString interval =
@@ -57,9 +85,12 @@ KernelsModel* make_kernels_model(QObject* parent) {
          if (r.tuning.tie_with_heuristic) return "tie" + interval;
          return x ? QVariant(QString::number(*x, 'f', 2) + "x" + interval) : QString();
        },
-       [](const KernelRow& r) { return r.speedup().value_or(0); },
+       [](const KernelRow& r) {
+         return tuner::tried_by_hand(r.tuning) ? 0.0 : r.speedup().value_or(0);
+       },
        [](const KernelRow& r) -> QVariant {
-         return r.speedup().value_or(0) >= 1.05 && !r.tuning.tie_with_heuristic
+         return r.speedup().value_or(0) >= 1.05 && !r.tuning.tie_with_heuristic &&
+                        !tuner::tried_by_hand(r.tuning)
                     ? QVariant(QColor(0x2e, 0x9d, 0x4a))
                     : QVariant();
        }},
@@ -78,7 +109,12 @@ KernelsModel* make_kernels_model(QObject* parent) {
        }},
       {"Candidates",
        [](const KernelRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
-      {"Winner Opts", [](const KernelRow& r) { return qstr(r.tuning.winner_opts); }},
+      {"Winner Opts",
+       [](const KernelRow& r) {
+         if (!tuner::tried_by_hand(r.tuning)) return qstr(r.tuning.winner_opts);
+         return QString("fastest tried by hand: %1 %2")
+             .arg(ms_text(r.tuning.winner_ms.value_or(0)), qstr(r.tuning.winner_opts));
+       }},
   };
   return new KernelsModel(std::move(cols), [](const KernelRow& r) { return r.tuning.id; }, parent);
 }
@@ -97,6 +133,18 @@ CandidatesModel* make_candidates_model(QObject* parent) {
        [](const C& c) { return best_ms(c) > 0 ? best_ms(c) : 1e300; }},
       {"Median ms", [](const C& c) { return ms_or_blank(median_ms(c)); },
        [](const C& c) { return median_ms(c) > 0 ? median_ms(c) : 1e300; }},
+      {"Spread",
+       [](const C& c) -> QVariant {
+         if (c.samples_ms.size() < 2) return QString();
+         return QString("±%1% (%2)")
+             .arg(100 * relative_spread(c.samples_ms) / 2, 0, 'f', 1)
+             .arg(c.samples_ms.size());
+       },
+       [](const C& c) { return relative_spread(c.samples_ms); },
+       [](const C& c) -> QVariant {
+         return relative_spread(c.samples_ms) > kNoisySpread ? QVariant(QColor(0xb8, 0x6e, 0x00))
+                                                             : QVariant();
+       }},
       {"Compile ms", [](const C& c) { return QString::number(c.compile_ms, 'f', 1); },
        [](const C& c) { return c.compile_ms; }},
       {"Opts", [](const C& c) { return qstr(c.opts.empty() ? "(none)" : c.opts); }},

@@ -105,7 +105,7 @@ namespace kernels_col {
 enum { name, workload, status, heuristic_ms, tuned_ms, speedup, roofline, candidates, opts };
 }
 namespace candidates_col {
-enum { seq, iteration, parent, status, best_ms, median_ms, compile_ms, opts, error };
+enum { seq, iteration, parent, status, best_ms, median_ms, spread, compile_ms, opts, error };
 }
 
 } // namespace beamlab::gui

@@ -13,24 +13,33 @@
 #include "gui/program.hpp"
 #include "gui/style.hpp"
 #include "tuner/store/device.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 
 RoofLineView::RoofLineView(QWidget* parent) : QWidget(parent) {
   view_ = new QChartView(new QChart);
   view_->setRenderHint(QPainter::Antialiasing);
-  message_ = new QLabel("Open a kernel to see its candidates on the roofline.");
+  message_ = new QLabel;
   message_->setWordWrap(true);
   auto* v = new QVBoxLayout(this);
   v->addWidget(message_);
   v->addWidget(view_, 1);
+  clear();
 }
 
-void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>& run) {
+void RoofLineView::clear() {
   QChart* chart = view_->chart();
   chart->removeAllSeries();
   for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
-  candidates_ = winner_ = nullptr;
+  chart->setTitle({});
+  candidates_ = winner_ = over_ = nullptr;
+  message_->setText("Open a kernel to see its candidates on the roofline.");
+}
+
+void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>& run) {
+  clear();
+  QChart* chart = view_->chart();
   const db::Kernel& k = d.row.kernel;
   if (!d.device || !d.device->limits) {
     message_->setText("The device of this run has no measured limits (a tuning run measures "
@@ -56,7 +65,7 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   candidates_->setColor(status_color(StatusClass::ok));
   candidates_->setMarkerSize(8);
   winner_ = new QScatterSeries;
-  winner_->setName("winner");
+  winner_->setName(tuner::tried_by_hand(d.row.tuning) ? "fastest plan tried by hand" : "winner");
   winner_->setMarkerShape(QScatterSeries::MarkerShapeStar);
   winner_->setMarkerSize(22);
   winner_->setColor(QColor(0xd6, 0x27, 0x28));
@@ -64,6 +73,20 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   others->setName("the run's other kernels (winners)");
   others->setColor(QColor(0xb0, 0xb0, 0xb0));
   others->setMarkerSize(7);
+  // A figure over its roof is impossible unless the limits were measured low (under load) or
+  // the data is reused from a closer level than its size suggests: such points are drawn in
+  // their own series, never passed off as reaching the roof.
+  over_ = new QScatterSeries;
+  over_->setName("over its roof (!): hover for why");
+  over_->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+  over_->setColor(QColor(0xff, 0x8c, 0x00));
+  over_->setMarkerSize(10);
+  std::vector<int> candidate_seqs, over_seqs; // point index -> candidate seq (-1: a kernel)
+  std::vector<int64_t> other_tunings, over_tunings;
+  auto over_roof = [&](const db::Kernel& kernel, double ms) {
+    std::optional<Roof> r = roofline(limits, tuner::traffic_of(kernel), ms);
+    return r && !r->over_note().empty();
+  };
   double lo_x = ai, hi_x = ai, lo_y = peak, hi_y = peak;
   auto extend = [&](double x, double y) {
     lo_x = std::min(lo_x, x), hi_x = std::max(hi_x, x);
@@ -73,7 +96,13 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     double ms = best_ms(c);
     if (ms <= 0 || (c.status != "ok" && c.status != "slow")) continue;
     double y = gflops(k.flops, ms);
-    candidates_->append(ai, y);
+    if (over_roof(k, ms)) {
+      over_->append(ai, y);
+      over_seqs.push_back(c.seq), over_tunings.push_back(0);
+    } else {
+      candidates_->append(ai, y);
+      candidate_seqs.push_back(c.seq);
+    }
     extend(ai, y);
   }
   if (d.row.tuning.winner_ms && *d.row.tuning.winner_ms > 0) {
@@ -87,7 +116,13 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
       continue;
     double x = static_cast<double>(r.kernel.flops) / static_cast<double>(r.kernel.bytes);
     double y = gflops(r.kernel.flops, *r.tuning.winner_ms);
-    others->append(x, y);
+    if (over_roof(r.kernel, *r.tuning.winner_ms)) {
+      over_->append(x, y);
+      over_seqs.push_back(-1), over_tunings.push_back(r.tuning.id);
+    } else {
+      others->append(x, y);
+      other_tunings.push_back(r.tuning.id);
+    }
     extend(x, y);
   }
   // The roofs, one per memory level: bandwidth-bound below its ridge point, compute-bound
@@ -98,10 +133,13 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     double level_bw = m.bandwidth_for(write_share);
     auto* roof = new QLineSeries;
     bool applies = m.name == fits.name;
-    roof->setName(QString("%1 roof: %2 GB/s%3")
-                      .arg(QString::fromStdString(m.name))
-                      .arg(level_bw, 0, 'f', 0)
-                      .arg(applies ? " (the data fits here)" : ""));
+    roof->setName(
+        QString("%1 roof: %2 GB/s%3")
+            .arg(QString::fromStdString(m.name))
+            .arg(level_bw, 0, 'f', 0)
+            .arg(applies
+                     ? QString(" (the data fits here), FMA peak %1 GFLOP/s").arg(peak, 0, 'f', 0)
+                     : QString()));
     QPen pen(applies ? QColor(Qt::black) : QColor(0x90, 0x90, 0x90));
     pen.setWidthF(applies ? 2.5 : 1.2);
     if (!applies) pen.setStyle(Qt::DashLine);
@@ -123,20 +161,53 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
   std::vector<QXYSeries*> series(roofs.begin(), roofs.end());
-  series.insert(series.end(), {others, candidates_, winner_});
+  series.insert(series.end(), {others, candidates_, over_, winner_});
   for (QXYSeries* s : series) {
     chart->addSeries(s);
     s->attachAxis(ax);
     s->attachAxis(ay);
   }
-  for (QScatterSeries* points : {candidates_, winner_, others})
+  // Every point answers a hover (what it is, its figures, and for one over its roof why that
+  // can be) and a click (it opens: a candidate's plan, another kernel's search).
+  auto nearest = [](QScatterSeries* s, const QPointF& p) {
+    int best = -1;
+    double best_d = 0;
+    for (int i = 0; i < s->count(); ++i) {
+      double d =
+          std::abs(std::log(s->at(i).y() / p.y())) + std::abs(std::log(s->at(i).x() / p.x()));
+      if (best < 0 || d < best_d) best = i, best_d = d;
+    }
+    return best;
+  };
+  for (QScatterSeries* points : {candidates_, winner_, others, over_}) {
     connect(points, &QScatterSeries::hovered, this, [points](const QPointF& p, bool on) {
       if (!on) return QToolTip::hideText();
-      QToolTip::showText(QCursor::pos(), QString("%1: %2 GFLOP/s at %3 FLOP/byte")
+      QString why = points->name().startsWith("over")
+                        ? "\nfaster than the measured limit: data reused from a closer level "
+                          "than its size suggests, or limits measured under load "
+                          "(`beamlab device --measure` re-measures)"
+                        : QString();
+      QToolTip::showText(QCursor::pos(), QString("%1: %2 GFLOP/s at %3 FLOP/byte%4")
                                              .arg(points->name())
                                              .arg(p.y(), 0, 'f', 1)
-                                             .arg(p.x(), 0, 'g', 3));
+                                             .arg(p.x(), 0, 'g', 3)
+                                             .arg(why));
     });
+  }
+  auto clicks = [this, nearest](QScatterSeries* s, std::vector<int> seqs,
+                                std::vector<int64_t> tunings) {
+    connect(s, &QScatterSeries::clicked, this, [=, this](const QPointF& p) {
+      int i = nearest(s, p);
+      if (i < 0) return;
+      if (!seqs.empty() && seqs[size_t(i)] >= 0)
+        Q_EMIT candidate_clicked(seqs[size_t(i)]);
+      else if (!tunings.empty() && tunings[size_t(i)] > 0)
+        Q_EMIT tuning_clicked(tunings[size_t(i)]);
+    });
+  };
+  clicks(candidates_, candidate_seqs, {});
+  clicks(others, {}, other_tunings);
+  clicks(over_, over_seqs, over_tunings);
   chart->setTitle("Roofline of " + QString::fromStdString(k.name));
   std::optional<Roof> roof =
       d.row.tuning.winner_ms ? roofline(limits, traffic, *d.row.tuning.winner_ms) : std::nullopt;
@@ -148,12 +219,19 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
                                         ? QString()
                                         : "\n! " + QString::fromStdString(roof->over_note()))
                          : QString("no winner yet");
-  message_->setText(QString("%1 candidates at %2 FLOP/byte; its %3 of data fit in %4; %5.")
-                        .arg(candidates_->count())
-                        .arg(ai, 0, 'g', 3)
-                        .arg(QString::fromStdString(format_bytes(k.bytes)))
-                        .arg(QString::fromStdString(fits.name))
-                        .arg(verdict));
+  QString over = over_->count() > 0
+                     ? QString(" <span style='color:#b86e00'>%1 point(s) over their roof "
+                               "(orange squares): hover one for why.</span>")
+                           .arg(over_->count())
+                     : QString();
+  message_->setText(
+      QString("%1 candidates at %2 FLOP/byte; its %3 of data fit in %4; %5.%6")
+          .arg(candidates_->count() +
+               std::count_if(over_seqs.begin(), over_seqs.end(), [](int seq) { return seq >= 0; }))
+          .arg(ai, 0, 'g', 3)
+          .arg(QString::fromStdString(format_bytes(k.bytes)))
+          .arg(QString::fromStdString(fits.name))
+          .arg(verdict.toHtmlEscaped().replace("\n", "<br>"), over));
 }
 
 } // namespace beamlab::gui

@@ -371,11 +371,19 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(stack_);
-  show_message(tr("No program yet."));
+  show_message(tr("No program yet. Type one in the Program box above and press Enter:\n"
+                  "a workload (matmul M=64 N=64 K=64), an ONNX model (resnet18.onnx),\n"
+                  "a kernel's IR text (k.ir) or an expression (a.relu(); a=64x64);\n"
+                  "or open a model or kernel file with File > Open model or kernel (Ctrl+M)."));
+}
+
+QString ScheduleView::message() const {
+  return stack_->currentWidget() == message_ ? message_->text() : QString();
 }
 
 void ScheduleView::show_message(const QString& message) {
   scene_->clear();
+  legend_.clear();
   keys_.clear();
   centers_.clear();
   message_->setText(message);
@@ -433,6 +441,17 @@ void ScheduleView::set_program(const ProgramProfile& program) {
       fmt::format("{} ({}), {} kernel(s), {} in all, {} thread(s)", program.workload, program.dtype,
                   program.kernels.size(), format_ms(program.total_ms), program.threads)));
   title->setPos(0, -title->boundingRect().height() - 10);
+  // The legend, under the title: what the colours, shapes and labels mean, and what a click
+  // does (an untuned kernel's click starts its search).
+  QGraphicsSimpleTextItem* legend = scene_->addSimpleText(
+      tr("colour: the kernel's time, from light yellow (cheapest) to dark red (slowest) - "
+         "grey ovals: the program's inputs - edge labels: the bytes passed on\n"
+         "click or Enter: open the kernel's search (untuned: start one) - right-click or T: "
+         "tune it"),
+      time_font());
+  legend->setBrush(QColor(90, 90, 90));
+  legend->setPos(0, title->pos().y() - legend->boundingRect().height() - 6);
+  legend_ = legend->text();
   scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-12, -12, 12, 12));
   stack_->setCurrentWidget(view_);
   static_cast<GraphView*>(view_)->fit();

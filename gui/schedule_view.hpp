@@ -39,6 +39,10 @@ public:
   int node_count() const { return static_cast<int>(keys_.size()); }
   /// The scene position of kernel `kernel`'s node centre, from the Graphviz layout.
   QPointF node_center(int kernel) const;
+  /// The message shown instead of a graph ("" while a graph is shown).
+  QString message() const;
+  /// The graph's legend (empty with no graph).
+  QString legend() const { return legend_; }
 
 Q_SIGNALS:
   /// A kernel was clicked, or Enter was pressed with it selected.
@@ -57,6 +61,7 @@ private:
   QGraphicsScene* scene_ = nullptr;
   std::vector<QString> keys_;    ///< per kernel node
   std::vector<QPointF> centers_; ///< per kernel node
+  QString legend_;
 };
 
 } // namespace beamlab::gui

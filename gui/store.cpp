@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tuner/search/search.hpp"
+#include "tuner/store/journal.hpp"
 
 namespace beamlab::gui {
 
@@ -61,6 +62,11 @@ Expected<std::vector<RunRow>> load_runs(const std::string& path) {
       if (auto s = stats.find(r.id); s != stats.end()) {
         row.kernels = s->second.tunings;
         row.candidates = s->second.candidates;
+        row.measurements = s->second.benchmarks;
+      }
+      if (row.kernels > 0) {
+        std::vector<db::Tuning> ts = db.tunings(r.id);
+        row.by_hand = std::all_of(ts.begin(), ts.end(), tuner::tried_by_hand);
       }
       row.run = std::move(r);
       out.push_back(std::move(row));
@@ -100,6 +106,18 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
     d.candidates = db.candidates(tuning_id);
     d.row = kernel_row(db, *t, d.device, static_cast<int64_t>(d.candidates.size()));
     d.history = db.tunings_of_kernel(t->kernel_id);
+    int searches = 0;
+    for (const db::Tuning& h : d.history) {
+      if (!tuner::tried_by_hand(h)) {
+        ++searches;
+        continue;
+      }
+      for (const db::CandidateRow& c : db.candidates(h.id)) {
+        bool beside = c.seq == 0 || (c.seq == 1 && c.opts == h.heuristic_opts);
+        if (beside || c.status != "ok" || c.samples_ms.empty()) continue;
+        d.hand_tries.push_back({c.opts, c.samples_ms, searches});
+      }
+    }
     return d;
   });
 }

@@ -23,6 +23,8 @@ struct RunRow {
   std::string device; ///< "AMD EPYC 7B13, 2 cores"
   int kernels = 0;
   int64_t candidates = 0;
+  int64_t measurements = 0; ///< a bench run's
+  bool by_hand = false;     ///< every tuning of it holds plans tried by hand, not a search
 };
 
 /// A kernel's search in a run, with what the tables derive from it: the reports' shape.
@@ -41,6 +43,14 @@ struct TuningDetail {
   std::vector<db::CandidateRow> candidates; ///< by seq
   /// The kernel's other searches (every run), oldest first: its timing history.
   std::vector<db::Tuning> history;
+  /// Plans tried by hand on the kernel (every "by hand" tuning's, the reference and the
+  /// heuristic measured beside them left out), oldest first.
+  struct HandTry {
+    std::string opts;
+    std::vector<double> samples_ms;
+    int after_searches = 0; ///< how many of `history`'s searches came before it
+  };
+  std::vector<HandTry> hand_tries;
 };
 
 /// The runs, newest first.

@@ -1,6 +1,12 @@
 // Colours, highlighting and formats; see style.hpp.
 #include "gui/style.hpp"
 
+#include <QHeaderView>
+#include <QProxyStyle>
+#include <QStyleOptionHeader>
+#include <QTableView>
+
+#include "engine/support/statistics.hpp"
 #include "gui/program.hpp"
 
 namespace beamlab::gui {
@@ -43,16 +49,83 @@ QColor axis_color(AxisKind kind) {
 }
 
 QString axes_html(const std::vector<Axis>& axes) {
+  // An Opt addresses the loop and reduce axes by their position among them, in nesting order
+  // (opt.hpp): those carry their number, "1:64"; lanes (upcast, unroll) are extents only.
   QString out;
-  for (const Axis& a : axes)
+  int addressable = 0;
+  for (const Axis& a : axes) {
+    bool lanes = a.kind == AxisKind::Upcast || a.kind == AxisKind::Unroll;
+    QString label =
+        lanes ? QString::number(a.extent) : QString("%1:%2").arg(addressable++).arg(a.extent);
     out += QString("<span style='color:%1; font-weight:bold' title='%2'>%3</span> ")
                .arg(axis_color(a.kind).name(),
-                    QString::fromStdString(std::string(axis_kind_name(a.kind))))
-               .arg(a.extent);
-  return out.trimmed();
+                    QString::fromStdString(std::string(axis_kind_name(a.kind))), label);
+  }
+  QString legend;
+  for (AxisKind k :
+       {AxisKind::Parallel, AxisKind::Loop, AxisKind::Reduce, AxisKind::Upcast, AxisKind::Unroll})
+    legend +=
+        QString(" <span style='color:%1'>%2</span>")
+            .arg(axis_color(k).name(), QString::fromStdString(std::string(axis_kind_name(k))));
+  return out.trimmed() +
+         QString(" &nbsp; <span style='color:#666'>(n:extent is the axis an Opt's first "
+                 "number names;%1)</span>")
+             .arg(legend);
 }
 
 QString ms_text(double ms) { return ms <= 0 ? QString("-") : qstr(format_ms(ms)); }
+
+double relative_spread(const std::vector<double>& samples_ms) {
+  if (samples_ms.size() < 2) return 0;
+  double median = quantile(samples_ms, 0.5);
+  return median > 0 ? (quantile(samples_ms, 0.75) - quantile(samples_ms, 0.25)) / median : 0;
+}
+
+QString time_with_spread(const std::vector<double>& samples_ms) {
+  if (samples_ms.empty()) return "-";
+  QString t = ms_text(quantile(samples_ms, 0.5));
+  if (samples_ms.size() < 2) return t + " (1 run)";
+  return QString("%1 ±%2% (%3 runs)")
+      .arg(t)
+      .arg(100 * relative_spread(samples_ms) / 2, 0, 'f', 1)
+      .arg(samples_ms.size());
+}
+
+QString p_text(double p) { return p < 0.001 ? QString("<0.001") : QString::number(p, 'f', 3); }
+
+namespace {
+
+// Qt's headers draw ascending order as a down arrow; this style draws the arrow the way the
+// rows run: up for ascending (smallest first), down for descending.
+class SortArrowStyle : public QProxyStyle {
+public:
+  void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
+                     const QWidget* widget) const override {
+    if (element == PE_IndicatorHeaderArrow)
+      if (const auto* h = qstyleoption_cast<const QStyleOptionHeader*>(option)) {
+        QStyleOptionHeader flipped = *h;
+        if (h->sortIndicator == QStyleOptionHeader::SortDown)
+          flipped.sortIndicator = QStyleOptionHeader::SortUp;
+        else if (h->sortIndicator == QStyleOptionHeader::SortUp)
+          flipped.sortIndicator = QStyleOptionHeader::SortDown;
+        return QProxyStyle::drawPrimitive(element, &flipped, painter, widget);
+      }
+    QProxyStyle::drawPrimitive(element, option, painter, widget);
+  }
+};
+
+} // namespace
+
+void make_reading_table(QAbstractItemView* view) {
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view->setTabKeyNavigation(false);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  if (auto* table = qobject_cast<QTableView*>(view)) {
+    auto* style = new SortArrowStyle;
+    style->setParent(table->horizontalHeader());
+    table->horizontalHeader()->setStyle(style);
+  }
+}
 
 CodeHighlighter::CodeHighlighter(QTextDocument* doc, Language language) : QSyntaxHighlighter(doc) {
   auto add = [&](const char* pattern, QColor color, bool bold = false) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include <QAbstractItemView>
 #include <QColor>
 #include <QRegularExpression>
 #include <QSyntaxHighlighter>
@@ -30,6 +31,23 @@ inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 /// format_ms (program.hpp) as a QString; "-" for no time.
 QString ms_text(double ms);
+
+/// A time with its spread over `samples_ms` (median, and the interquartile range as a
+/// percentage of it): "0.123 ms ±4% (9 runs)"; "-" with no samples. A figure shown without its
+/// spread invites reading noise as a change.
+QString time_with_spread(const std::vector<double>& samples_ms);
+/// The interquartile range over the median (0 with fewer than 2 samples).
+double relative_spread(const std::vector<double>& samples_ms);
+/// Above this relative spread a measurement is flagged as noisy wherever it is shown.
+inline constexpr double kNoisySpread = 0.10;
+
+/// A p-value as text: "<0.001" below a thousandth, else three digits ("0.042").
+QString p_text(double p);
+
+/// A table the user reads, never edits: no edit triggers, Tab leaves it for the next widget
+/// (arrows move inside), whole rows selected, and sort arrows that point the way the rows run
+/// (down: largest first).
+void make_reading_table(QAbstractItemView* view);
 
 /// Highlights LLVM IR (keywords, types, %values, @globals, comments) or x86 assembly
 /// (mnemonics, registers, directives, comments).

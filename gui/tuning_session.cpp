@@ -32,7 +32,7 @@ public:
     s_.push(live(LiveEvent::Kind::kernel_started, k.task.name));
   }
   void event(const tuner::BatchKernel& k, const tuner::Event& e) override {
-    s_.push_event(k.task.name, e);
+    s_.push_event(k.task, e);
   }
   void finished(const tuner::BatchKernel& k) override {
     LiveEvent e = live(LiveEvent::Kind::kernel_finished, k.task.name);
@@ -92,10 +92,11 @@ void TuningSession::push(LiveEvent e) {
   events_.push_back(std::move(e));
 }
 
-void TuningSession::push_event(const std::string& kernel, const tuner::Event& e) {
+void TuningSession::push_event(const KernelTask& task, const tuner::Event& e) {
   using K = tuner::Event::Kind;
   LiveEvent out;
-  out.kernel = kernel;
+  out.kernel = task.name;
+  out.hash = fmt::format("{:016x}", task.key);
   out.best = e.best_ms;
   out.iteration = e.iteration;
   out.detail = e.detail;

@@ -19,6 +19,7 @@ struct LiveEvent {
   enum class Kind { settled, iteration, best, kernel_started, kernel_finished, restarted, message };
   Kind kind = Kind::settled;
   std::string kernel;
+  std::string hash; ///< the kernel's AST hash, as the database names it
   int id = -1, parent = -1, iteration = 0;
   std::string status, opts, detail;
   double ms = 0;   ///< the candidate's best time (settled, best)
@@ -61,7 +62,7 @@ private:
   class Listener;
   void run();
   void push(LiveEvent e);
-  void push_event(const std::string& kernel, const tuner::Event& e);
+  void push_event(const KernelTask& task, const tuner::Event& e);
 
   SessionOptions options_;
   std::optional<KernelTask> task_;

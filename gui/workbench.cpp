@@ -73,6 +73,7 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
     out.candidate = *it;
     out.candidate.opts = opts;
     out.heuristic_ms = r->heuristic_ms;
+    out.heuristic_samples_ms = r->candidates.at(static_cast<size_t>(r->heuristic)).samples_ms;
     db::Database db(db_path_);
     tuner::ActiveRun run =
         run_id_ == 0 ? tuner::ActiveRun::begin(db, {.kind = db::RunKind::tune,

@@ -29,7 +29,8 @@ Expected<KernelCode> kernel_code(const std::string& ast, const std::vector<Opt>&
 struct HandResult {
   tuner::Candidate candidate; ///< the plan's: status, error, samples
   double heuristic_ms = 0;    ///< re-measured beside it
-  int64_t run_id = 0;         ///< the "by hand" run it was journaled in
+  std::vector<double> heuristic_samples_ms;
+  int64_t run_id = 0; ///< the "by hand" run it was journaled in
 };
 
 /// Measures Opt lists tried by hand on one sandbox pool, and journals them. Thread-safe: one

@@ -185,11 +185,11 @@ TEST_F(GuiTest, ARunWrittenByAnotherConnectionAppearsLive) {
 }
 
 // Problem 1 of the GUI review: a plan tried by hand (another connection writing runs) once
-// made the 1 Hz reader call the database damaged. The writer that closed last deleted the
-// log's shared-memory index under the reader, which then read pages through a stale one; 99%
-// of this test's reads failed before the log was kept. While a writer process commits runs
-// back to back, the reader polls and loads as fast as it can: not one read may fail, nor one
-// after the writer has gone.
+// made the 1 Hz reader call the database damaged. Each load's header check opened and closed
+// the file plainly, which dropped the poll connection's SQLite lock; a writer process closing
+// last then deleted the log's shared-memory index under it, and 99% of this test's reads
+// failed ("malformed"). While a writer process commits runs back to back, the reader polls
+// and loads as fast as it can: not one read may fail, nor one after the writer has gone.
 TEST_F(GuiTest, AWriterProcessNeverMakesTheLiveReaderFail) {
   pid_t writer = ::fork();
   ASSERT_GE(writer, 0);
@@ -272,15 +272,9 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   ASSERT_TRUE(live->start(false)) << live->status_text().toStdString();
   ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
   EXPECT_TRUE(live->status_text().startsWith("done")) << live->status_text().toStdString();
-  int points = 0;
-  for (int c = 0; c < kStatusClassCount; ++c) points += live->points(static_cast<StatusClass>(c));
-  // How many candidates come out ok rather than slow (cut off by the early stop) depends on
-  // the machine's load (one ok under ASan on a busy machine): the chart must hold the winner
-  // and more than the reference.
-  EXPECT_GE(live->points(StatusClass::ok), 1);
-  EXPECT_GT(points, 2) << "ok " << live->points(StatusClass::ok) << ", slow "
-                       << live->points(StatusClass::slow) << "; "
-                       << live->status_text().toStdString();
+  // Whatever the machine's load did to the timings, every candidate the search timed is a
+  // point in its status's series, and nothing else is: the chart and the journal agree per
+  // status. (A duplicate shares its twin's time and point; it is journaled, not plotted.)
   EXPECT_GT(live->best_points(), 0);
   EXPECT_GT(live->beam_tree()->topLevelItemCount(), 0);
   db::Database db(path_, db::Database::Access::read_only);
@@ -289,10 +283,20 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   EXPECT_EQ(run->status, db::RunStatus::done);
   std::vector<db::Tuning> ts = db.tunings(run->id);
   ASSERT_EQ(ts.size(), 1u);
-  int64_t journaled = static_cast<int64_t>(db.candidates(ts[0].id).size());
-  // Every candidate with a time is a point (the chart has no others).
-  EXPECT_GE(journaled, points);
-  EXPECT_GT(journaled, 3);
+  std::map<StatusClass, int> journaled;
+  int timed = 0;
+  for (const db::CandidateRow& c : db.candidates(ts[0].id))
+    if (!c.samples_ms.empty() && c.status != "duplicate")
+      ++journaled[status_class(c.status)], ++timed;
+  for (int c = 0; c < kStatusClassCount; ++c) {
+    auto sc = static_cast<StatusClass>(c);
+    EXPECT_EQ(live->points(sc), journaled[sc]) << status_class_name(sc);
+  }
+  EXPECT_GE(timed, 2); // the reference and the heuristic at least
+  // The time axis is logarithmic and spans every point.
+  auto [lo, hi] = live->time_range();
+  EXPECT_GT(lo, 0);
+  EXPECT_GT(hi, lo);
 }
 
 TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {

@@ -432,6 +432,8 @@ private:
       empty.error = fmt::format("the unoptimized kernel (the reference), over {:g} x the best",
                                 settings_.early_stop);
     }
+    // The reference settles here, once it is ranked against the heuristic: its status is final.
+    emit(Event::Kind::settled, &empty);
     std::vector<int> beam = ranked();
     beam.resize(std::min(beam.size(), size_t(std::max(1, settings_.beam))));
     double best = incumbent_ms_;

@@ -99,7 +99,9 @@ struct Candidate {
 /// What a search reports as it goes (all from the thread that called tune_kernel).
 struct Event {
   /// settled: a candidate's result is final for the search (journal it now); the finalists'
-  /// re-measurement adds samples later, and `finished` carries the whole result.
+  /// re-measurement adds samples later, and `finished` carries the whole result. The
+  /// reference is reported when measured (reference) and settles once ranked against the
+  /// heuristic (ok, or slow).
   enum class Kind {
     reference,
     queued,

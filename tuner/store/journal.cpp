@@ -114,7 +114,7 @@ Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& w
 void journal_hand_tried(db::Database& db, int64_t run_id, const KernelTask& task,
                         const TuneResult& r, const Candidate& tried) {
   int64_t kernel_id = db.upsert_kernel(kernel_record(task));
-  db::Tuning t = db.open_tuning(run_id, kernel_id, r.threads, "by hand",
+  db::Tuning t = db.open_tuning(run_id, kernel_id, r.threads, kHandTriedWorkload,
                                 settings_json(r.settings).dump(), "", 0);
   std::vector<db::CandidateRow> old = db.candidates(t.id);
   int next = 0;

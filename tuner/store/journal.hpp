@@ -55,4 +55,10 @@ Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& w
 void journal_hand_tried(db::Database& db, int64_t run_id, const KernelTask& task,
                         const TuneResult& r, const Candidate& tried);
 
+/// The workload name of a tuning journal_hand_tried wrote: plans tried by hand, not a search.
+/// Such a tuning's "winner" is the fastest plan tried, never a search result: views show it
+/// apart (its own series, no speedup).
+inline constexpr const char* kHandTriedWorkload = "by hand";
+inline bool tried_by_hand(const db::Tuning& t) { return t.workload == kHandTriedWorkload; }
+
 } // namespace beamlab::tuner

@@ -17,6 +17,7 @@
 
 #include "engine/support/statistics.hpp"
 #include "gui/async.hpp"
+#include "gui/code_map.hpp"
 #include "gui/style.hpp"
 #include "gui/workbench.hpp"
 #include "reports/report.hpp"
@@ -24,28 +25,6 @@
 namespace beamlab::gui {
 
 namespace {
-
-// A table cell showing `text` that sorts by `value`.
-class NumberItem : public QTableWidgetItem {
-public:
-  NumberItem(const QString& text, double value) : QTableWidgetItem(text), value_(value) {
-    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  }
-  bool operator<(const QTableWidgetItem& other) const override {
-    if (const auto* n = dynamic_cast<const NumberItem*>(&other)) return value_ < n->value_;
-    return QTableWidgetItem::operator<(other);
-  }
-
-private:
-  double value_;
-};
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 // B against A, in the words of a comparison of two candidates.
 QString verdict_text(reports::Verdict v) {
@@ -78,7 +57,7 @@ QString change_text(const reports::Delta& d) {
 
 std::vector<std::pair<char, std::string>> line_diff(const std::string& a_text,
                                                     const std::string& b_text) {
-  std::vector<std::string> a = lines(a_text), b = lines(b_text);
+  std::vector<std::string> a = split_lines(a_text), b = split_lines(b_text);
   size_t n = a.size(), m = b.size();
   // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
   std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));
@@ -120,6 +99,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   diff_->setReadOnly(true);
   diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
   diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  diff_of_ = new QComboBox;
+  diff_of_->addItems({"LLVM IR diff", "Assembly diff"});
+  connect(diff_of_, &QComboBox::currentIndexChanged, this, &CompareView::show_diff);
   save_ = new QPushButton("Save report...");
   save_->setEnabled(false);
   save_->setToolTip("The comparison as beamlab report writes it: .html, .md, JUnit .xml or .json");
@@ -165,12 +147,17 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   row_r->addWidget(run_b_, 1);
   row_r->addWidget(go_r);
   row_r->addWidget(save_);
+  auto* code = new QWidget;
+  auto* cv = new QVBoxLayout(code);
+  cv->setContentsMargins(0, 0, 0, 0);
+  cv->addWidget(diff_of_);
+  cv->addWidget(diff_, 1);
   auto* split = new QSplitter;
   split->addWidget(opts_diff_);
-  split->addWidget(diff_);
+  split->addWidget(code);
   split->setStretchFactor(1, 3);
   tabs_ = new QTabWidget;
-  tabs_->addTab(split, "Candidates: Opts and LLVM IR diff");
+  tabs_->addTab(split, "Candidates: Opts and code diff");
   tabs_->addTab(runs_table_, "Runs: what both measured");
   auto* v = new QVBoxLayout(this);
   v->addLayout(row_c);
@@ -281,25 +268,42 @@ void CompareView::compare_candidates(int a, int b) {
                         .arg(ms_text(d.candidate.median))
                         .arg(change_text(d), verdict_text(d.verdict)));
   int serial = ++code_serial_;
+  codes_.reset();
+  code_error_.clear();
   diff_->setPlainText("compiling both...");
   std::string ast = detail_.row.kernel.ast, name = detail_.row.kernel.name;
   std::vector<Opt> pa = oa ? *oa : std::vector<Opt>{}, pb = ob ? *ob : std::vector<Opt>{};
+  using Codes = Expected<std::pair<KernelCode, KernelCode>>;
   run_async(
       this,
-      [ast, name, pa, pb] {
+      [ast, name, pa, pb]() -> Codes {
         auto x = kernel_code(ast, pa, name), y = kernel_code(ast, pb, name);
-        if (!x) return "A: " + x.error();
-        if (!y) return "B: " + y.error();
-        std::string out;
-        for (const auto& [op, line] : line_diff(x->llvm_ir, y->llvm_ir))
-          out += std::string(1, op) + " " + line + "\n";
-        return out;
+        if (!x) return make_unexpected("A: " + x.error());
+        if (!y) return make_unexpected("B: " + y.error());
+        return std::make_pair(std::move(*x), std::move(*y));
       },
-      [this, serial](const std::string& text) {
+      [this, serial](const Codes& codes) {
         if (serial != code_serial_) return;
-        diff_->setPlainText(qstr(text));
+        if (codes)
+          codes_ = *codes;
+        else
+          code_error_ = codes.error();
+        show_diff();
         Q_EMIT compared();
       });
+}
+
+void CompareView::show_diff() {
+  if (!codes_) {
+    if (!code_error_.empty()) diff_->setPlainText(qstr(code_error_));
+    return;
+  }
+  bool assembly = diff_of_->currentIndex() == 1;
+  const std::string& a = assembly ? codes_->first.assembly : codes_->first.llvm_ir;
+  const std::string& b = assembly ? codes_->second.assembly : codes_->second.llvm_ir;
+  std::string out;
+  for (const auto& [op, line] : line_diff(a, b)) out += std::string(1, op) + " " + line + "\n";
+  diff_->setPlainText(qstr(out));
 }
 
 void CompareView::compare_runs(int64_t a, int64_t b) {

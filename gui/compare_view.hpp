@@ -16,6 +16,7 @@
 #include <QWidget>
 
 #include "gui/store.hpp"
+#include "gui/workbench.hpp"
 
 namespace beamlab::gui {
 
@@ -41,7 +42,14 @@ public:
   std::optional<QString> save_report(const QString& path) const;
   QString summary() const { return summary_->text(); }
   QString code_diff() const { return diff_->toPlainText(); }
+  /// Diffs the two candidates' assembly (true) or LLVM IR (false).
+  void diff_assembly(bool assembly) { diff_of_->setCurrentIndex(assembly ? 1 : 0); }
   QTableWidget* run_table() const { return runs_table_; }
+  /// The candidates (seq) picked as A and B; -1 where none.
+  std::pair<int, int> picked_candidates() const {
+    auto seq = [](const QComboBox* c) { return c->count() ? c->currentData().toInt() : -1; };
+    return {seq(cand_a_), seq(cand_b_)};
+  }
   /// The runs picked as A (baseline) and B (candidate); 0 where none.
   std::pair<int64_t, int64_t> picked_runs() const {
     return {run_a_->currentData().toLongLong(), run_b_->currentData().toLongLong()};
@@ -62,6 +70,11 @@ private:
   QLabel* summary_;
   QTextEdit* opts_diff_;
   QPlainTextEdit* diff_;
+  QComboBox* diff_of_; ///< LLVM IR or assembly
+  /// The last compared candidates' code (A, B), or the error compiling them.
+  std::optional<std::pair<KernelCode, KernelCode>> codes_;
+  std::string code_error_;
+  void show_diff();
   QTableWidget* runs_table_;
   QTabWidget* tabs_;
   QPushButton* save_;

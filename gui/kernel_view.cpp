@@ -112,16 +112,35 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   ev->addWidget(text_);
   ev->addWidget(result_);
 
-  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  ir_ = new QPlainTextEdit;
-  asm_ = new QPlainTextEdit;
-  for (QPlainTextEdit* e : {ir_, asm_}) {
+  // A read-only code pane, highlighted for `language`.
+  auto code_pane = [](CodeHighlighter::Language language) {
+    auto* e = new QPlainTextEdit;
     e->setReadOnly(true);
-    e->setFont(mono);
+    e->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     e->setLineWrapMode(QPlainTextEdit::NoWrap);
-  }
-  new CodeHighlighter(ir_->document(), CodeHighlighter::Language::llvm_ir);
-  new CodeHighlighter(asm_->document(), CodeHighlighter::Language::assembly);
+    new CodeHighlighter(e->document(), language);
+    return e;
+  };
+  ir_ = code_pane(CodeHighlighter::Language::llvm_ir);
+  asm_ = code_pane(CodeHighlighter::Language::assembly);
+  // Side by side: IR and assembly, each following the other's cursor to the same IR block
+  // (LLVM's verbose assembly names it), under the assembly's loops with what each does.
+  side_ir_ = code_pane(CodeHighlighter::Language::llvm_ir);
+  side_asm_ = code_pane(CodeHighlighter::Language::assembly);
+  connect(side_ir_, &QPlainTextEdit::cursorPositionChanged, this,
+          [this] { follow(side_ir_, side_asm_, true); });
+  connect(side_asm_, &QPlainTextEdit::cursorPositionChanged, this,
+          [this] { follow(side_asm_, side_ir_, false); });
+  loops_ = new QListWidget;
+  loops_->setToolTip("The assembly's loops (click one to show it in both panes)");
+  loops_->setMaximumHeight(110);
+  connect(loops_, &QListWidget::currentRowChanged, this, [this](int row) {
+    if (row < 0 || row >= static_cast<int>(loop_data_.size())) return;
+    const AsmLoop& l = loop_data_[static_cast<size_t>(row)];
+    QTextCursor c(side_asm_->document()->findBlockByNumber(l.first_line));
+    side_asm_->setTextCursor(c); // the IR pane follows
+    side_asm_->centerCursor();
+  });
   candidates_ = make_candidates_model(this);
   table_ = new QTableView;
   auto* proxy = make_proxy(candidates_, candidates_col::opts, this);
@@ -141,6 +160,15 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   tabs_ = new QTabWidget;
   tabs_->addTab(ir_, "LLVM IR");
   tabs_->addTab(asm_, "Assembly");
+  auto* side = new QWidget;
+  auto* sv = new QVBoxLayout(side);
+  sv->setContentsMargins(0, 0, 0, 0);
+  auto* panes = new QSplitter;
+  panes->addWidget(side_ir_);
+  panes->addWidget(side_asm_);
+  sv->addWidget(loops_);
+  sv->addWidget(panes, 1);
+  tabs_->addTab(side, "Side by side");
   tabs_->addTab(table_, "Candidates");
   tabs_->addTab(history_, "Timing history");
 
@@ -189,6 +217,51 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
   refresh_code();
 }
 
+void KernelView::follow(QPlainTextEdit* from, QPlainTextEdit* to, bool from_ir) {
+  if (following_) return;
+  std::string from_text = from->toPlainText().toStdString();
+  std::string to_text = to->toPlainText().toStdString();
+  int line = from->textCursor().blockNumber();
+  std::string block = from_ir ? ir_block_at(from_text, line) : asm_block_at(from_text, line);
+  int target = block.empty() ? -1
+               : from_ir     ? asm_block_line(to_text, block)
+                             : ir_block_line(to_text, block);
+  // Both panes mark the block's first line.
+  auto mark = [](QPlainTextEdit* e, int at) {
+    QList<QTextEdit::ExtraSelection> marks;
+    if (at >= 0) {
+      QTextEdit::ExtraSelection m;
+      m.format.setBackground(QColor(0xff, 0xf3, 0xb0));
+      m.format.setProperty(QTextFormat::FullWidthSelection, true);
+      m.cursor = QTextCursor(e->document()->findBlockByNumber(at));
+      marks << m;
+    }
+    e->setExtraSelections(marks);
+  };
+  int own = block.empty() ? -1
+            : from_ir     ? ir_block_line(from_text, block)
+                          : asm_block_line(from_text, block);
+  mark(from, own);
+  mark(to, target);
+  if (target < 0) return;
+  following_ = true;
+  to->setTextCursor(QTextCursor(to->document()->findBlockByNumber(target)));
+  to->centerCursor();
+  following_ = false;
+}
+
+QStringList KernelView::loop_annotations() const {
+  QStringList out;
+  for (int i = 0; i < loops_->count(); ++i) out << loops_->item(i)->text().trimmed();
+  return out;
+}
+
+void KernelView::follow_ir_line(int line) {
+  side_ir_->setTextCursor(QTextCursor(side_ir_->document()->findBlockByNumber(line)));
+}
+
+int KernelView::side_assembly_line() const { return side_asm_->textCursor().blockNumber(); }
+
 void KernelView::clear() {
   detail_ = {};
   task_.reset();
@@ -201,6 +274,10 @@ void KernelView::clear() {
   text_->clear();
   ir_->clear();
   asm_->clear();
+  side_ir_->clear();
+  side_asm_->clear();
+  loops_->clear();
+  loop_data_.clear();
   candidates_->set_rows({});
   history_->chart()->removeAllSeries();
   for (QAbstractAxis* a : history_->chart()->axes()) history_->chart()->removeAxis(a);
@@ -256,10 +333,22 @@ void KernelView::refresh_code() {
                          "</span>");
           ir_->setPlainText(qstr(code.error()));
           asm_->clear();
+          side_ir_->setPlainText(qstr(code.error()));
+          side_asm_->clear();
+          loops_->clear();
+          loop_data_.clear();
         } else {
           axes_->setText("axes: " + axes_html(code->axes));
           ir_->setPlainText(qstr(code->llvm_ir));
           asm_->setPlainText(qstr(code->assembly));
+          following_ = true;
+          side_ir_->setPlainText(qstr(code->llvm_ir));
+          side_asm_->setPlainText(qstr(code->assembly));
+          following_ = false;
+          loop_data_ = asm_loops(code->assembly);
+          loops_->clear();
+          for (const AsmLoop& l : loop_data_)
+            loops_->addItem(QString(l.depth - 1, ' ') + qstr(l.summary()));
         }
         Q_EMIT code_ready();
       });

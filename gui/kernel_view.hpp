@@ -18,6 +18,7 @@
 #include <QTableView>
 #include <QWidget>
 
+#include "gui/code_map.hpp"
 #include "gui/models.hpp"
 #include "gui/workbench.hpp"
 
@@ -49,6 +50,12 @@ public:
   CandidatesModel* candidates() const { return candidates_; }
   QTabWidget* tabs() const { return tabs_; }
   QChart* history_chart() const { return history_->chart(); }
+  /// The side-by-side tab's loop annotations (one line per loop of the assembly).
+  QStringList loop_annotations() const;
+  /// Puts the side-by-side IR cursor on line `line`; the assembly follows to the same block.
+  void follow_ir_line(int line);
+  /// The assembly pane's current line (0-based) in the side-by-side tab.
+  int side_assembly_line() const;
   /// Points of the history's "tried by hand" series.
   int history_hand_points() const;
 
@@ -79,6 +86,11 @@ private:
   QLineEdit* text_;
   QTabWidget* tabs_;
   QPlainTextEdit *ir_, *asm_;
+  QPlainTextEdit *side_ir_, *side_asm_; ///< the side-by-side tab's panes
+  QListWidget* loops_;
+  std::vector<AsmLoop> loop_data_;
+  bool following_ = false; ///< a cursor move made by following the other pane
+  void follow(QPlainTextEdit* from, QPlainTextEdit* to, bool from_ir);
   CandidatesModel* candidates_;
   QTableView* table_;
   QChartView* history_;

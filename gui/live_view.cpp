@@ -2,6 +2,7 @@
 #include "gui/live_view.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <QDateTime>
 #include <QFileDialog>
@@ -11,6 +12,8 @@
 #include <QPainter>
 #include <QSplitter>
 #include <QVBoxLayout>
+
+#include "engine/support/statistics.hpp"
 
 namespace beamlab::gui {
 
@@ -126,6 +129,7 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
     s->attachAxis(ax_);
     s->attachAxis(ay_);
     series_[c] = s;
+    connect(s, &QScatterSeries::clicked, this, [this, c](const QPointF& p) { pick_point(c, p); });
   }
   best_ = new QLineSeries;
   best_->setName("best so far");
@@ -166,9 +170,18 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
     if (!item || item->data(0, Qt::UserRole).isNull()) return;
     Q_EMIT candidate_picked(item->data(0, Qt::UserRole + 2).toString(), item->text(2));
   });
+  steps_ = new QTableWidget(0, 5);
+  steps_->setHorizontalHeaderLabels({"Step", "Tried", "Faster", "Median gain", "Best gain"});
+  steps_->setToolTip("What each kind of Opt step gained: a candidate against the parent it "
+                     "extends, by their best samples (gain = parent ms / child ms)");
+  steps_->horizontalHeader()->setStretchLastSection(true);
+  steps_->verticalHeader()->hide();
+  steps_->setSortingEnabled(true);
+  make_reading_table(steps_);
   auto* side = new QSplitter(Qt::Vertical);
   side->addWidget(tree_);
   side->addWidget(details_);
+  side->addWidget(steps_);
   auto* split = new QSplitter;
   split->addWidget(chart_view_);
   split->addWidget(side);
@@ -179,6 +192,11 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   v->addLayout(controls);
   v->addWidget(status_);
   v->addWidget(split, 1);
+  budget_bar_ = new QProgressBar;
+  budget_bar_->setFormat("%v of %m s of the budget");
+  budget_bar_->setRange(0, 1);
+  budget_bar_->setValue(0);
+  v->addWidget(budget_bar_);
   v->addWidget(strip_);
   timer_.setInterval(100);
   connect(&timer_, &QTimer::timeout, this, &LiveView::poll);
@@ -201,6 +219,8 @@ void LiveView::reset_chart() {
   shown_best_.clear();
   tree_->clear();
   candidates_.clear();
+  point_plans_.clear();
+  steps_->setRowCount(0);
   max_t_ = 1;
   min_ms_ = max_ms_ = 0;
   settled_ = 0;
@@ -217,6 +237,9 @@ bool LiveView::start(bool corpus) {
   o.beam = beam_->value();
   o.budget_s = budget_->value();
   beam_width_ = o.beam;
+  budget_s_ = o.budget_s;
+  budget_bar_->setRange(0, static_cast<int>(std::ceil(budget_s_)));
+  budget_bar_->setValue(0);
   if (corpus) {
     if (corpus_->text().isEmpty()) {
       status_->setText("Choose a corpus file first.");
@@ -295,6 +318,7 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
       candidates_[e.kernel][e.id] = e;
       if (e.ms > 0) {
         points[status_class(e.status)].append({e.t, e.ms});
+        point_plans_[status_class(e.status)].emplace_back(e.hash, e.opts);
         max_ms_ = std::max(max_ms_, e.ms);
         min_ms_ = min_ms_ > 0 ? std::min(min_ms_, e.ms) : e.ms;
       }
@@ -331,6 +355,57 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
   ax_->setRange(0, max_t_ * 1.05);
   if (max_ms_ > 0) ay_->setRange(min_ms_ / 1.25, max_ms_ * 1.25);
   for (const std::string& k : iterated) update_tree(k);
+  if (!iterated.empty() || !running()) update_steps();
+  budget_bar_->setValue(static_cast<int>(std::min(max_t_, budget_s_)));
+}
+
+void LiveView::pick_point(StatusClass c, const QPointF& p) {
+  const QList<QPointF>& pts = shown_[c];
+  int best = -1;
+  double best_d = 0;
+  for (int i = 0; i < pts.size(); ++i) {
+    double d = std::abs(pts[i].x() - p.x()) / std::max(max_t_, 1e-9) +
+               std::abs(std::log(pts[i].y() / p.y()));
+    if (best < 0 || d < best_d) best = i, best_d = d;
+  }
+  if (best < 0 || static_cast<size_t>(best) >= point_plans_[c].size()) return;
+  const auto& [hash, opts] = point_plans_[c][static_cast<size_t>(best)];
+  Q_EMIT candidate_picked(qstr(hash), qstr(opts));
+}
+
+// For every settled candidate with a time whose parent has one too: the Opt kinds it added,
+// and the gain over the parent.
+void LiveView::update_steps() {
+  struct Gains {
+    std::vector<double> gains;
+  };
+  std::map<std::string, Gains> by_op;
+  for (const auto& [kernel, cands] : candidates_)
+    for (const auto& [id, e] : cands) {
+      auto parent = cands.find(e.parent);
+      if (e.ms <= 0 || parent == cands.end() || parent->second.ms <= 0) continue;
+      auto mine = parse_opts(e.opts), theirs = parse_opts(parent->second.opts);
+      if (!mine || !theirs) continue;
+      for (const Opt& o : *mine)
+        if (std::find(theirs->begin(), theirs->end(), o) == theirs->end())
+          by_op[std::string(opt_op_name(o.op))].gains.push_back(parent->second.ms / e.ms);
+    }
+  steps_->setSortingEnabled(false);
+  steps_->setRowCount(0);
+  for (auto& [op, g] : by_op) {
+    int row = steps_->rowCount();
+    steps_->insertRow(row);
+    auto faster = std::count_if(g.gains.begin(), g.gains.end(), [](double x) { return x > 1; });
+    double median = quantile(g.gains, 0.5);
+    double best = *std::max_element(g.gains.begin(), g.gains.end());
+    auto number = [](double v, const QString& text) { return new NumberItem(text, v); };
+    steps_->setItem(row, 0, new QTableWidgetItem(qstr(op)));
+    steps_->setItem(row, 1, number(double(g.gains.size()), QString::number(g.gains.size())));
+    steps_->setItem(row, 2, number(double(faster), QString::number(faster)));
+    steps_->setItem(row, 3, number(median, QString("%1x").arg(median, 0, 'f', 2)));
+    steps_->setItem(row, 4, number(best, QString("%1x").arg(best, 0, 'f', 2)));
+  }
+  steps_->setSortingEnabled(true);
 }
 
 // The beam after an iteration: the W fastest correct candidates so far (as the search ranks).

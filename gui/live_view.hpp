@@ -16,10 +16,12 @@
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScatterSeries>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QValueAxis>
@@ -74,6 +76,11 @@ public:
   /// The time axis's range (log scale).
   std::pair<double, double> time_range() const { return {ay_->min(), ay_->max()}; }
   QTreeWidget* beam_tree() const { return tree_; }
+  /// What each kind of Opt step gained: one row per Opt kind a child added to its parent
+  /// (steps, median and best speedup over the parent, how many were faster).
+  QTableWidget* step_table() const { return steps_; }
+  /// Opens the candidate nearest `p` (wall s, ms) of status class `c`, as a click does.
+  void pick_point(StatusClass c, const QPointF& p);
   SandboxStrip* strip() const { return strip_; }
   QString status_text() const { return status_->text(); }
   int64_t run_id() const { return session_ ? session_->run_id() : 0; }
@@ -90,6 +97,7 @@ private:
   void poll();
   void reset_chart();
   void update_tree(const std::string& kernel);
+  void update_steps();
 
   std::string db_path_;
   std::optional<KernelTask> task_;
@@ -108,6 +116,11 @@ private:
   std::map<StatusClass, QList<QPointF>> shown_; ///< every series' points
   QList<QPointF> shown_best_;
   QTreeWidget* tree_;
+  QTableWidget* steps_;
+  QProgressBar* budget_bar_;
+  double budget_s_ = 0;
+  /// Per series point (same order as shown_): the kernel's hash and the candidate's Opts.
+  std::map<StatusClass, std::vector<std::pair<std::string, std::string>>> point_plans_;
   SandboxStrip* strip_;
   double max_t_ = 1, min_ms_ = 0, max_ms_ = 0;
   int settled_ = 0;

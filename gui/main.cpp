@@ -63,6 +63,11 @@ int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const QStr
     wait_until([] { return false; }, 300); // let charts and code settle
     QString file = QDir(dir).filePath(QString(names[i]) + ".png");
     if (!w.grab().save(file)) ++failed;
+    if (i == MainWindow::kernel_tab) { // and its IR and assembly side by side
+      w.kernel_view()->tabs()->setCurrentIndex(2);
+      wait_until([] { return false; }, 300);
+      if (!w.grab().save(QDir(dir).filePath("kernel_code.png"))) ++failed;
+    }
   }
   return failed == 0 ? 0 : 1;
 }

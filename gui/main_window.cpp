@@ -8,6 +8,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QMenuBar>
 #include <QPushButton>
 #include <QScreen>
@@ -89,6 +90,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             auto task = tuner::task_from_record(r.kernel);
             live_view_->set_kernel(task ? std::optional<KernelTask>(*task) : std::nullopt);
           });
+  // T (or the context menu) on a kernel row tunes it now in Live tuning: one action, no
+  // corpus file.
+  auto* tune = new QAction("Tune this kernel now (T)", kernels_view_);
+  connect(tune, &QAction::triggered, this, &MainWindow::tune_selected_kernel);
+  kernels_view_->addAction(tune);
+  kernels_view_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  kernels_view_->installEventFilter(this); // T: an item view takes letters for its search
   auto* runs_page = new QSplitter(Qt::Vertical);
   runs_page->setObjectName("runs_split");
   runs_page->addWidget(runs_view_);
@@ -219,6 +227,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() = default;
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == kernels_view_ && event->type() == QEvent::KeyPress &&
+      static_cast<QKeyEvent*>(event)->key() == Qt::Key_T &&
+      static_cast<QKeyEvent*>(event)->modifiers() == Qt::NoModifier) {
+    tune_selected_kernel();
+    return true;
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::tune_selected_kernel() {
+  QModelIndex i = kernels_view_->currentIndex();
+  if (!i.isValid()) return;
+  const KernelRow& r = kernels_->row(kernels_proxy_->mapToSource(i).row());
+  auto task = tuner::task_from_record(r.kernel);
+  if (!task) return show_error(qstr(task.error()));
+  live_view_->set_kernel(*task);
+  tabs_->setCurrentIndex(live_tab);
+  live_view_->start(false);
+}
 
 void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings settings;
@@ -371,6 +400,7 @@ void MainWindow::open_tuning(int64_t tuning_id) {
         if (pending_opts_) { // a candidate picked elsewhere: its plan, measured as by hand
           if (auto o = parse_opts(pending_opts_->toStdString())) kernel_view_->show_plan(*o);
           pending_opts_.reset();
+          tabs_->setCurrentIndex(kernel_tab);
         }
         roofline_view_->set_data(*d, run_kernels_);
         compare_view_->set_tuning(*d);

@@ -76,6 +76,8 @@ public:
   CompareView* compare_view() const { return compare_view_; }
   QTabWidget* tabs() const { return tabs_; }
   QString message() const { return message_->text(); }
+  QTableView* runs_view() const { return runs_view_; }
+  QTableView* kernels_view() const { return kernels_view_; }
 
 Q_SIGNALS:
   void runs_loaded();
@@ -85,6 +87,7 @@ Q_SIGNALS:
 
 protected:
   void closeEvent(QCloseEvent* e) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
   void show_error(const QString& text);
@@ -92,6 +95,8 @@ private:
   void clear_error();
   void poll_changes();
   void open_kernel_by_hash(const QString& hash);
+  /// Starts a search of the Runs view's selected kernel in Live tuning (T).
+  void tune_selected_kernel();
   /// Opens the newest search of kernel `hash` with `opts` in the editor.
   void open_candidate(const QString& hash, const QString& opts);
   /// What the kernels table can't say about run `r` (a bench run, plans tried by hand).

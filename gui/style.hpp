@@ -8,6 +8,7 @@
 #include <QColor>
 #include <QRegularExpression>
 #include <QSyntaxHighlighter>
+#include <QTableWidgetItem>
 #include <QTextCharFormat>
 
 #include "engine/opt/opt.hpp"
@@ -48,6 +49,21 @@ QString p_text(double p);
 /// (arrows move inside), whole rows selected, and sort arrows that point the way the rows run
 /// (down: largest first).
 void make_reading_table(QAbstractItemView* view);
+
+/// A table cell showing `text` that sorts by `value` (a time, a ratio, a p-value).
+class NumberItem : public QTableWidgetItem {
+public:
+  NumberItem(const QString& text, double value) : QTableWidgetItem(text), value_(value) {
+    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  bool operator<(const QTableWidgetItem& other) const override {
+    if (const auto* n = dynamic_cast<const NumberItem*>(&other)) return value_ < n->value_;
+    return QTableWidgetItem::operator<(other);
+  }
+
+private:
+  double value_;
+};
 
 /// Highlights LLVM IR (keywords, types, %values, @globals, comments) or x86 assembly
 /// (mnemonics, registers, directives, comments).

@@ -10,15 +10,20 @@
 
 #include <fmt/format.h>
 
+#include <QChartView>
 #include <QDir>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThreadPool>
+#include <QTreeWidget>
+#include <QValueAxis>
 #include <QXYSeries>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gui/code_map.hpp"
 #include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
 #include "tests/synthetic_limits.hpp"
@@ -48,12 +53,21 @@ db::CandidateRow candidate(int seq, const std::string& opts, const std::string& 
   return c;
 }
 
+// Saves `w` as gui_artifacts/NAME.png at 1280x800 and, when its size differs (a first window
+// on a smaller screen), as NAME_default.png at that size too: both are looked at.
 void save_screenshot(QWidget* w, const QString& name) {
   QDir().mkpath("gui_artifacts");
-  w->resize(1200, 800);
-  QPixmap shot = w->grab();
-  ASSERT_FALSE(shot.isNull()) << name.toStdString();
-  ASSERT_TRUE(shot.save("gui_artifacts/" + name + ".png")) << name.toStdString();
+  QSize first = w->size();
+  std::vector<std::pair<QSize, QString>> shots = {{QSize(1280, 800), name}};
+  if (first != QSize(1280, 800)) shots.push_back({first, name + "_default"});
+  for (const auto& [size, file] : shots) {
+    w->resize(size);
+    QApplication::processEvents();
+    QPixmap shot = w->grab();
+    ASSERT_FALSE(shot.isNull()) << file.toStdString();
+    ASSERT_TRUE(shot.save("gui_artifacts/" + file + ".png")) << file.toStdString();
+  }
+  w->resize(first);
 }
 
 class GuiTest : public test_support::TempDirTest {
@@ -215,6 +229,149 @@ TEST_F(GuiTest, AWriterProcessNeverMakesTheLiveReaderFail) {
                               << " reads failed, first: " << errors.front();
 }
 
+// Problem 2: a point faster than its roof is never shown as reaching it: it sits in the
+// flagged series and the view says so.
+TEST_F(GuiTest, APointOverItsRoofIsFlagged) {
+  {
+    db::Database db(path_);
+    db::Tuning t = db.open_tuning(run_, db.upsert_kernel(tuner::kernel_record(matmul_)), 2,
+                                  "fixture", "{}", "", 0);
+    // 65,536 FLOP in 0.0001 ms: 655 GFLOP/s against the fixture's 100.
+    db.save_candidates(
+        t.id, {candidate(0, "", "ok", {4.0}), candidate(1, "UPCAST(1,4)", "ok", {0.0001, 0.0001})});
+    t.status = db::TuningStatus::done;
+    t.winner_opts = "UPCAST(1,4)";
+    t.winner_ms = 0.0001;
+    db.finish_tuning(t);
+    matmul_tuning_ = t.id;
+  }
+  auto w = window();
+  open_matmul(*w);
+  EXPECT_GE(w->roofline_view()->over_roof_points(), 1);
+  EXPECT_TRUE(w->roofline_view()->message().contains("over their roof"))
+      << w->roofline_view()->message().toStdString();
+  EXPECT_TRUE(w->roofline_view()->message().contains("faster than the measured limit"))
+      << w->roofline_view()->message().toStdString();
+}
+
+// Problem 3: a file that is not a database changes nothing, and a path that doesn't exist is
+// an error, never a new database.
+TEST_F(GuiTest, ARefusedFileLeavesTheOpenDatabaseShownAndRemembered) {
+  auto w = window();
+  std::string bad = file("notes.txt");
+  std::ofstream(bad) << "this is not a database";
+  w->open_database(QString::fromStdString(bad));
+  QTRY_VERIFY_WITH_TIMEOUT(w->message().contains("not a beamlab database"), 10000);
+  EXPECT_TRUE(w->message().contains("still showing")) << w->message().toStdString();
+  EXPECT_EQ(w->database(), path_);
+  EXPECT_EQ(QSettings().value("database").toString().toStdString(), path_);
+  EXPECT_EQ(w->runs_model()->rowCount(), 1);
+  std::string missing = file("no/such/dir/x.db");
+  w->open_database(QString::fromStdString(missing), MainWindow::OpenMode::existing);
+  QTRY_VERIFY_WITH_TIMEOUT(w->message().contains("no database at"), 10000);
+  EXPECT_FALSE(std::filesystem::exists(file("no")));
+  EXPECT_EQ(w->database(), path_);
+  // A reload (F5) keeps the runs; its good read clears the banner.
+  QSignalSpy loaded(w.get(), &MainWindow::runs_loaded);
+  w->reload();
+  ASSERT_TRUE(loaded.wait(10000));
+  EXPECT_EQ(w->runs_model()->rowCount(), 1);
+  EXPECT_FALSE(w->message().contains("still showing")) << w->message().toStdString();
+}
+
+// Problem 5: opening another database leaves nothing of the kernel shown before.
+TEST_F(GuiTest, AnotherDatabaseClearsTheKernelShownBefore) {
+  auto w = window();
+  open_matmul(*w);
+  ASSERT_TRUE(w->kernel_view()->has_kernel());
+  std::string other = file("other.db");
+  {
+    db::Database db(other);
+  }
+  QSignalSpy loaded(w.get(), &MainWindow::runs_loaded);
+  w->open_database(QString::fromStdString(other));
+  ASSERT_TRUE(loaded.wait(10000));
+  EXPECT_FALSE(w->kernel_view()->has_kernel());
+  EXPECT_TRUE(w->kernel_view()->axes_text().isEmpty());
+  EXPECT_TRUE(w->kernel_view()->history_chart()->series().isEmpty());
+  EXPECT_EQ(w->kernel_view()->candidates()->rowCount(), 0);
+  EXPECT_EQ(w->roofline_view()->candidate_points(), 0);
+  EXPECT_EQ(w->kernels_model()->rowCount(), 0);
+}
+
+// Problems 6 and 10 in the kernel view: spreads, the axes' numbers, the history's integer
+// ticks, Compare's default pair, and tables for reading.
+TEST_F(GuiTest, TheKernelViewExplainsItsNumbers) {
+  auto w = window();
+  open_matmul(*w);
+  KernelView* k = w->kernel_view();
+  // The matmul's candidates #1 (UPCAST(1,4)) has 3 samples: a spread, 2.0 to 2.1 around 2.0.
+  QString spread;
+  for (int r = 0; r < k->candidates()->rowCount(); ++r)
+    if (k->candidates()->row(r).seq == 1)
+      spread = k->candidates()->index(r, candidates_col::spread).data().toString();
+  EXPECT_TRUE(spread.startsWith("±")) << spread.toStdString();
+  // Loop and reduce axes carry the number an Opt names them by.
+  EXPECT_TRUE(k->axes_text().contains("0:")) << k->axes_text().toStdString();
+  EXPECT_TRUE(k->axes_text().contains("first number")) << k->axes_text().toStdString();
+  for (QAbstractAxis* a : k->history_chart()->axes(Qt::Horizontal)) {
+    auto* axis = static_cast<QValueAxis*>(a);
+    EXPECT_EQ(axis->tickType(), QValueAxis::TicksDynamic);
+    EXPECT_EQ(axis->tickInterval(), 1.0);
+  }
+  // Side by side: one annotation per loop of the assembly; the IR cursor in a loop's header
+  // block brings the assembly to that loop.
+  std::vector<AsmLoop> loops = asm_loops(k->assembly().toStdString());
+  ASSERT_FALSE(loops.empty());
+  EXPECT_EQ(k->loop_annotations().size(), static_cast<int>(loops.size()));
+  EXPECT_TRUE(k->loop_annotations().front().startsWith("loop %"));
+  const AsmLoop& inner = loops.back();
+  k->follow_ir_line(ir_block_line(k->llvm_ir().toStdString(), inner.ir_block) + 1);
+  EXPECT_EQ(asm_block_at(k->assembly().toStdString(), k->side_assembly_line()), inner.ir_block);
+  // Compare: the heuristic (#1) against the winner (#2), not a candidate against itself.
+  EXPECT_EQ(w->compare_view()->picked_candidates(), std::make_pair(1, 2));
+  for (QTableView* t : {w->runs_view(), w->kernels_view()}) {
+    EXPECT_EQ(t->editTriggers(), QAbstractItemView::NoEditTriggers);
+    EXPECT_FALSE(t->tabKeyNavigation());
+  }
+  EXPECT_EQ(p_text(0.00001), "<0.001");
+  EXPECT_EQ(p_text(0.0421), "0.042");
+  EXPECT_EQ(time_with_spread({1.0}), ms_text(1.0) + " (1 run)");
+}
+
+// One-click flows: T on a kernel row of the Runs view starts its search in Live tuning.
+TEST_F(GuiTest, TOnAKernelRowTunesItNow) {
+  auto w = window();
+  w->show();
+  QTableView* kernels = w->kernels_view();
+  kernels->setFocus();
+  kernels->setCurrentIndex(w->kernels_proxy()->index(0, 0));
+  LiveView* live = w->live_view();
+  live->set_budget(3);
+  QSignalSpy done(live, &LiveView::session_finished);
+  QTest::keyClick(kernels, Qt::Key_T);
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::live_tab);
+  ASSERT_TRUE(live->running()) << live->status_text().toStdString();
+  ASSERT_TRUE(done.wait(120000)) << live->status_text().toStdString();
+  db::Database db(path_, db::Database::Access::read_only);
+  std::vector<db::Tuning> ts = db.tunings(live->run_id());
+  ASSERT_EQ(ts.size(), 1u);
+  std::string name =
+      w->kernels_proxy()->index(0, kernels_col::name).data().toString().toStdString();
+  EXPECT_EQ(db.kernel(ts[0].kernel_id)->name, name);
+}
+
+// Problems 9 and 10: the first window is big enough for the tables, and the empty schedule
+// graph says how to load a program.
+TEST_F(GuiTest, AFirstWindowFitsItsTablesAndSaysHowToStart) {
+  MainWindow w;
+  QSize want = QSize(1280, 800).boundedTo(QGuiApplication::primaryScreen()->availableSize() * 0.95);
+  EXPECT_EQ(w.size(), want);
+  EXPECT_TRUE(w.schedule_view()->message().contains("Program box"))
+      << w.schedule_view()->message().toStdString();
+  EXPECT_TRUE(w.schedule_view()->legend().isEmpty());
+}
+
 TEST_F(GuiTest, TheKernelViewShowsAxesCodeAndHistory) {
   auto w = window();
   open_matmul(*w);
@@ -252,6 +409,35 @@ TEST_F(GuiTest, APlanTriedByHandIsTimedInASandboxOrRejectedWithItsReason) {
   for (const db::CandidateRow& c : db.candidates(ts[0].id))
     timed |= c.opts == "UPCAST(1,4) UNROLL(2,4)" && c.status == "ok" && !c.samples_ms.empty();
   EXPECT_TRUE(timed);
+  // Its time with its spread (problem 6).
+  EXPECT_TRUE(k->result_text().contains("±")) << k->result_text().toStdString();
+  // Problem 4: the hand run is no search. The window lists it as "by hand" without a speedup
+  // or a winner, and the kernel's history plots the plan in its own series, leaving the
+  // searches' line (the fixture's one search) as it was.
+  QSignalSpy reloaded(w.get(), &MainWindow::runs_loaded);
+  QSignalSpy tuning(w.get(), &MainWindow::tuning_loaded);
+  w->reload();
+  ASSERT_TRUE(reloaded.wait(10000));
+  if (tuning.count() == 0) ASSERT_TRUE(tuning.wait(10000));
+  EXPECT_EQ(k->history_hand_points(), 1);
+  for (QAbstractSeries* series : k->history_chart()->series())
+    if (series->name().startsWith("tuned"))
+      EXPECT_EQ(static_cast<QXYSeries*>(series)->count(), 1) << "a hand plan is no search";
+  const RunRow& hand_run = w->runs_model()->row(0);
+  EXPECT_TRUE(hand_run.by_hand);
+  EXPECT_EQ(w->runs_model()->index(0, runs_col::kind).data().toString(), "by hand");
+  QSignalSpy run(w.get(), &MainWindow::run_loaded);
+  w->select_run(hand_run.run.id);
+  ASSERT_TRUE(run.wait(10000));
+  ASSERT_EQ(w->kernels_model()->rowCount(), 1);
+  EXPECT_EQ(w->kernels_model()->index(0, kernels_col::status).data().toString(), "by hand");
+  EXPECT_EQ(w->kernels_model()->index(0, kernels_col::tuned_ms).data().toString(), "");
+  EXPECT_FALSE(w->kernels_model()->index(0, kernels_col::speedup).data().toString().contains("x"));
+  EXPECT_TRUE(w->kernels_model()
+                  ->index(0, kernels_col::opts)
+                  .data()
+                  .toString()
+                  .startsWith("fastest tried by hand"));
   // An Opt that doesn't apply: the reason, naming it.
   k->try_opts(*parse_opts("UNROLL(0,7)"));
   ASSERT_TRUE(measured.wait(20000));
@@ -297,6 +483,38 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   auto [lo, hi] = live->time_range();
   EXPECT_GT(lo, 0);
   EXPECT_GT(hi, lo);
+  // Problem 7: Enter on a beam candidate opens its plan in the Kernel view.
+  QTreeWidget* tree = live->beam_tree();
+  QTreeWidgetItem* top = tree->topLevelItem(tree->topLevelItemCount() - 1);
+  ASSERT_GT(top->childCount(), 0);
+  QTreeWidgetItem* pick = top->child(0);
+  w->tabs()->setCurrentWidget(live);
+  w->show();
+  tree->setFocus();
+  tree->setCurrentItem(pick);
+  QSignalSpy opened(w.get(), &MainWindow::tuning_loaded);
+  QTest::keyClick(tree, Qt::Key_Return);
+  ASSERT_TRUE(opened.wait(10000)) << w->message().toStdString();
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::kernel_tab);
+  EXPECT_EQ(qstr(to_string(w->kernel_view()->opts())), pick->text(2));
+  // The search explorer: what each kind of Opt step gained, and a click on any point opens its
+  // candidate's plan.
+  QTableWidget* steps = live->step_table();
+  ASSERT_GT(steps->rowCount(), 0);
+  for (int r = 0; r < steps->rowCount(); ++r) {
+    EXPECT_TRUE(parse_opts(steps->item(r, 0)->text().toStdString() + "(0,1)").has_value() ||
+                steps->item(r, 0)->text() == "SWAP")
+        << steps->item(r, 0)->text().toStdString();
+    EXPECT_LE(steps->item(r, 2)->text().toInt(), steps->item(r, 1)->text().toInt());
+  }
+  auto* ok = static_cast<QXYSeries*>(nullptr);
+  for (QAbstractSeries* series : live->findChild<QChartView*>()->chart()->series())
+    if (series->name() == status_class_name(StatusClass::ok)) ok = static_cast<QXYSeries*>(series);
+  ASSERT_TRUE(ok && ok->count() > 0);
+  QSignalSpy reopened(w.get(), &MainWindow::tuning_loaded);
+  live->pick_point(StatusClass::ok, ok->at(ok->count() - 1));
+  ASSERT_TRUE(reopened.wait(10000)) << w->message().toStdString();
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::kernel_tab);
 }
 
 TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
@@ -321,6 +539,14 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   ASSERT_TRUE(db.run(live->run_id()));
   EXPECT_EQ(db.run(live->run_id())->status, db::RunStatus::interrupted)
       << "a cancelled run is not done";
+  // ... and the window says so (problem 10).
+  QSignalSpy run(w.get(), &MainWindow::run_loaded);
+  w->select_run(live->run_id());
+  ASSERT_TRUE(run.wait(10000));
+  ASSERT_EQ(w->kernels_model()->rowCount(), 1);
+  EXPECT_EQ(w->kernels_model()->index(0, kernels_col::status).data().toString(), "cancelled");
+  for (const RunRow& r : w->runs_model()->rows())
+    if (r.run.id == live->run_id()) EXPECT_EQ(r.run.status, db::RunStatus::interrupted);
 }
 
 TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {
@@ -335,6 +561,11 @@ TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {
   EXPECT_TRUE(c->summary().contains("the band decided")) << c->summary().toStdString();
   EXPECT_TRUE(c->summary().contains("B is faster")) << c->summary().toStdString();
   EXPECT_TRUE(c->code_diff().contains("\n+ ")) << c->code_diff().left(400).toStdString();
+  EXPECT_TRUE(c->code_diff().contains("define")) << "an LLVM IR diff first";
+  c->diff_assembly(true); // and the assembly's, from the same compile
+  EXPECT_FALSE(c->code_diff().contains("define")) << c->code_diff().left(400).toStdString();
+  EXPECT_TRUE(c->code_diff().contains("\n+ \tv")) << c->code_diff().left(400).toStdString();
+  c->diff_assembly(false);
   EXPECT_TRUE(c->save_report(QString::fromStdString(file("none.html"))).has_value());
   c->compare_runs(run_, run_);
   ASSERT_TRUE(compared.wait(20000));
@@ -386,6 +617,19 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
   for (int r = 0; r < t->rowCount(); ++r)
     verdicts[t->item(r, 8)->text().toStdString()] = t->item(r, 1)->text().toStdString();
   ASSERT_TRUE(verdicts.count("regression")) << c->summary().toStdString();
+  // Problem 8: every row shows the times its runs measured, whatever its verdict.
+  for (int r = 0; r < t->rowCount(); ++r) {
+    std::string verdict = t->item(r, 8)->text().toStdString();
+    bool a = verdict != "only in B", b = verdict != "only in A";
+    EXPECT_EQ(t->item(r, 2) != nullptr, a) << verdict;
+    EXPECT_EQ(t->item(r, 3) != nullptr, b) << verdict;
+  }
+  // A bench run says what it measured, not "0 kernels".
+  for (const RunRow& row : w->runs_model()->rows())
+    if (row.run.id == bench) EXPECT_EQ(row.measurements, 1);
+  // Problem 10: the table is for reading, and Tab leaves it.
+  EXPECT_EQ(t->editTriggers(), QAbstractItemView::NoEditTriggers);
+  EXPECT_FALSE(t->tabKeyNavigation());
   EXPECT_TRUE(verdicts.count("only in A"));
   EXPECT_TRUE(c->summary().contains("1 regression")) << c->summary().toStdString();
   EXPECT_TRUE(c->summary().contains("different kinds")) << c->summary().toStdString();
@@ -478,6 +722,7 @@ TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {
   w->profile("mlp BATCH=16 IN=32 HIDDEN=64 LAYERS=3");
   ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
   EXPECT_GT(w->schedule_view()->node_count(), 1);
+  EXPECT_TRUE(w->schedule_view()->legend().contains("colour")) << "problem 9: a legend";
   w->show();
   const char* names[] = {"runs", "kernel", "live", "schedule", "timing", "roofline", "compare"};
   for (int i = 0; i < w->tabs()->count(); ++i) {

@@ -1,10 +1,13 @@
 // The GUI tests' main: one QApplication for every test, on the offscreen platform unless the
-// environment picks one (CI also runs them under Xvfb), with settings kept out of the user's.
+// environment picks one (CI also runs them under Xvfb), with settings of its own (not the
+// user's, nor another test process's).
 #include <chrono>
 #include <cstdlib>
 
 #include <QApplication>
+#include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <gtest/gtest.h>
 
 #include "db/database.hpp"
@@ -41,5 +44,10 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("beamlab-tests");
   QApplication::setApplicationName("beamlab-gui-tests");
+  // Settings of this process only: ctest runs tests in parallel processes, and one test's
+  // window remembering its database must not land in another's.
+  QTemporaryDir settings;
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings.path());
   return RUN_ALL_TESTS();
 }

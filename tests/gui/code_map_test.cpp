@@ -1,0 +1,86 @@
+// The code view's map between LLVM IR and assembly: a hand-written verbose assembly listing
+// with known loops, and a real kernel's code, where every loop's header block exists in the IR
+// and the map leads from each to the other.
+#include <gtest/gtest.h>
+
+#include "gui/code_map.hpp"
+#include "gui/workbench.hpp"
+#include <beamlab/beamlab.hpp>
+
+namespace beamlab::gui {
+namespace {
+
+// Two nested loops as LLVM's verbose assembly prints them.
+const char* const kListing =
+    "beamlab_kernel:                 # @beamlab_kernel\n"
+    "# %bb.0:                        # %entry\n"
+    "\txorl\t%eax, %eax\n"
+    ".LBB0_1:                        # %outer\n"
+    "                                # =>This Loop Header: Depth=1\n"
+    "                                #     Child Loop BB0_2 Depth 2\n"
+    "\tvxorps\t%xmm0, %xmm0, %xmm0\n"
+    ".LBB0_2:                        # %inner\n"
+    "                                #   Parent Loop BB0_1 Depth=1\n"
+    "                                # =>  This Inner Loop Header: Depth=2\n"
+    "\tvmovups\t(%rdi,%rcx,4), %zmm1\n"
+    "\tvfmadd231ps\t(%rsi,%rcx,4), %zmm1, %zmm0\n"
+    "\taddq\t$16, %rcx\n"
+    "\tjne\t.LBB0_2\n"
+    "# %bb.3:                        # %outer.latch\n"
+    "\tincq\t%rdx\n"
+    "\tjne\t.LBB0_1\n"
+    "# %bb.4:                        # %exit\n"
+    "\tretq\n";
+
+TEST(CodeMap, AHandWrittenListingsLoopsAndBlocks) {
+  std::vector<AsmLoop> loops = asm_loops(kListing);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0].label, ".LBB0_1");
+  EXPECT_EQ(loops[0].ir_block, "outer");
+  EXPECT_EQ(loops[0].depth, 1);
+  EXPECT_FALSE(loops[0].innermost);
+  EXPECT_EQ(loops[0].first_line, 3);
+  EXPECT_EQ(loops[0].last_line, 16);
+  EXPECT_EQ(loops[0].instructions, 7); // vxorps, the inner four, incq, jne
+  EXPECT_EQ(loops[1].ir_block, "inner");
+  EXPECT_TRUE(loops[1].innermost);
+  EXPECT_EQ(loops[1].instructions, 4);
+  EXPECT_EQ(loops[1].fmas, 1);
+  EXPECT_EQ(loops[1].memory_operands, 2);
+  EXPECT_EQ(loops[1].vector_bits, 512);
+  EXPECT_EQ(loops[1].summary(), "loop %inner, depth 2, innermost: 4 instructions, 1 FMAs, 2 "
+                                "memory operands, 512-bit vectors (16 float lanes)");
+  EXPECT_EQ(asm_block_at(kListing, 12), "inner");
+  EXPECT_EQ(asm_block_at(kListing, 15), "outer.latch");
+  EXPECT_EQ(asm_block_at(kListing, 0), "");
+  EXPECT_EQ(asm_block_line(kListing, "exit"), 17);
+  EXPECT_EQ(asm_block_line(kListing, "nowhere"), -1);
+  const char* ir = "define void @k() {\nentry:\n  br label %outer\n\nouter:  ; preds = %entry\n"
+                   "  %x = add i64 0, 1\n}\n";
+  EXPECT_EQ(ir_block_at(ir, 5), "outer");
+  EXPECT_EQ(ir_block_at(ir, 2), "entry");
+  EXPECT_EQ(ir_block_at(ir, 0), "");
+  EXPECT_EQ(ir_block_line(ir, "outer"), 4);
+}
+
+// A matmul with 16 lanes: its innermost loop does FMAs on vectors, and every loop's header
+// block is a block of the IR, whose assembly starts at that loop.
+TEST(CodeMap, ARealKernelsLoopsLeadToTheirIrBlocks) {
+  Tensor a = Tensor::rand({64, 64}, 1), b = Tensor::rand({64, 64}, 2);
+  KernelTask t = kernel_task(a.matmul(b).schedule().items.at(0));
+  auto code = kernel_code(t.ast, *parse_opts("UPCAST(1,16)"), t.name);
+  ASSERT_TRUE(code) << code.error();
+  std::vector<AsmLoop> loops = asm_loops(code->assembly);
+  ASSERT_FALSE(loops.empty()) << code->assembly.substr(0, 2000);
+  bool vector_fma = false;
+  for (const AsmLoop& l : loops) {
+    EXPECT_GE(ir_block_line(code->llvm_ir, l.ir_block), 0) << l.ir_block;
+    EXPECT_EQ(asm_block_at(code->assembly, l.first_line), l.ir_block);
+    EXPECT_LE(l.first_line, l.last_line);
+    vector_fma |= l.innermost && l.fmas > 0 && l.vector_bits >= 128;
+  }
+  EXPECT_TRUE(vector_fma) << code->assembly.substr(0, 3000);
+}
+
+} // namespace
+} // namespace beamlab::gui

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <sstream>
 
 #include <QColor>
 #include <QFileDialog>

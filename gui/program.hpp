@@ -22,8 +22,9 @@ struct ProgramKernel {
   std::string opts; ///< the Opts it ran with, in their text form
   /// The model nodes it computes ("conv1", "relu"; empty unless the program is a model).
   std::vector<std::string> nodes;
-  KernelTask task; ///< what the tuner needs to search it
-  double ms = 0;   ///< median time
+  KernelTask task;                ///< what the tuner needs to search it
+  double ms = 0;                  ///< median time
+  std::vector<double> samples_ms; ///< the runs behind it
   double gflops = 0;
   double gbps = 0;
   int64_t flops = 0;

@@ -91,7 +91,7 @@ GraphLayout layout_graph(const std::vector<GraphNode>& nodes, const std::vector<
   GVC_t* gvc = graphviz_context();
   Agraph_t* g = agopen(cstr("schedule"), Agdirected, nullptr);
   set_attr(g, "rankdir", "TB");
-  set_attr(g, "nodesep", "0.3");
+  set_attr(g, "nodesep", "0.45");
   set_attr(g, "ranksep", "0.35");
   std::vector<Agnode_t*> gv_nodes;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -108,7 +108,9 @@ GraphLayout layout_graph(const std::vector<GraphNode>& nodes, const std::vector<
     Agedge_t* edge = agedge(g, gv_nodes[static_cast<size_t>(e.tail)],
                             gv_nodes[static_cast<size_t>(e.head)], nullptr, 1);
     set_attr(edge, "label", e.label);
-    set_attr(edge, "fontsize", "8");
+    // Room for the label as Qt draws it (a sans face, wider than Graphviz's default Times):
+    // at 8 points, neighbouring edges' labels ran into each other.
+    set_attr(edge, "fontsize", "11");
     gv_edges.push_back(edge);
   }
   GraphLayout out;

@@ -24,6 +24,8 @@
 
 #include <fmt/format.h>
 
+#include "gui/style.hpp"
+
 namespace beamlab::gui {
 namespace {
 
@@ -237,10 +239,13 @@ void TimingView::set_program(const ProgramProfile& program) {
   bar_set_->setColor(QColor(78, 121, 167));
   bar_set_->setLabelColor(Qt::black);
   QStringList categories;
-  double max_ms = 0;
+  double max_ms = 0, worst_spread = 0;
   for (int i = n - 1; i >= 0; --i) {
     const ProgramKernel& k = program.kernels[static_cast<size_t>(i)];
-    categories << QString::fromStdString(fmt::format("#{} {}", i, k.name));
+    // Each time with its spread, so a noisy figure never passes for a steady one.
+    double spread = relative_spread(k.samples_ms);
+    worst_spread = std::max(worst_spread, spread);
+    categories << QString::fromStdString(fmt::format("#{} {} ±{:.0f}%", i, k.name, 50 * spread));
     bar_set_->append(k.ms);
     max_ms = std::max(max_ms, k.ms);
   }
@@ -256,10 +261,15 @@ void TimingView::set_program(const ProgramProfile& program) {
   auto* chart = new QChart();
   chart->addSeries(bars_);
   chart->setTitle(
-      tr("%1 (%2): median kernel time of %3 run(s), %4 in all")
+      tr("%1 (%2): median kernel time of %3 run(s), %4 in all%5")
           .arg(QString::fromStdString(program.workload), QString::fromStdString(program.dtype))
           .arg(program.runs)
-          .arg(QString::fromStdString(format_ms(program.total_ms))));
+          .arg(QString::fromStdString(format_ms(program.total_ms)))
+          .arg(worst_spread > kNoisySpread
+                   ? tr(" - noisy: samples spread up to ±%1%, the machine was likely busy; "
+                        "profile again when it is idle")
+                         .arg(50 * worst_spread, 0, 'f', 0)
+                   : QString()));
   chart->legend()->hide();
   auto* names = new QBarCategoryAxis();
   names->append(categories);

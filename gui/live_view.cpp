@@ -174,7 +174,7 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   steps_->setHorizontalHeaderLabels({"Step", "Tried", "Faster", "Median gain", "Best gain"});
   steps_->setToolTip("What each kind of Opt step gained: a candidate against the parent it "
                      "extends, by their best samples (gain = parent ms / child ms)");
-  steps_->horizontalHeader()->setStretchLastSection(true);
+  steps_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   steps_->verticalHeader()->hide();
   steps_->setSortingEnabled(true);
   make_reading_table(steps_);
@@ -185,7 +185,9 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   auto* split = new QSplitter;
   split->addWidget(chart_view_);
   split->addWidget(side);
+  // The beam's Opts and the steps' gains need room: about 3:2 for chart and side.
   split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
   strip_ = new SandboxStrip;
 
   auto* v = new QVBoxLayout(this);
@@ -353,6 +355,7 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
     best_->replace(shown_best_);
   }
   ax_->setRange(0, max_t_ * 1.05);
+  ax_->applyNiceNumbers();
   if (max_ms_ > 0) ay_->setRange(min_ms_ / 1.25, max_ms_ * 1.25);
   for (const std::string& k : iterated) update_tree(k);
   if (!iterated.empty() || !running()) update_steps();

@@ -483,6 +483,9 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   auto [lo, hi] = live->time_range();
   EXPECT_GT(lo, 0);
   EXPECT_GT(hi, lo);
+  w->tabs()->setCurrentWidget(live);
+  w->show();
+  save_screenshot(w.get(), "live_search"); // the search explorer after a real search
   // Problem 7: Enter on a beam candidate opens its plan in the Kernel view.
   QTreeWidget* tree = live->beam_tree();
   QTreeWidgetItem* top = tree->topLevelItem(tree->topLevelItemCount() - 1);

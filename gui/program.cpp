@@ -79,6 +79,12 @@ ProgramProfile run_profile(const tuner::CorpusEntry& entry, int threads, int run
 
 } // namespace
 
+bool waited_for_cores(const ProgramKernel& k) {
+  int64_t launch = k.end_ns - k.begin_ns, work = 0;
+  for (const ThreadSpan& s : k.spans) work = std::max(work, s.end_ns - s.begin_ns);
+  return work > 0 && launch > 4 * work && launch - work > 50'000;
+}
+
 Expected<ProgramProfile> profile_program(const tuner::CorpusEntry& entry, int threads, int runs,
                                          const OptPolicy* policy) {
   // A worker thread must not die of an exception: user errors (the message names the bad

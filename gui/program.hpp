@@ -50,6 +50,11 @@ struct ProgramProfile {
   int64_t traced_ns = 0; ///< the traced execution's length
 };
 
+/// Whether, in the traced execution, kernel `k`'s launch lasted far longer than any of its
+/// threads' work (over 4x, and by over 50 us): its threads waited for a core, so the machine
+/// was busy and its times overstate the kernel.
+bool waited_for_cores(const ProgramKernel& k);
+
 /// Builds `entry` (a workload, model, expression or IR kernel; tuner/corpus.hpp), prepares it
 /// with `policy` (null: the engine's default policy) on `threads` threads (0: every core), times
 /// every kernel over `runs` runs (median) and traces one more execution. Any failure (an unknown

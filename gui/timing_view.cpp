@@ -288,10 +288,16 @@ void TimingView::set_program(const ProgramProfile& program) {
   chart_view_->setMinimumHeight(std::min(120 + 22 * n, 420));
 
   timeline_->set_program(program);
+  auto waited = std::count_if(program.kernels.begin(), program.kernels.end(),
+                              [](const ProgramKernel& k) { return waited_for_cores(k); });
   timeline_title_->setText(
-      tr("One traced execution across %1 thread(s): %2 from the first launch to the last end")
+      tr("One traced execution across %1 thread(s): %2 from the first launch to the last end%3")
           .arg(program.threads)
-          .arg(QString::fromStdString(format_ms(static_cast<double>(program.traced_ns) / 1e6))));
+          .arg(QString::fromStdString(format_ms(static_cast<double>(program.traced_ns) / 1e6)))
+          .arg(waited > 0 ? tr(" - in %1 kernel(s) the threads waited for a core far longer "
+                               "than they worked: the machine was busy")
+                                .arg(waited)
+                          : QString()));
   stack_->setCurrentWidget(charts_);
   // The whole timeline when there is room for it, the rest for the bars.
   int timeline_h = timeline_->minimumHeight() + timeline_title_->sizeHint().height() + 8;

@@ -122,6 +122,24 @@ TEST(ProfileProgram, TransformerInputsComeFromEarlierKernels) {
   expect_consistent_trace(p);
 }
 
+// A launch far longer than any thread's work means its threads waited for a core: the
+// machine was busy (seen: a 5 us kernel launched over 8 ms during a build on both cores).
+TEST(ProfileProgram, ThreadsWaitingForACoreAreTold) {
+  ProgramKernel k;
+  k.begin_ns = 0;
+  k.end_ns = 8'000'000;
+  k.spans = {{0, 100, 5'100}, {1, 7'990'000, 7'995'000}};
+  EXPECT_TRUE(waited_for_cores(k));
+  k.end_ns = 12'000; // 12 us for 5 us of work: a launch's own cost, not a busy machine
+  k.spans = {{0, 100, 5'100}, {1, 200, 5'200}};
+  EXPECT_FALSE(waited_for_cores(k));
+  k.end_ns = 8'000'000; // a long kernel whose threads worked the whole time
+  k.spans = {{0, 0, 7'900'000}, {1, 10, 7'950'000}};
+  EXPECT_FALSE(waited_for_cores(k));
+  k.spans.clear(); // untraced: nothing to tell
+  EXPECT_FALSE(waited_for_cores(k));
+}
+
 TEST(ProfileProgram, OneThreadTracesThreadZeroOnly) {
   auto p = profile_program("attention", {{"H", 2}, {"L", 16}, {"D", 16}}, "", 1, 1);
   ASSERT_TRUE(p) << p.error();

@@ -352,6 +352,7 @@ void MainWindow::poll_changes() {
           if (++poll_failures_ >= 3) show_error(qstr(changed.error()));
           return;
         }
+        if (poll_failures_ >= 3) clear_error(); // the banner its failures put up
         poll_failures_ = 0;
         if (*changed) reload();
       });

@@ -21,7 +21,8 @@
 namespace {
 
 int run(int argc, char** argv) {
-  CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner"};
+  // Named, so usage lines say "beamlab", not the path the binary was run by.
+  CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner", "beamlab"};
   app.set_version_flag("--version", "beamlab 0.1.0");
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);

@@ -689,6 +689,15 @@ std::map<int64_t, Database::RunStats> Database::run_stats() {
   return out;
 }
 
+std::map<int64_t, int64_t> Database::tunings_with_workload(const std::string& workload) {
+  Statement st =
+      conn_->prepare("SELECT run_id, count(*) FROM tunings WHERE workload = ? GROUP BY run_id");
+  st.bind(1, workload);
+  std::map<int64_t, int64_t> out;
+  while (st.step()) out[st.i64(0)] = st.i64(1);
+  return out;
+}
+
 std::map<int64_t, int64_t> Database::candidate_counts(int64_t run_id) {
   Statement st = conn_->prepare("SELECT t.id, count(c.id) FROM tunings t LEFT JOIN candidates c "
                                 "ON c.tuning_id = t.id WHERE t.run_id = ? GROUP BY t.id");

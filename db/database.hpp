@@ -220,6 +220,8 @@ public:
   std::map<int64_t, RunStats> run_stats();
   /// Candidates per tuning id of a run.
   std::map<int64_t, int64_t> candidate_counts(int64_t run_id);
+  /// Per run id, how many of its tunings have workload `workload` (runs with none absent).
+  std::map<int64_t, int64_t> tunings_with_workload(const std::string& workload);
   /// Candidates per status ("ok", "slow", ...) per tuning id of a run.
   std::map<int64_t, std::map<std::string, int64_t>> status_counts(int64_t run_id);
   /// Every timing sample of the candidate of a tuning with Opts `opts` that ran correctly (the

@@ -83,8 +83,8 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   over_->setMarkerSize(10);
   std::vector<int> candidate_seqs, over_seqs; // point index -> candidate seq (-1: a kernel)
   std::vector<int64_t> other_tunings, over_tunings;
-  auto over_roof = [&](const db::Kernel& kernel, double ms) {
-    std::optional<Roof> r = roofline(limits, tuner::traffic_of(kernel), ms);
+  auto over_roof = [&](const KernelTraffic& t, double ms) {
+    std::optional<Roof> r = roofline(limits, t, ms);
     return r && !r->over_note().empty();
   };
   double lo_x = ai, hi_x = ai, lo_y = peak, hi_y = peak;
@@ -96,7 +96,7 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     double ms = best_ms(c);
     if (ms <= 0 || (c.status != "ok" && c.status != "slow")) continue;
     double y = gflops(k.flops, ms);
-    if (over_roof(k, ms)) {
+    if (over_roof(traffic, ms)) {
       over_->append(ai, y);
       over_seqs.push_back(c.seq), over_tunings.push_back(0);
     } else {
@@ -116,7 +116,7 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
       continue;
     double x = static_cast<double>(r.kernel.flops) / static_cast<double>(r.kernel.bytes);
     double y = gflops(r.kernel.flops, *r.tuning.winner_ms);
-    if (over_roof(r.kernel, *r.tuning.winner_ms)) {
+    if (over_roof(tuner::traffic_of(r.kernel), *r.tuning.winner_ms)) {
       over_->append(x, y);
       over_seqs.push_back(-1), over_tunings.push_back(r.tuning.id);
     } else {

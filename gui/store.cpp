@@ -50,6 +50,8 @@ KernelRow kernel_row(db::Database& db, const db::Tuning& t, const std::optional<
 Expected<std::vector<RunRow>> load_runs(const std::string& path) {
   return reading(path, [](db::Database& db) {
     std::map<int64_t, db::Database::RunStats> stats = db.run_stats();
+    // One query for every run's hand tunings, not one per run on each reload.
+    std::map<int64_t, int64_t> hand = db.tunings_with_workload(tuner::kHandTriedWorkload);
     std::map<int64_t, std::string> devices;
     std::vector<RunRow> out;
     for (db::Run& r : db.runs()) {
@@ -64,10 +66,7 @@ Expected<std::vector<RunRow>> load_runs(const std::string& path) {
         row.candidates = s->second.candidates;
         row.measurements = s->second.benchmarks;
       }
-      if (row.kernels > 0) {
-        std::vector<db::Tuning> ts = db.tunings(r.id);
-        row.by_hand = std::all_of(ts.begin(), ts.end(), tuner::tried_by_hand);
-      }
+      if (auto h = hand.find(r.id); h != hand.end()) row.by_hand = h->second == row.kernels;
       row.run = std::move(r);
       out.push_back(std::move(row));
     }

@@ -195,7 +195,7 @@ json settings_json(const BenchOptions& o) {
 } // namespace
 
 std::string default_suite_binary() {
-  return tuner::beside_this_program("beamlab-bench", "BEAMLAB_BENCH");
+  return tuner::helper_program("beamlab-bench", "BEAMLAB_BENCH");
 }
 
 std::vector<Measurement> measure_corpus(const BenchOptions& o, const std::string& cache_path,

@@ -8,11 +8,24 @@
 
 namespace beamlab {
 
-void Buffer::Free::operator()(void* p) const { std::free(p); }
+void Buffer::Free::operator()(void* p) const {
+  if (!owner) std::free(p);
+}
 
 Buffer::Buffer(size_t bytes) : Buffer(bytes, true) {}
 
 Buffer Buffer::untouched(size_t bytes) { return Buffer(bytes, false); }
+
+Buffer Buffer::borrowed(void* data, size_t bytes, std::shared_ptr<const void> owner) {
+  if (reinterpret_cast<uintptr_t>(data) % kAlignment != 0 || bytes % kAlignment != 0)
+    runtime_error_report << "cannot borrow " << bytes << " bytes at " << data << ": memory must be "
+                         << kAlignment << "-byte aligned and a multiple of " << kAlignment
+                         << " bytes long";
+  Buffer b;
+  b.data_ = std::unique_ptr<void, Free>(data, Free{std::move(owner)});
+  b.bytes_ = bytes;
+  return b;
+}
 
 Buffer::Buffer(size_t bytes, bool zero) : bytes_(bytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; at least one line.

@@ -23,6 +23,11 @@ public:
   /// `bytes` bytes left untouched: a page is placed (on its NUMA node) by the first thread
   /// that writes it, as the machine-limit measurements want. Contents are unspecified.
   static Buffer untouched(size_t bytes);
+  /// `bytes` bytes at `data`, owned elsewhere (a numpy array's, say) and kept alive by
+  /// `owner` as long as the buffer lives; nothing is copied. The memory must be aligned and
+  /// padded as this class's own is: `data` to kAlignment, `bytes` a multiple of it (a
+  /// RuntimeFailure otherwise: a kernel's vector accesses may touch every aligned line).
+  static Buffer borrowed(void* data, size_t bytes, std::shared_ptr<const void> owner);
 
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
@@ -43,6 +48,7 @@ public:
 private:
   Buffer(size_t bytes, bool zero);
   struct Free {
+    std::shared_ptr<const void> owner; ///< a borrowed buffer's: released instead of freeing
     void operator()(void* p) const;
   };
   std::unique_ptr<void, Free> data_;

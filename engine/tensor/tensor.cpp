@@ -218,12 +218,21 @@ Tensor Tensor::randn(const Shape& shape, uint64_t seed, DType dtype) {
   return Tensor(std::span<const double>(v), shape, dtype);
 }
 
-Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype) {
-  check_shape(shape, "from_bytes", dtype.itemsize());
+namespace {
+
+// The bytes `shape` of `dtype` fills; a UserError naming `op` when it is no tensor's.
+size_t element_bytes(const Shape& shape, DType dtype, const char* op) {
+  check_shape(shape, op, dtype.itemsize());
   user_assert(!dtype.is_ptr() && dtype.lanes() == 1 && !dtype.is_void() &&
               dtype.scalar() != Scalar::Index)
-      << "from_bytes: " << dtype.str() << " is not an element dtype";
-  auto want = static_cast<size_t>(shape_numel(shape) * dtype.itemsize());
+      << op << ": " << dtype.str() << " is not an element dtype";
+  return static_cast<size_t>(shape_numel(shape) * dtype.itemsize());
+}
+
+} // namespace
+
+Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype) {
+  size_t want = element_bytes(shape, dtype, "from_bytes");
   user_assert(bytes.size() == want)
       << "from_bytes: " << bytes.size() << " bytes do not fill shape " << shape_str(shape) << " of "
       << dtype.str() << " (" << want << " bytes)";
@@ -231,8 +240,16 @@ Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType d
   std::memcpy(storage->data(), bytes.data(), want);
   if (dtype.is_bool()) // a bool element is 0 or 1
     for (uint8_t& b : storage->as<uint8_t>()) b = b != 0;
+  return from_storage(std::move(storage), std::move(shape), dtype);
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Buffer> storage, Shape shape, DType dtype) {
+  size_t want = element_bytes(shape, dtype, "from_storage");
+  user_assert(storage && storage->bytes() >= want)
+      << "from_storage: " << (storage ? storage->bytes() : 0) << " bytes do not fill shape "
+      << shape_str(shape) << " of " << dtype.str() << " (" << want << " bytes)";
   UOpPtr buf = tensor_buffer(dtype, shape_numel(shape));
-  return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), storage));
+  return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), std::move(storage)));
 }
 
 // ---------------------------------------------------------------- running
@@ -305,6 +322,11 @@ std::vector<T> Tensor::to_vector() const {
   std::vector<T> out(static_cast<size_t>(numel()));
   for (size_t i = 0; i < out.size(); ++i) out[i] = get<T>(l.buffer->data(), dtype(), i);
   return out;
+}
+
+std::shared_ptr<const Buffer> Tensor::storage(const RealizeOptions& options) {
+  realize(options);
+  return lineage_->buffer;
 }
 
 std::vector<std::byte> Tensor::to_bytes() const {

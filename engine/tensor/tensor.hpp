@@ -74,6 +74,10 @@ public:
   /// Raw host bytes of `dtype` (exact, any element dtype), row-major in `shape`; the size must
   /// be numel * itemsize. Bool bytes other than 0 read as true.
   static Tensor from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype);
+  /// A tensor whose elements are `storage` as it is, row-major in `shape`: nothing is copied,
+  /// and later writes to the storage show in the tensor (as torch.from_numpy's do). A
+  /// UserError when the storage is smaller than the shape needs.
+  static Tensor from_storage(std::shared_ptr<Buffer> storage, Shape shape, DType dtype);
 
   // ---- what it is ----
   const Shape& shape() const { return shape_; }
@@ -92,6 +96,9 @@ public:
   std::vector<T> to_vector() const;
   /// The realized values as raw bytes of dtype(), row-major (numel * itemsize bytes).
   std::vector<std::byte> to_bytes() const;
+  /// Realizes this tensor (as realize() does), then the buffer holding its elements, row-major
+  /// in shape(): shared with the tensor, not copied (numpy's view of a result).
+  std::shared_ptr<const Buffer> storage(const RealizeOptions& options = {});
   /// The schedule that would compute this tensor now.
   Schedule schedule() const;
   /// The buffers this tensor's graph reads, by BUFFER id.

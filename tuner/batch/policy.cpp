@@ -98,13 +98,18 @@ int CachePolicy::hits() const {
   return cache_.hits;
 }
 
-std::shared_ptr<BeamPolicy> install_beam_from_env() {
+int beam_width_from_env() {
   const char* env = std::getenv("BEAM");
-  if (!env || !*env) return nullptr;
+  if (!env || !*env) return 0;
   int width = -1;
   auto [p, ec] = std::from_chars(env, env + std::strlen(env), width);
   user_assert(ec == std::errc{} && *p == '\0' && width >= 0 && width <= 1024)
       << "BEAM='" << env << "': expected a beam width, an integer from 0 (off) to 1024";
+  return width;
+}
+
+std::shared_ptr<BeamPolicy> install_beam_from_env() {
+  int width = beam_width_from_env();
   if (width == 0) return nullptr;
   static std::shared_ptr<BeamPolicy> installed; // the engine's default must outlive realizes
   SearchSettings s;

@@ -64,6 +64,10 @@ private:
   mutable CacheContext cache_;
 };
 
+/// BEAM=W in the environment: W (0 when unset: no search). Any value other than an integer from
+/// 0 to 1024 is a UserError naming it.
+int beam_width_from_env();
+
 /// BEAM=W in the environment (W >= 1): a BeamPolicy of width W, installed as the engine's
 /// default policy for the rest of the process; returned so the caller can read its results.
 /// Unset or 0: null, nothing changes. Any other value is a UserError naming it.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <stdexcept>
@@ -62,17 +63,33 @@ std::string this_program() {
   return ec ? "" : self.string();
 }
 
-std::string beside_this_program(const std::string& name, const char* env) {
+#ifndef BEAMLAB_HELPERS_FROM_BIN // set by cmake/package.cmake from the install layout
+#define BEAMLAB_HELPERS_FROM_BIN "../libexec/beamlab"
+#define BEAMLAB_HELPERS_FROM_LIB "../libexec/beamlab"
+#endif
+
+std::string helper_program(const std::string& name, const char* env) {
   if (const char* path = std::getenv(env); path && *path) return path;
+  namespace fs = std::filesystem;
+  std::vector<fs::path> places;
   std::string self = this_program();
-  return ((self.empty() ? std::filesystem::path(".") : std::filesystem::path(self).parent_path()) /
-          name)
-      .string();
+  fs::path bin = self.empty() ? fs::path(".") : fs::path(self).parent_path();
+  places.push_back(bin / name);
+  places.push_back(bin / BEAMLAB_HELPERS_FROM_BIN / name);
+  // The file this function was loaded from: libbeamlab.so, or the executable it is linked into.
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&helper_program), &info) && info.dli_fname) {
+    fs::path lib = fs::absolute(info.dli_fname).parent_path();
+    places.push_back(lib / name);
+    places.push_back(lib / BEAMLAB_HELPERS_FROM_LIB / name);
+    places.push_back(lib / ".." / "bin" / name); // the build tree: lib/ beside bin/
+  }
+  for (const fs::path& p : places)
+    if (::access(p.c_str(), X_OK) == 0) return p.lexically_normal().string();
+  return places.front().string();
 }
 
-std::string default_worker_path() {
-  return beside_this_program("beamlab-worker", "BEAMLAB_WORKER");
-}
+std::string default_worker_path() { return helper_program("beamlab-worker", "BEAMLAB_WORKER"); }
 
 Sandbox::Sandbox(SandboxOptions options) : options_(std::move(options)) {
   if (options_.worker.empty()) options_.worker = default_worker_path();

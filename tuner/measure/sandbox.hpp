@@ -75,13 +75,19 @@ private:
   int retired_ = 0;
 };
 
-/// $BEAMLAB_WORKER, else beamlab-worker beside the running executable.
+/// $BEAMLAB_WORKER, else helper_program("beamlab-worker").
 std::string default_worker_path();
 
 /// The running executable's path ("" when the system won't say).
 std::string this_program();
-/// The executable `name` in the running executable's directory, unless the environment
-/// variable `env` names one.
-std::string beside_this_program(const std::string& name, const char* env);
+/// One of beamlab's helper programs (beamlab-worker, beamlab-bench): the one the environment
+/// variable `env` names, else the first that exists of
+///   beside the running executable            (the build tree's bin/)
+///   its ../libexec/beamlab/                   (an install's bin/beamlab)
+///   beside the library this code is in, its ../libexec/beamlab/ and ../bin/
+///                                             (libbeamlab.so loaded by Python or another program,
+///                                             installed or in the build tree)
+/// and when none does, the first, so the error names where it was expected.
+std::string helper_program(const std::string& name, const char* env);
 
 } // namespace beamlab::tuner

@@ -1,0 +1,144 @@
+"""beamlab: lazy tensors compiled to fused kernels, tuned by BEAM search.
+
+    import numpy as np, beamlab
+    from beamlab import Tensor
+
+    a = Tensor(np.random.rand(512, 512).astype(np.float32))
+    b = Tensor.rand(512, 512, seed=1)
+    c = (a @ b).relu()
+    print(c.numpy()[0, :4])          # realizes: compiles fused kernels and runs them
+
+    report = beamlab.tune(c, beam=4, budget=30)   # a BEAM search per kernel, journaled
+    c.realize()                      # later realizes use the tuned plans (the tuning cache)
+
+Names follow tinygrad's Tensor. Realizing honours BEAM=W in the environment as `beamlab run`
+does (a search of width W, its plans cached), else uses the tuning cache's plans where it has
+them. Results of runs are plain Python data: runs(), tunings(run), candidates(tuning),
+cache_entries(). Errors raise beamlab.UserError (a ValueError) with the same one-line messages
+as the command line.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+from . import _beamlab
+from ._beamlab import (DType, OnnxModel, RuntimeFailure, Tensor, UserError, cache_entries,
+                       candidates, compiler_identity, default_db, dtypes, runs, tunings, workload,
+                       workloads)
+
+__version__ = _beamlab.__version__
+__all__ = ["Tensor", "DType", "dtypes", "UserError", "RuntimeFailure", "realize", "tune", "expr",
+           "load_onnx", "OnnxModel", "workload", "workloads", "runs", "tunings", "candidates",
+           "cache_entries", "default_db", "compiler_identity"]
+
+
+def realize(*tensors, beam=None, db=None, threads=0):
+    """Computes several tensors at once (shared work done once); returns them."""
+    _beamlab.realize(list(tensors), beam, db, threads)
+    return tensors
+
+
+def tune(*tensors, beam=4, budget=0.0, kernel_budget=60.0, max_candidates=5000, runs=3,
+         threads=0, jobs=1, db=None, cache="use", label="", quiet=True):
+    """Tunes every kernel the tensors need with a BEAM search of width `beam`, as
+    `beamlab tune` does: each candidate compiled, checked and timed in a sandboxed worker, the
+    whole run journaled in the database `db` (default: default_db()) and each winner stored in
+    its tuning cache (cache: "use", "ignore", "read-only" or "off"). `budget` caps the whole
+    run in seconds (0: none), `kernel_budget` each kernel's search.
+
+    Returns a dict: {"run": id, "db": path, "wall_s": s, "kernels": [per kernel: "kernel",
+    "key", "outcome", "heuristic_ms", "tuned_ms", "speedup", "winner_opts", ...]}.
+    Ctrl-C stops the search; the run is kept as interrupted."""
+    if not tensors:
+        raise UserError("tune: give at least one tensor")
+    return _beamlab._tune(list(tensors), beam, budget, kernel_budget, max_candidates, runs,
+                          threads, jobs, db, cache, label, quiet)
+
+
+def expr(text, **inputs):
+    """A kernel written as an expression in tinygrad's syntax over named inputs (Tensors, numpy
+    arrays or lists): beamlab.expr("(a @ w + b).relu()", a=..., w=..., b=...)."""
+    return _beamlab._expr(text, {k: v if isinstance(v, Tensor) else Tensor(v)
+                                 for k, v in inputs.items()})
+
+
+def load_onnx(path, **input_shapes):
+    """An ONNX model; input_shapes give its symbolic dims: load_onnx("m.onnx", input=(1, 3, 224,
+    224)). Call it with its inputs by name (model(input=...)) or model(model.random_inputs())."""
+    return _beamlab._load_onnx(_os.fspath(path), {k: list(v) for k, v in input_shapes.items()})
+
+
+def _call_model(self, feeds=None, **named):
+    """The model's outputs (lazy tensors, in the graph's order) over its inputs by name."""
+    feeds = dict(feeds or {}, **named)
+    return self._build({k: v if isinstance(v, Tensor) else Tensor(v) for k, v in feeds.items()})
+
+
+# ---- indexing: ints, slices (any step), None and ..., as numpy's basic indexing
+
+def _getitem(self, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > self.ndim:
+        raise IndexError(f"too many indices for a tensor of {self.ndim} dimensions: {used}")
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * (self.ndim - used) + key[at + 1:]
+    else:
+        key = key + (slice(None),) * (self.ndim - used)
+    t, dim, squeeze, new_axes = self, 0, [], []
+    for k in key:
+        if k is None:
+            new_axes.append(dim + len(new_axes) - len(squeeze))
+            continue
+        n = t.shape[dim]
+        if isinstance(k, Tensor) or hasattr(k, "__len__"):
+            raise IndexError("indexing with a tensor or a list is not supported; use gather()")
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            t = _slice_axis(t, dim, start, stop, step)
+        else:
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} of size {n}")
+            i %= n
+            t = t.shrink(tuple((i, i + 1) if d == dim else (0, s) for d, s in enumerate(t.shape)))
+            squeeze.append(dim)
+        dim += 1
+    for d in reversed(squeeze):
+        t = t.squeeze(d)
+    for d in new_axes:
+        t = t.unsqueeze(d)
+    return t
+
+
+def _slice_axis(t, dim, start, stop, step):
+    if step < 0:  # walk it backwards: flip, then slice forwards
+        n = t.shape[dim]
+        t = t.flip(dim)
+        start, stop, step = n - 1 - start, n - 1 - stop, -step
+    count = max(0, (stop - start + step - 1) // step)
+    if count == 0:
+        raise IndexError(f"the slice selects nothing of dimension {dim}; beamlab has no empty "
+                         "tensors")
+    bounds = [(0, s) for s in t.shape]
+    bounds[dim] = (start, start + count * step)
+    if count * step > t.shape[dim] - start:  # the last step runs past the end: pad
+        t = t.pad(tuple((0, count * step - (t.shape[dim] - start)) if d == dim else (0, 0)
+                        for d in range(t.ndim)))
+    t = t.shrink(tuple(bounds))
+    if step == 1:
+        return t
+    shape = list(t.shape)
+    t = t.reshape(shape[:dim] + [count, step] + shape[dim + 1:])
+    keep = [(0, s) for s in t.shape]
+    keep[dim + 1] = (0, 1)
+    return t.shrink(tuple(keep)).reshape(shape[:dim] + [count] + shape[dim + 1:])
+
+
+Tensor.__getitem__ = _getitem
+OnnxModel.__call__ = _call_model

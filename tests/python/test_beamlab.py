@@ -232,3 +232,26 @@ def test_same_message_as_the_command_line(tmp_path):
     with pytest.raises(beamlab.UserError) as e:
         beamlab.workload("matmull")
     assert str(e.value) in out.stderr
+
+
+def test_ctrl_c_stops_a_tuning_and_keeps_its_run(tmp_path):
+    import signal
+    import time
+    db = str(tmp_path / "int.db")
+    code = ("import beamlab\n"
+            "y = (beamlab.Tensor.rand(512, 512, seed=1) @ beamlab.Tensor.rand(512, 512, seed=2)).relu()\n"
+            "try:\n"
+            f"    beamlab.tune(y, beam=8, kernel_budget=120, db={db!r})\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:  # until the search has measured something
+        time.sleep(0.5)
+        if os.path.exists(db) and any(t["id"] for r in beamlab.runs(db=db)
+                                      for t in beamlab.tunings(r["id"], db=db)):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert out.strip() == "interrupted"
+    assert [r["status"] for r in beamlab.runs(db=db)] == ["interrupted"]

@@ -1,6 +1,11 @@
 // beamlab-gui [DB]: the workbench window on a beamlab database (the argument, which must exist,
 // else the last one opened, else the CLI's default database, created when missing as the CLI
-// does). --screenshots DIR saves every view of DB as a PNG and exits (docs, reviews, CI).
+// does). --screenshots DIR saves every view of DB as a PNG and exits (docs, reviews, CI;
+// scripts/docs-pictures makes the README's pictures with it).
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -11,6 +16,8 @@
 
 #include "db/database.hpp"
 #include "engine/runtime/openmp.hpp"
+#include "gui/compare_view.hpp"
+#include "gui/live_view.hpp"
 #include "gui/main_window.hpp"
 
 namespace {
@@ -29,44 +36,109 @@ bool wait_until(F ready, int ms) {
   return ready();
 }
 
-// Every view with the newest search's most improved kernel open, as PNGs in `dir`; 0 when all
-// saved.
-int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const QString& program) {
+/// What --screenshots shows beyond the window as it opens.
+struct ShotOptions {
+  QString program;   ///< profiled for Schedule and Timing
+  QString kernel;    ///< opened instead of the most improved kernel
+  double live_s = 0; ///< > 0: a search of the open kernel in Live tuning, this budget
+};
+
+// Selects the newest search run in the Runs view (the newest run may be a bench), so the
+// highlighted run is the one whose kernels are listed.
+void select_newest_search(beamlab::gui::MainWindow& w, bool& loaded) {
+  for (const beamlab::gui::RunRow& r : w.runs_model()->rows()) {
+    if (r.kernels == 0 || r.by_hand) continue;
+    QAbstractItemModel* runs = w.runs_view()->model();
+    for (int row = 0; row < runs->rowCount(); ++row) {
+      QModelIndex i = runs->index(row, 0);
+      if (i.data(beamlab::gui::kIdRole).toLongLong() != r.run.id) continue;
+      if (i.row() == w.runs_view()->currentIndex().row()) return; // shown already
+      loaded = false;
+      w.runs_view()->setCurrentIndex(i);
+      wait_until([&] { return loaded; }, 20000);
+      return;
+    }
+  }
+}
+
+// The row of kernel `name` in the run's kernels (the most improved when `name` is empty).
+std::optional<int> kernel_row(beamlab::gui::MainWindow& w, const QString& name) {
+  auto* kernels = w.kernels_proxy();
+  for (int row = 0; row < kernels->rowCount(); ++row)
+    if (name.isEmpty() || kernels->index(row, 0).data().toString() == name) return row;
+  return std::nullopt;
+}
+
+// Starts `compare` (a call that ends in CompareView::compared) and waits for it.
+template <class F>
+void compare_and_wait(beamlab::gui::CompareView* view, F compare) {
+  bool done = false;
+  auto c = QObject::connect(view, &beamlab::gui::CompareView::compared, [&] { done = true; });
+  compare();
+  wait_until([&] { return done; }, 60000);
+  QObject::disconnect(c);
+}
+
+// Every view with the newest search's most improved kernel (or o.kernel) open, as PNGs in
+// `dir`; Compare twice: the default runs (compare.png) and the kernel's heuristic against its
+// winner (compare_kernel.png). 0 when all saved.
+int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const ShotOptions& o) {
   using beamlab::gui::MainWindow;
-  bool loaded = false, tuned = false, profiled = program.isEmpty();
+  bool loaded = false, tuned = false, profiled = o.program.isEmpty();
   QObject::connect(&w, &MainWindow::run_loaded, [&] { loaded = true; });
   QObject::connect(&w, &MainWindow::tuning_loaded, [&] { tuned = true; });
   QObject::connect(&w, &MainWindow::program_loaded, [&] { profiled = true; });
   wait_until([&] { return loaded; }, 20000);
-  // The newest search run, for the kernel views (the newest run may be a bench).
-  for (const beamlab::gui::RunRow& r : w.runs_model()->rows())
-    if (r.kernels > 0 && !r.by_hand) {
-      loaded = false;
-      w.select_run(r.run.id);
-      wait_until([&] { return loaded; }, 20000);
-      break;
-    }
-  auto* kernels = w.kernels_proxy();
-  if (kernels->rowCount() > 0) {
-    w.open_tuning(kernels->index(0, 0).data(beamlab::gui::kIdRole).toLongLong());
+  select_newest_search(w, loaded);
+  std::optional<int> row = kernel_row(w, o.kernel);
+  if (!row && !o.kernel.isEmpty()) {
+    std::fprintf(stderr, "beamlab-gui: --kernel %s: the newest search run has no such kernel\n",
+                 qPrintable(o.kernel));
+    return 1;
+  }
+  if (row) {
+    QModelIndex i = w.kernels_proxy()->index(*row, 0);
+    w.kernels_view()->setCurrentIndex(i);
+    w.open_tuning(i.data(beamlab::gui::kIdRole).toLongLong());
     wait_until([&] { return tuned; }, 20000);
   }
-  if (!program.isEmpty()) {
-    w.profile(program);
+  if (!o.program.isEmpty()) {
+    w.profile(o.program);
     wait_until([&] { return profiled; }, 60000);
   }
   QDir().mkpath(dir);
+  auto save = [&](const char* name) {
+    wait_until([] { return false; }, 300); // let charts and code settle
+    return w.grab().save(QDir(dir).filePath(QString(name) + ".png"));
+  };
   const char* names[] = {"runs", "kernel", "live", "schedule", "timing", "roofline", "compare"};
+  beamlab::gui::CompareView* compare = w.compare_view();
   int failed = 0;
   for (int i = 0; i < w.tabs()->count(); ++i) {
     w.tabs()->setCurrentIndex(i);
-    wait_until([] { return false; }, 300); // let charts and code settle
-    QString file = QDir(dir).filePath(QString(names[i]) + ".png");
-    if (!w.grab().save(file)) ++failed;
+    if (i == MainWindow::live_tab && o.live_s > 0) {
+      bool finished = false;
+      auto c = QObject::connect(w.live_view(), &beamlab::gui::LiveView::session_finished,
+                                [&] { finished = true; });
+      w.live_view()->set_beam(2);
+      w.live_view()->set_budget(o.live_s);
+      if (w.live_view()->start(false))
+        wait_until([&] { return finished; }, static_cast<int>(1000 * (o.live_s + 120)));
+      QObject::disconnect(c);
+    }
+    if (i == MainWindow::compare_tab) {
+      auto [a, b] = compare->picked_runs();
+      if (a != 0 && a != b) compare_and_wait(compare, [&] { compare->compare_runs(a, b); });
+    }
+    failed += !save(names[i]);
     if (i == MainWindow::kernel_tab) { // and its IR and assembly side by side
       w.kernel_view()->tabs()->setCurrentIndex(2);
-      wait_until([] { return false; }, 300);
-      if (!w.grab().save(QDir(dir).filePath("kernel_code.png"))) ++failed;
+      failed += !save("kernel_code");
+    }
+    if (i == MainWindow::compare_tab && row) {
+      auto [a, b] = compare->picked_candidates();
+      compare_and_wait(compare, [&] { compare->compare_candidates(a, b); });
+      failed += !save("compare_kernel");
     }
   }
   return failed == 0 ? 0 : 1;
@@ -92,7 +164,15 @@ int main(int argc, char** argv) {
                              "a program to profile for the Schedule and Timing "
                              "screenshots (as the Program box takes it)",
                              "SPEC");
-  args.addOptions({shots, size, program});
+  QCommandLineOption kernel("kernel",
+                            "the kernel of the newest search run to open for --screenshots "
+                            "(default: the most improved)",
+                            "NAME");
+  QCommandLineOption live("live",
+                          "for --screenshots: search the open kernel in Live tuning first, for "
+                          "up to SECONDS (journaled in DB like any search)",
+                          "SECONDS");
+  args.addOptions({shots, size, program, kernel, live});
   args.process(app);
   QString path = args.positionalArguments().value(0);
   bool explicit_path = !path.isEmpty();
@@ -108,10 +188,22 @@ int main(int argc, char** argv) {
     }
     window.resize(wh[0].toInt(), wh[1].toInt());
   }
+  double live_s = 0;
+  if (args.isSet(live)) {
+    bool number = false;
+    live_s = args.value(live).toDouble(&number);
+    if (!number || !std::isfinite(live_s) || live_s <= 0) {
+      std::fprintf(stderr, "beamlab-gui: --live '%s' is not a number of seconds, e.g. 20\n",
+                   qPrintable(args.value(live)));
+      return 2;
+    }
+  }
   window.show();
   // A path named on the command line must exist: a typo is an error, never a new database.
   window.open_database(path, explicit_path ? beamlab::gui::MainWindow::OpenMode::existing
                                            : beamlab::gui::MainWindow::OpenMode::create);
-  if (args.isSet(shots)) return save_screenshots(window, args.value(shots), args.value(program));
+  if (args.isSet(shots))
+    return save_screenshots(window, args.value(shots),
+                            {args.value(program), args.value(kernel), live_s});
   return QApplication::exec();
 }

@@ -140,9 +140,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--label", args->label, "a name for the run (reports can name it by this)");
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | read-only: plans from the tuning cache; off | ignore: the heuristic's "
-                  "(BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache,
+                   "use | read-only: plans from the tuning cache; off | ignore: the heuristic's "
+                   "(BEAMLAB_CACHE)");
   cmd->add_option("--suite", args->suite,
                   "the suite benchmarks to run (a Google Benchmark filter regex)")
       ->default_val(reports::kDefaultSuiteFilter);
@@ -150,6 +150,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--suite-min-time", args->suite_min_time,
                   "seconds each suite repetition runs for at least")
       ->default_val(0.05)
+      ->check(kFinite)
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", args->quiet, "no progress lines");
   cmd->final_callback([args] { bench(*args); });

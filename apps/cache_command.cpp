@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/tune_command.hpp"
+#include "apps/usage.hpp"
 #include "db/database.hpp"
 #include "engine/support/error.hpp"
 
@@ -150,7 +151,7 @@ void import_json(const CacheArgs& a) {
 void merge(const CacheArgs& a) {
   db::Database db(db_path(a.db));
   for (const std::string& in : a.inputs) {
-    user_assert(in != db.path()) << "cache merge: '" << in << "' is the database merged into";
+    usage_assert(in != db.path()) << "cache merge: '" << in << "' is the database merged into";
     db::Database::MergeStats st = db.merge_from(in);
     fmt::print("{}: {} run(s), {} tuning(s), {} candidate(s), {} benchmark(s); cache: {} "
                "entr{} taken, {} kept\n",

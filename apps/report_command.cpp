@@ -10,6 +10,7 @@
 #include "apps/cli_checks.hpp"
 
 #include "apps/tune_command.hpp"
+#include "apps/usage.hpp"
 #include "db/database.hpp"
 #include "reports/report.hpp"
 #include <beamlab/beamlab.hpp>
@@ -59,7 +60,17 @@ void list_runs(db::Database& db) {
                r.git_revision.empty() ? "-" : r.git_revision, to_string(r.status), r.command);
 }
 
+// The command line must make sense before the database is opened.
+void check_command_line(const ReportArgs& args) {
+  usage_assert(args.run.empty() || (args.baseline.empty() && args.candidate.empty()))
+      << "--run summarizes one run; drop --baseline/--candidate, or drop --run to compare";
+  usage_assert(args.list || !args.run.empty() || !args.baseline.empty())
+      << "report: name the runs to compare with --baseline RUN [--candidate RUN] (an id, a "
+         "label, latest or latest~N), or one run to summarize with --run RUN";
+}
+
 int report(const ReportArgs& args) {
+  check_command_line(args);
   reports::Format format = !args.format.empty() ? reports::parse_format(args.format, "--format")
                            : args.output.empty() || args.output == "-"
                                ? reports::Format::markdown
@@ -70,15 +81,10 @@ int report(const ReportArgs& args) {
     return 0;
   }
   if (!args.run.empty()) {
-    user_assert(args.baseline.empty() && args.candidate.empty())
-        << "--run summarizes one run; drop --baseline/--candidate, or drop --run to compare";
     db::Run run = reports::resolve_run(db, args.run, "--run");
     emit(reports::render(reports::summarize_run(db, run.id), format), args.output);
     return 0;
   }
-  user_assert(!args.baseline.empty())
-      << "report: name the runs to compare with --baseline RUN [--candidate RUN] (an id, a "
-         "label, latest or latest~N), or one run to summarize with --run RUN";
   db::Run baseline = reports::resolve_run(db, args.baseline, "--baseline");
   db::Run candidate =
       reports::resolve_run(db, args.candidate.empty() ? "latest" : args.candidate, "--candidate");
@@ -115,9 +121,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--candidate", args->candidate, "the run to judge (default: latest)");
   cmd->add_option("--run", args->run, "summarize this one run instead");
   cmd->add_flag("--list", args->list, "list the runs in the database");
-  cmd->add_option(
-      "--format", args->format,
-      "md | html | junit | json (default: from -o's suffix, .html .xml .json, else md)");
+  cmd->add_option("--format", args->format,
+                  "md | html | junit | json (default: from -o's suffix, .html .xml .json, else md; "
+                  "--list: a table, or json)")
+      ->check(parsed_by("FORMAT", [](const std::string& text, const std::string& what) {
+        (void)reports::parse_format(text, what);
+      }));
   cmd->add_option("-o,--output", args->output, "write the report to FILE (default: stdout)");
   cmd->add_option("--fail-above", args->fail_above,
                   "exit with code 4 when a regression is larger than PCT percent")
@@ -137,6 +146,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--alpha", args->alpha, "the rank test's significance level")
       ->default_val(0.05)
+      ->check(kFinite)
       ->check(CLI::Range(1e-9, 1.0));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
   cmd->final_callback([args, &exit_code] { exit_code = report(*args); });

@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli_checks.hpp"
 #include "apps/tune_command.hpp"
+#include "engine/support/did_you_mean.hpp"
 #include "tuner/batch/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -50,6 +52,29 @@ void save_kernels(const Schedule& schedule, const std::string& label, const std:
   fmt::print("saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
 }
 
+// --kernel must name a kernel of the program (or be "*").
+void check_kernel_named(const Schedule& schedule, const std::string& kernel) {
+  if (kernel == "*") return;
+  std::vector<std::string> names;
+  for (const ScheduleItem& item : schedule.items) {
+    if (item.name == kernel || hash_hex(item.key) == kernel) return;
+    names.push_back(item.name);
+  }
+  usage_error << "--kernel '" << kernel << "' names no kernel of the program"
+              << did_you_mean(kernel, names, "its kernels: " + join_names(names, 8));
+}
+
+// Opts that do not apply to the kernel they are given for are a bad --opts value.
+ExecutionPlan prepare(const Schedule& schedule, const Program& out, const RealizeOptions& options,
+                      const RunArgs& args) {
+  try {
+    return ExecutionPlan::prepare(schedule, out.inputs(), options);
+  } catch (const UserError& e) {
+    if (!args.opts) throw;
+    throw UsageError(std::string("--opts: ") + e.what());
+  }
+}
+
 void run(const RunArgs& args) {
   if (args.list || (args.workload.empty() && args.expr.empty())) {
     for (const WorkloadInfo& w : workloads()) {
@@ -61,16 +86,16 @@ void run(const RunArgs& args) {
   }
   tuner::CorpusEntry entry =
       program_entry("run", args.workload, args.params, args.expr, args.inputs);
-  Program out = tuner::build_entry(entry);
+  Program out = build_command_line(entry, tuner::build_entry);
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
   std::unique_ptr<tuner::CachePolicy> cached;
   tuner::CacheMode mode = tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache");
   std::string path = db_path(args.db);
+  usage_assert(args.opts || args.kernel == "*")
+      << "run: --kernel names the kernel --opts applies to; give --opts too";
   if (args.opts) {
-    Expected<std::vector<Opt>> opts = parse_opts(*args.opts);
-    user_assert(opts) << "--opts: " << opts.error();
-    heuristic.set(args.kernel, *opts);
+    heuristic.set(args.kernel, *parse_opts(*args.opts)); // checked by the option
   } else if (args.beam > 0) {
     tuner::SearchSettings settings;
     settings.beam = args.beam;
@@ -87,8 +112,8 @@ void run(const RunArgs& args) {
                             : cached ? static_cast<const OptPolicy*>(cached.get())
                                      : &heuristic;
   Schedule schedule = out.schedule();
-  ExecutionPlan plan =
-      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = policy});
+  if (args.opts) check_kernel_named(schedule, args.kernel);
+  ExecutionPlan plan = prepare(schedule, out, {.threads = args.threads, .policy = policy}, args);
   std::vector<KernelProfile> prof = plan.profile(args.runs);
   std::string shapes;
   for (const Tensor& t : out.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(t.shape());
@@ -123,21 +148,23 @@ bool is_kernel_file(const std::string& target) { return target.ends_with(".ir");
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs, const std::string& dtype) {
-  user_assert(expr.empty() || target.empty())
+  usage_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
   bool file = is_model_file(target) || is_kernel_file(target);
-  user_assert(params.empty() || (!file && expr.empty()))
+  usage_assert(params.empty() || (!file && expr.empty()))
       << command << ": parameters like " << (params.empty() ? "" : params.front())
       << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
-  if (!expr.empty()) return tuner::expr_entry(expr, inputs, dtype);
-  if (is_model_file(target)) return tuner::model_entry(target, inputs);
+  // A bad --input shape is a bad option value; the expression or model is read when built.
+  if (!expr.empty()) return usage_errors([&] { return tuner::expr_entry(expr, inputs, dtype); });
+  if (is_model_file(target))
+    return usage_errors([&] { return tuner::model_entry(target, inputs); });
   if (is_kernel_file(target)) {
-    user_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
-                                << "buffers' sizes come from its indices)";
+    usage_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
+                                 << "buffers' sizes come from its indices)";
     return tuner::kernel_entry(target);
   }
-  user_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
-                              << "to the built-in workload '" << target << "'";
+  usage_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
+                               << "to the built-in workload '" << target << "'";
   return tuner::workload_entry(target, parse_params(command, params), dtype);
 }
 
@@ -146,23 +173,38 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
   std::map<std::string, int64_t> out;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
+    usage_assert(w.rfind("--", 0) == 0 && w.size() > 2)
         << command << ": expected a parameter like --M 1024, not '" << w << "'";
     std::string name = w.substr(2), value;
     if (size_t eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     } else {
-      user_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
+      usage_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
       value = words[++i];
     }
     int64_t v = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    user_assert(ec == std::errc{} && p == value.data() + value.size())
+    usage_assert(ec == std::errc{} && p == value.data() + value.size())
         << command << ": parameter --" << name << " needs an integer, not '" << value << "'";
     out[name] = v;
   }
   return out;
+}
+
+void check_unknown_options(const CLI::App& cmd, const std::string& target,
+                           const std::vector<std::string>& params) {
+  const WorkloadInfo* workload = nullptr;
+  for (const WorkloadInfo& w : workloads())
+    if (w.name == target) workload = &w;
+  for (const std::string& word : params) {
+    if (!word.starts_with("--")) continue;
+    std::string name = word.substr(0, word.find('='));
+    if (workload && workload->defaults.count(name.substr(2))) continue;
+    std::string suggestion = option_suggestion(cmd, name);
+    usage_assert(suggestion.empty())
+        << cmd.get_name() << ": unknown option '" << name << "'" << suggestion;
+  }
 }
 
 void add_run_command(CLI::App& app) {
@@ -180,24 +222,37 @@ void add_run_command(CLI::App& app) {
                   "--expr: every input)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
   cmd->add_option("--opts", args->opts,
-                  "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)");
+                  "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            Expected<std::vector<Opt>> opts = parse_opts(text);
+            return opts ? std::string() : opts.error();
+          },
+          "OPTS"));
   cmd->add_option("--kernel", args->kernel, "the kernel (name or hex key) --opts applies to")
       ->default_val("*");
   cmd->add_option("--runs", args->runs, "timed runs per kernel (median reported)")
       ->default_val(10)
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", args->threads, "cores to use (0: all)")->default_val(0);
+  cmd->add_option("--threads", args->threads, "cores to use (0: all)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--beam", args->beam,
                   "tune each kernel by BEAM search of this width first (the BEAM variable too)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache);
   cmd->add_option("--save-kernels", args->save_kernels,
-                  "write each kernel's IR text to this folder (NAME_KEY.ir), to run or tune alone");
+                  "write each kernel's IR text to this folder (NAME_KEY.ir), to run or tune alone")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir == "-" ? "a folder, not '-': each kernel is a file of its own" : "";
+          },
+          "DIR"));
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
     args->params = cmd->remaining();
+    check_unknown_options(*cmd, args->workload, args->params);
     run(*args);
   });
 }

@@ -58,6 +58,13 @@ std::string cache_mode_name(const std::string& flag) {
   return "use";
 }
 
+void add_cache_option(CLI::App* cmd, std::string& mode, const std::string& help) {
+  cmd->add_option("--cache", mode, help)
+      ->check(parsed_by("MODE", [](const std::string& text, const std::string& what) {
+        (void)tuner::parse_cache_mode(text, what);
+      }));
+}
+
 namespace {
 
 // Everything a run needs to be repeated: stored as the run's settings, read back by --resume.
@@ -322,7 +329,7 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
   std::optional<tuner::ActiveRun> run;
   int64_t resume_id = 0; // reopened once the resumed command is known to be good
   if (args.resume) {
-    user_assert(db) << "--resume needs the database (not --cache off)";
+    usage_assert(db) << "--resume needs the database (not --cache off)";
     db::Run resumed = tuner::run_to_resume(*db, args.resume_run);
     std::string db_flag = args.db, json_out = args.json_out;
     bool quiet = args.quiet;
@@ -336,18 +343,17 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
     std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
                  resumed.command.c_str());
   }
-  user_assert(!args.target.empty() || !args.expr.empty())
+  usage_assert(!args.target.empty() || !args.expr.empty())
       << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
-         "or "
-      << "--expr, or pass --resume";
-  tuner::Corpus corpus =
-      is_corpus_file(args.target)
-          ? tuner::load_corpus(args.target)
-          : tuner::single_entry(program_entry("tune", args.target, args.params, args.expr,
-                                              args.inputs, args.dtype));
-  user_assert(args.params.empty() || corpus.path.empty())
+         "or --expr, or pass --resume";
+  usage_assert(args.params.empty() || !is_corpus_file(args.target))
       << "tune: parameters like " << args.params.front()
       << " apply to a workload, not to the corpus file '" << args.target << "'";
+  tuner::Corpus corpus = is_corpus_file(args.target)
+                             ? tuner::load_corpus(args.target)
+                             : build_command_line(program_entry("tune", args.target, args.params,
+                                                                args.expr, args.inputs, args.dtype),
+                                                  tuner::single_entry);
   tuner::BatchOptions o;
   o.settings.beam = args.beam;
   o.settings.time_budget_s = args.kernel_budget_s;
@@ -450,7 +456,7 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
 // `--repeat N`: the same search N times (each searching afresh, journaled as its own run), then
 // every kernel's distinct winners timed together (tuner/batch/repeat.hpp).
 int tune_repeated(const TuneArgs& args) {
-  user_assert(!args.resume) << "--repeat starts new runs; drop --resume (or --repeat)";
+  usage_assert(!args.resume) << "--repeat starts new runs; drop --resume (or --repeat)";
   std::vector<tuner::BatchReport> reports(static_cast<size_t>(args.repeat));
   for (int i = 0; i < args.repeat; ++i) {
     TuneArgs one = args;
@@ -532,16 +538,25 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "cores each kernel runs on (0: all)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--dtype", args->dtype, "the workload's dtype (not for corpus files)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return parse_dtype(text)
+                       ? std::string()
+                       : "Value '" + text + "' is not a dtype (e.g. float32, float16)";
+          },
+          "DTYPE"));
   cmd->add_option("--shard", args->shard,
                   "tune shard i of N (0 <= i < N) of the kernels; default from "
-                  "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
+                  "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT")
+      ->check(parsed_by("i/N", [](const std::string& text, const std::string& what) {
+        (void)tuner::parse_shard(text, what);
+      }));
   cmd->add_option("--jobs", args->jobs, "kernels searched at once (timing stays exclusive)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache);
   cmd->add_option("--label", args->label, "a name for the run, for reports");
   cmd->add_flag("--resume", args->resume,
                 "finish the newest unfinished run (or --resume-run ID) without re-measuring");
@@ -557,6 +572,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->final_callback([args, cmd, &exit_code] {
     TuneArgs a = *args;
     a.params = cmd->remaining();
+    check_unknown_options(*cmd, a.target, a.params);
     if (a.resume_run > 0) a.resume = true;
     exit_code = a.repeat > 1 ? tune_repeated(a) : tune(a);
   });

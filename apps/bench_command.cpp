@@ -11,6 +11,7 @@
 
 #include "apps/cli_checks.hpp"
 
+#include "apps/output.hpp"
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "reports/bench_record.hpp"
@@ -38,6 +39,7 @@ struct BenchArgs {
   double suite_min_time = 0.05;
   double sample_ms = 5;
   bool quiet = false;
+  OutputFormat format = OutputFormat::Text;
 };
 
 /// The command line that repeats this run (what the run records).
@@ -105,6 +107,17 @@ void bench(const BenchArgs& args) {
     if (!args.quiet) std::fprintf(stderr, "%s\n", line.c_str());
   });
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (args.format == OutputFormat::Json) {
+    Json doc = json_document("bench");
+    doc["run"] = run;
+    doc["db"] = path;
+    doc["corpus"] = o.corpus.path;
+    doc["label"] = args.label;
+    doc["workloads"] = o.corpus.entries.size();
+    doc["wall_s"] = json_number(s);
+    print_json(doc);
+    return;
+  }
   fmt::print("bench run {} recorded in {} ({} workload(s), {:.0f} s)\n", run, path,
              o.corpus.entries.size(), s);
   fmt::print("summary: beamlab report --run {}\n", run);
@@ -153,6 +166,7 @@ void add_bench_command(CLI::App& app) {
       ->check(kFinite)
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", args->quiet, "no progress lines");
+  add_format_option(cmd, args->format);
   cmd->final_callback([args] { bench(*args); });
 }
 

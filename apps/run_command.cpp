@@ -2,6 +2,7 @@
 #include "apps/run_command.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "apps/cli_checks.hpp"
+#include "apps/output.hpp"
 #include "apps/tune_command.hpp"
 #include "engine/support/did_you_mean.hpp"
 #include "tuner/batch/policy.hpp"
@@ -34,10 +36,12 @@ struct RunArgs {
   bool list = false;
   std::string db, cache;
   std::string save_kernels; // a folder for each kernel's IR text
+  OutputFormat format = OutputFormat::Text;
 };
 
 // Each kernel's AST as IR text, DIR/NAME_KEY.ir, for `beamlab run|tune FILE.ir` or a corpus.
-void save_kernels(const Schedule& schedule, const std::string& label, const std::string& dir) {
+void save_kernels(const Schedule& schedule, const std::string& label, const std::string& dir,
+                  std::FILE* note) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   user_assert(!ec) << "--save-kernels: cannot create the folder '" << dir << "': " << ec.message();
@@ -49,7 +53,7 @@ void save_kernels(const Schedule& schedule, const std::string& label, const std:
       << print_graph(item.ast);
     user_assert(f.flush()) << "--save-kernels: cannot write '" << path << "'";
   }
-  fmt::print("saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
+  fmt::print(note, "saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
 }
 
 // --kernel must name a kernel of the program (or be "*").
@@ -75,15 +79,95 @@ ExecutionPlan prepare(const Schedule& schedule, const Program& out, const Realiz
   }
 }
 
-void run(const RunArgs& args) {
-  if (args.list || (args.workload.empty() && args.expr.empty())) {
+// What `run` measured, for the table or the JSON document.
+struct Measured {
+  std::string label;
+  std::vector<Shape> outputs;
+  std::vector<KernelProfile> kernels;
+  std::vector<std::vector<std::string>> model_nodes; ///< each kernel's; empty: not a model
+  int runs = 0;
+  int cache_hits = 0;
+  std::string db;
+};
+
+void list_workloads(OutputFormat format) {
+  if (format == OutputFormat::Json) {
+    Json doc = json_document("run-list");
+    Json& rows = doc["workloads"] = Json::array();
     for (const WorkloadInfo& w : workloads()) {
-      std::string params;
-      for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
-      fmt::print("{:<16} {}\n{:<16}{}\n", w.name, w.description, "", params);
+      Json dtypes = Json::array();
+      for (DType d : w.dtypes) dtypes.push_back(d.str());
+      rows.push_back({{"name", w.name},
+                      {"description", w.description},
+                      {"params", w.defaults},
+                      {"dtypes", dtypes}});
     }
+    print_json(doc);
     return;
   }
+  for (const WorkloadInfo& w : workloads()) {
+    std::string params;
+    for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
+    fmt::print("{:<16} {}\n{:<16}{}\n", w.name, w.description, "", params);
+  }
+}
+
+void print_table(const Measured& m) {
+  std::string shapes;
+  for (const Shape& s : m.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
+  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", m.label, shapes.empty() ? "" : " ",
+             shapes, m.kernels.size(), m.runs);
+  // A model's kernels are also named by the model's nodes each computes.
+  bool named = !m.model_nodes.empty();
+  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
+             "compile ms", named ? "opts | model nodes" : "opts");
+  double total = 0;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelProfile& k = m.kernels[i];
+    total += k.ms;
+    std::string opts = k.opts.empty() ? "-" : k.opts;
+    if (named) opts += " | " + join_names(m.model_nodes[i]);
+    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
+               k.compile_ms, opts);
+  }
+  fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  if (m.cache_hits > 0)
+    fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", m.cache_hits, m.db);
+}
+
+void print_table_json(const Measured& m) {
+  Json doc = json_document("run");
+  doc["program"] = m.label;
+  doc["outputs"] = m.outputs;
+  doc["runs"] = m.runs;
+  Json& rows = doc["kernels"] = Json::array();
+  double total = 0;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelProfile& k = m.kernels[i];
+    total += k.ms;
+    rows.push_back(
+        {{"kernel", k.name},
+         {"key", hash_hex(k.key)},
+         {"time_ms", json_number(k.ms)},
+         {"gflops", json_number(k.gflops)},
+         {"gbps", json_number(k.gbps)},
+         {"compile_ms", json_number(k.compile_ms)},
+         {"opts", k.opts},
+         {"model_nodes", m.model_nodes.empty() ? std::vector<std::string>{} : m.model_nodes[i]}});
+  }
+  doc["total_ms"] = json_number(total);
+  doc["cache_hits"] = m.cache_hits;
+  doc["db"] = m.db;
+  print_json(doc);
+}
+
+void run(const RunArgs& args) {
+  if (args.list || (args.workload.empty() && args.expr.empty())) {
+    list_workloads(args.format);
+    return;
+  }
+  usage_assert(args.opts || args.kernel == "*")
+      << "run: --kernel names the kernel --opts applies to; give --opts too";
   tuner::CorpusEntry entry =
       program_entry("run", args.workload, args.params, args.expr, args.inputs);
   Program out = build_command_line(entry, tuner::build_entry);
@@ -92,8 +176,6 @@ void run(const RunArgs& args) {
   std::unique_ptr<tuner::CachePolicy> cached;
   tuner::CacheMode mode = tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache");
   std::string path = db_path(args.db);
-  usage_assert(args.opts || args.kernel == "*")
-      << "run: --kernel names the kernel --opts applies to; give --opts too";
   if (args.opts) {
     heuristic.set(args.kernel, *parse_opts(*args.opts)); // checked by the option
   } else if (args.beam > 0) {
@@ -114,29 +196,22 @@ void run(const RunArgs& args) {
   Schedule schedule = out.schedule();
   if (args.opts) check_kernel_named(schedule, args.kernel);
   ExecutionPlan plan = prepare(schedule, out, {.threads = args.threads, .policy = policy}, args);
-  std::vector<KernelProfile> prof = plan.profile(args.runs);
-  std::string shapes;
-  for (const Tensor& t : out.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(t.shape());
-  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", entry.label, shapes.empty() ? "" : " ",
-             shapes, prof.size(), args.runs);
-  // A model's kernels are also named by the model's nodes each computes.
-  std::vector<std::vector<std::string>> names = out.kernel_names(schedule);
-  bool named = !out.names.empty();
-  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
-             "compile ms", named ? "opts | model nodes" : "opts");
-  double total = 0;
-  for (size_t i = 0; i < prof.size(); ++i) {
-    const KernelProfile& k = prof[i];
-    total += k.ms;
-    std::string opts = k.opts.empty() ? "-" : k.opts;
-    if (named) opts += " | " + join_names(names[i]);
-    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
-               k.compile_ms, opts);
-  }
-  fmt::print("{:<28} {:>10.3f}\n", "total", total);
-  int hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
-  if (hits > 0) fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", hits, path);
-  if (!args.save_kernels.empty()) save_kernels(schedule, entry.label, args.save_kernels);
+  Measured m;
+  m.label = entry.label;
+  m.kernels = plan.profile(args.runs);
+  m.runs = args.runs;
+  m.db = path;
+  for (const Tensor& t : out.outputs) m.outputs.push_back(t.shape());
+  if (!out.names.empty()) m.model_nodes = out.kernel_names(schedule);
+  m.cache_hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
+  if (args.format == OutputFormat::Json)
+    print_table_json(m);
+  else
+    print_table(m);
+  // With JSON on stdout, the note goes to stderr.
+  if (!args.save_kernels.empty())
+    save_kernels(schedule, entry.label, args.save_kernels,
+                 args.format == OutputFormat::Json ? stderr : stdout);
 }
 
 } // namespace
@@ -221,6 +296,7 @@ void add_run_command(CLI::App& app) {
                   "an input's shape, NAME=DIMS like x=1x3x224x224 (models: symbolic dims; "
                   "--expr: every input)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
+  add_format_option(cmd, args->format);
   cmd->add_option("--opts", args->opts,
                   "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)")
       ->check(CLI::Validator(

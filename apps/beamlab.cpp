@@ -12,6 +12,7 @@
 
 #include "apps/bench_command.hpp"
 #include "apps/cache_command.hpp"
+#include "apps/completion_command.hpp"
 #include "apps/device_command.hpp"
 #include "apps/ir_commands.hpp"
 #include "apps/report_command.hpp"
@@ -27,6 +28,7 @@ int run(int argc, char** argv) {
   // Named, so usage lines say "beamlab", not the path the binary was run by.
   CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner", "beamlab"};
   app.set_version_flag("--version", "beamlab 0.1.0");
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);
   beamlab::cli::add_run_command(app);
@@ -36,6 +38,7 @@ int run(int argc, char** argv) {
   beamlab::cli::add_device_command(app);
   beamlab::cli::add_bench_command(app);
   beamlab::cli::add_report_command(app, exit_code);
+  beamlab::cli::add_completion_command(app);
   app.footer(beamlab::cli::kExitCodes);
   try {
     app.parse(argc, argv);

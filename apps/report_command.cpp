@@ -139,9 +139,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format,
                   "md | html | junit | json (default: from -o's suffix, .html .xml .json, else md; "
                   "--list: a table, or json)")
-      ->check(parsed_by("FORMAT", [](const std::string& text, const std::string& what) {
-        (void)reports::parse_format(text, what);
-      }));
+      ->check(parsed_by("{md, html, junit, json}",
+                        [](const std::string& text, const std::string& what) {
+                          (void)reports::parse_format(text, what);
+                        }));
   cmd->add_option("-o,--output", args->output, "write the report to FILE (default: stdout)");
   cmd->add_option("--fail-above", args->fail_above,
                   "exit with code 4 when a regression is larger than PCT percent")

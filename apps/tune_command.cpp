@@ -62,9 +62,10 @@ std::string cache_mode_name(const std::string& flag) {
 
 void add_cache_option(CLI::App* cmd, std::string& mode, const std::string& help) {
   cmd->add_option("--cache", mode, help)
-      ->check(parsed_by("MODE", [](const std::string& text, const std::string& what) {
-        (void)tuner::parse_cache_mode(text, what);
-      }));
+      ->check(parsed_by("{use, ignore, read-only, off}",
+                        [](const std::string& text, const std::string& what) {
+                          (void)tuner::parse_cache_mode(text, what);
+                        }));
 }
 
 namespace {

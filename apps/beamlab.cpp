@@ -1,8 +1,10 @@
 // beamlab: the command-line entry point. Subcommands live in their own files; this one only
-// assembles them and turns errors into one-line messages and exit codes:
-//   0 success, 1 the user's input was wrong, 2 bad command line, 3 internal error or failure,
-//   4 `beamlab report --fail-above` found a regression above its threshold, 130/143 `tune`
-//   stopped by SIGINT/SIGTERM (its run kept as interrupted).
+// assembles them and turns errors into one-line messages and exit codes (kExitCodes in
+// apps/usage.hpp, which `beamlab --help` ends with and the README lists):
+//   0 success, 1 bad input (a file, an expression, a database, data a command cannot use),
+//   2 bad command line (an unknown subcommand, option, workload or parameter, a bad option
+//   value), 3 internal error or a failure of the machine, 4 `beamlab report --fail-above` found a
+//   regression above its threshold, 130/143 `tune` stopped by SIGINT/SIGTERM (run kept).
 #include <cstdio>
 #include <new>
 
@@ -10,11 +12,13 @@
 
 #include "apps/bench_command.hpp"
 #include "apps/cache_command.hpp"
+#include "apps/completion_command.hpp"
 #include "apps/device_command.hpp"
 #include "apps/ir_commands.hpp"
 #include "apps/report_command.hpp"
 #include "apps/run_command.hpp"
 #include "apps/tune_command.hpp"
+#include "apps/usage.hpp"
 #include "engine/runtime/openmp.hpp"
 #include "engine/support/error.hpp"
 
@@ -24,6 +28,7 @@ int run(int argc, char** argv) {
   // Named, so usage lines say "beamlab", not the path the binary was run by.
   CLI::App app{"beamlab: a tensor compiler with a BEAM-search autotuner", "beamlab"};
   app.set_version_flag("--version", "beamlab 0.1.0");
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");
   app.require_subcommand(1);
   beamlab::cli::add_ir_commands(app);
   beamlab::cli::add_run_command(app);
@@ -33,11 +38,17 @@ int run(int argc, char** argv) {
   beamlab::cli::add_device_command(app);
   beamlab::cli::add_bench_command(app);
   beamlab::cli::add_report_command(app, exit_code);
+  beamlab::cli::add_completion_command(app);
+  app.footer(beamlab::cli::kExitCodes);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
-    std::fprintf(stderr, "beamlab: error: %s (see 'beamlab --help')\n", e.what());
+    std::fprintf(stderr, "beamlab: error: %s\n",
+                 beamlab::cli::describe_parse_error(app, e).c_str());
+    return 2;
+  } catch (const beamlab::cli::UsageError& e) {
+    std::fprintf(stderr, "beamlab: error: %s%s\n", e.what(), beamlab::cli::help_hint(app).c_str());
     return 2;
   }
   return exit_code;

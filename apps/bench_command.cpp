@@ -11,6 +11,7 @@
 
 #include "apps/cli_checks.hpp"
 
+#include "apps/output.hpp"
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "reports/bench_record.hpp"
@@ -38,6 +39,7 @@ struct BenchArgs {
   double suite_min_time = 0.05;
   double sample_ms = 5;
   bool quiet = false;
+  OutputFormat format = OutputFormat::Text;
 };
 
 /// The command line that repeats this run (what the run records).
@@ -105,6 +107,17 @@ void bench(const BenchArgs& args) {
     if (!args.quiet) std::fprintf(stderr, "%s\n", line.c_str());
   });
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (args.format == OutputFormat::Json) {
+    Json doc = json_document("bench");
+    doc["run"] = run;
+    doc["db"] = path;
+    doc["corpus"] = o.corpus.path;
+    doc["label"] = args.label;
+    doc["workloads"] = o.corpus.entries.size();
+    doc["wall_s"] = json_number(s);
+    print_json(doc);
+    return;
+  }
   fmt::print("bench run {} recorded in {} ({} workload(s), {:.0f} s)\n", run, path,
              o.corpus.entries.size(), s);
   fmt::print("summary: beamlab report --run {}\n", run);
@@ -140,9 +153,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--label", args->label, "a name for the run (reports can name it by this)");
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | read-only: plans from the tuning cache; off | ignore: the heuristic's "
-                  "(BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache,
+                   "use | read-only: plans from the tuning cache; off | ignore: the heuristic's "
+                   "(BEAMLAB_CACHE)");
   cmd->add_option("--suite", args->suite,
                   "the suite benchmarks to run (a Google Benchmark filter regex)")
       ->default_val(reports::kDefaultSuiteFilter);
@@ -150,8 +163,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--suite-min-time", args->suite_min_time,
                   "seconds each suite repetition runs for at least")
       ->default_val(0.05)
+      ->check(kFinite)
       ->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", args->quiet, "no progress lines");
+  add_format_option(cmd, args->format);
   cmd->final_callback([args] { bench(*args); });
 }
 

@@ -1,8 +1,11 @@
-// Option checks the commands share.
+// Option checks the commands share. A value that fails one is a CLI11 parse error, so the
+// command line is refused with exit code 2 before any work starts.
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,5 +21,17 @@ inline const CLI::Validator kFinite(
       return {};
     },
     "FINITE");
+
+/// The value must be one of `names`: "Value 'jsno' is not one of text, json (did you mean
+/// 'json'?)" otherwise. Its description "{text, json}" lists them for the help and the shell
+/// completion.
+CLI::Validator one_of(std::vector<std::string> names);
+
+/// The value must be one `parse(text, what)` accepts; it throws a UserError beginning with
+/// `what` otherwise, here "Value". For values the layers below already know how to parse
+/// (cache modes, shards, report formats), so the rule stays in one place. A `description`
+/// "{a, b}" lists the values for the help and the shell completion.
+CLI::Validator parsed_by(const std::string& description,
+                         std::function<void(const std::string&, const std::string&)> parse);
 
 } // namespace beamlab::cli

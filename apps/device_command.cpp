@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/output.hpp"
 #include "apps/tune_command.hpp"
 #include "db/database.hpp"
 #include "tuner/store/device.hpp"
@@ -14,6 +15,7 @@ namespace {
 struct DeviceArgs {
   bool measure = false;
   std::string db;
+  OutputFormat format = OutputFormat::Text;
 };
 
 std::string format_bytes(int64_t bytes) {
@@ -33,6 +35,18 @@ int device(const DeviceArgs& args) {
   tuner::device_limits(db, id, args.measure);
   db::Device d = *db.device(id);
   const MachineLimits& l = *d.limits;
+  if (args.format == OutputFormat::Json) {
+    Json doc = json_document("device");
+    doc["fingerprint"] = d.fingerprint;
+    doc["cpu"] = d.info.cpu_model;
+    doc["cores"] = d.info.cores;
+    doc["isa"] = d.info.isa_flags.substr(0, d.info.isa_flags.find(' '));
+    doc["db"] = db.path();
+    doc["limits_measured_at"] = d.limits_measured_at;
+    doc.update(limits_json(l));
+    print_json(doc);
+    return 0;
+  }
   fmt::print("device {} ({}), {} cores\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
              d.info.cores, d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
   fmt::print("limits measured {} with {} threads on {}-byte vectors (in {})\n",
@@ -58,6 +72,7 @@ void add_device_command(CLI::App& app) {
       "device", "Show this machine's measured limits (FMA peak, each memory level's bandwidth) "
                 "that rooflines are judged against; measured on first use and stored");
   cmd->add_flag("--measure", args->measure, "measure the limits again and store them");
+  add_format_option(cmd, args->format);
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB or the embedded one)");
   cmd->final_callback([args] { device(*args); });
 }

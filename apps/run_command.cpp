@@ -2,6 +2,7 @@
 #include "apps/run_command.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,7 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli_checks.hpp"
+#include "apps/output.hpp"
 #include "apps/tune_command.hpp"
+#include "engine/support/did_you_mean.hpp"
 #include "tuner/batch/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -32,10 +36,12 @@ struct RunArgs {
   bool list = false;
   std::string db, cache;
   std::string save_kernels; // a folder for each kernel's IR text
+  OutputFormat format = OutputFormat::Text;
 };
 
 // Each kernel's AST as IR text, DIR/NAME_KEY.ir, for `beamlab run|tune FILE.ir` or a corpus.
-void save_kernels(const Schedule& schedule, const std::string& label, const std::string& dir) {
+void save_kernels(const Schedule& schedule, const std::string& label, const std::string& dir,
+                  std::FILE* note) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   user_assert(!ec) << "--save-kernels: cannot create the folder '" << dir << "': " << ec.message();
@@ -47,30 +53,131 @@ void save_kernels(const Schedule& schedule, const std::string& label, const std:
       << print_graph(item.ast);
     user_assert(f.flush()) << "--save-kernels: cannot write '" << path << "'";
   }
-  fmt::print("saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
+  fmt::print(note, "saved {} kernel(s) as IR text in {}\n", schedule.items.size(), dir);
+}
+
+// --kernel must name a kernel of the program (or be "*").
+void check_kernel_named(const Schedule& schedule, const std::string& kernel) {
+  if (kernel == "*") return;
+  std::vector<std::string> names;
+  for (const ScheduleItem& item : schedule.items) {
+    if (item.name == kernel || hash_hex(item.key) == kernel) return;
+    names.push_back(item.name);
+  }
+  usage_error << "--kernel '" << kernel << "' names no kernel of the program"
+              << did_you_mean(kernel, names, "its kernels: " + join_names(names, 8));
+}
+
+// Opts that do not apply to the kernel they are given for are a bad --opts value.
+ExecutionPlan prepare(const Schedule& schedule, const Program& out, const RealizeOptions& options,
+                      const RunArgs& args) {
+  try {
+    return ExecutionPlan::prepare(schedule, out.inputs(), options);
+  } catch (const UserError& e) {
+    if (!args.opts) throw;
+    throw UsageError(std::string("--opts: ") + e.what());
+  }
+}
+
+// What `run` measured, for the table or the JSON document.
+struct Measured {
+  std::string label;
+  std::vector<Shape> outputs;
+  std::vector<KernelProfile> kernels;
+  std::vector<std::vector<std::string>> model_nodes; ///< each kernel's; empty: not a model
+  int runs = 0;
+  int cache_hits = 0;
+  std::string db;
+};
+
+void list_workloads(OutputFormat format) {
+  if (format == OutputFormat::Json) {
+    Json doc = json_document("run-list");
+    Json& rows = doc["workloads"] = Json::array();
+    for (const WorkloadInfo& w : workloads()) {
+      Json dtypes = Json::array();
+      for (DType d : w.dtypes) dtypes.push_back(d.str());
+      rows.push_back({{"name", w.name},
+                      {"description", w.description},
+                      {"params", w.defaults},
+                      {"dtypes", dtypes}});
+    }
+    print_json(doc);
+    return;
+  }
+  for (const WorkloadInfo& w : workloads()) {
+    std::string params;
+    for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
+    fmt::print("{:<16} {}\n{:<16}{}\n", w.name, w.description, "", params);
+  }
+}
+
+void print_table(const Measured& m) {
+  std::string shapes;
+  for (const Shape& s : m.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
+  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", m.label, shapes.empty() ? "" : " ",
+             shapes, m.kernels.size(), m.runs);
+  // A model's kernels are also named by the model's nodes each computes.
+  bool named = !m.model_nodes.empty();
+  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
+             "compile ms", named ? "opts | model nodes" : "opts");
+  double total = 0;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelProfile& k = m.kernels[i];
+    total += k.ms;
+    std::string opts = k.opts.empty() ? "-" : k.opts;
+    if (named) opts += " | " + join_names(m.model_nodes[i]);
+    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
+               k.compile_ms, opts);
+  }
+  fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  if (m.cache_hits > 0)
+    fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", m.cache_hits, m.db);
+}
+
+void print_table_json(const Measured& m) {
+  Json doc = json_document("run");
+  doc["program"] = m.label;
+  doc["outputs"] = m.outputs;
+  doc["runs"] = m.runs;
+  Json& rows = doc["kernels"] = Json::array();
+  double total = 0;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const KernelProfile& k = m.kernels[i];
+    total += k.ms;
+    rows.push_back(
+        {{"kernel", k.name},
+         {"key", hash_hex(k.key)},
+         {"time_ms", json_number(k.ms)},
+         {"gflops", json_number(k.gflops)},
+         {"gbps", json_number(k.gbps)},
+         {"compile_ms", json_number(k.compile_ms)},
+         {"opts", k.opts},
+         {"model_nodes", m.model_nodes.empty() ? std::vector<std::string>{} : m.model_nodes[i]}});
+  }
+  doc["total_ms"] = json_number(total);
+  doc["cache_hits"] = m.cache_hits;
+  doc["db"] = m.db;
+  print_json(doc);
 }
 
 void run(const RunArgs& args) {
   if (args.list || (args.workload.empty() && args.expr.empty())) {
-    for (const WorkloadInfo& w : workloads()) {
-      std::string params;
-      for (const auto& [k, v] : w.defaults) params += fmt::format(" --{} {}", k, v);
-      fmt::print("{:<16} {}\n{:<16}{}\n", w.name, w.description, "", params);
-    }
+    list_workloads(args.format);
     return;
   }
+  usage_assert(args.opts || args.kernel == "*")
+      << "run: --kernel names the kernel --opts applies to; give --opts too";
   tuner::CorpusEntry entry =
       program_entry("run", args.workload, args.params, args.expr, args.inputs);
-  Program out = tuner::build_entry(entry);
+  Program out = build_command_line(entry, tuner::build_entry);
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
   std::unique_ptr<tuner::CachePolicy> cached;
   tuner::CacheMode mode = tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache");
   std::string path = db_path(args.db);
   if (args.opts) {
-    Expected<std::vector<Opt>> opts = parse_opts(*args.opts);
-    user_assert(opts) << "--opts: " << opts.error();
-    heuristic.set(args.kernel, *opts);
+    heuristic.set(args.kernel, *parse_opts(*args.opts)); // checked by the option
   } else if (args.beam > 0) {
     tuner::SearchSettings settings;
     settings.beam = args.beam;
@@ -87,31 +194,24 @@ void run(const RunArgs& args) {
                             : cached ? static_cast<const OptPolicy*>(cached.get())
                                      : &heuristic;
   Schedule schedule = out.schedule();
-  ExecutionPlan plan =
-      ExecutionPlan::prepare(schedule, out.inputs(), {.threads = args.threads, .policy = policy});
-  std::vector<KernelProfile> prof = plan.profile(args.runs);
-  std::string shapes;
-  for (const Tensor& t : out.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(t.shape());
-  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", entry.label, shapes.empty() ? "" : " ",
-             shapes, prof.size(), args.runs);
-  // A model's kernels are also named by the model's nodes each computes.
-  std::vector<std::vector<std::string>> names = out.kernel_names(schedule);
-  bool named = !out.names.empty();
-  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
-             "compile ms", named ? "opts | model nodes" : "opts");
-  double total = 0;
-  for (size_t i = 0; i < prof.size(); ++i) {
-    const KernelProfile& k = prof[i];
-    total += k.ms;
-    std::string opts = k.opts.empty() ? "-" : k.opts;
-    if (named) opts += " | " + join_names(names[i]);
-    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
-               k.compile_ms, opts);
-  }
-  fmt::print("{:<28} {:>10.3f}\n", "total", total);
-  int hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
-  if (hits > 0) fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", hits, path);
-  if (!args.save_kernels.empty()) save_kernels(schedule, entry.label, args.save_kernels);
+  if (args.opts) check_kernel_named(schedule, args.kernel);
+  ExecutionPlan plan = prepare(schedule, out, {.threads = args.threads, .policy = policy}, args);
+  Measured m;
+  m.label = entry.label;
+  m.kernels = plan.profile(args.runs);
+  m.runs = args.runs;
+  m.db = path;
+  for (const Tensor& t : out.outputs) m.outputs.push_back(t.shape());
+  if (!out.names.empty()) m.model_nodes = out.kernel_names(schedule);
+  m.cache_hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
+  if (args.format == OutputFormat::Json)
+    print_table_json(m);
+  else
+    print_table(m);
+  // With JSON on stdout, the note goes to stderr.
+  if (!args.save_kernels.empty())
+    save_kernels(schedule, entry.label, args.save_kernels,
+                 args.format == OutputFormat::Json ? stderr : stdout);
 }
 
 } // namespace
@@ -123,21 +223,23 @@ bool is_kernel_file(const std::string& target) { return target.ends_with(".ir");
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs, const std::string& dtype) {
-  user_assert(expr.empty() || target.empty())
+  usage_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
   bool file = is_model_file(target) || is_kernel_file(target);
-  user_assert(params.empty() || (!file && expr.empty()))
+  usage_assert(params.empty() || (!file && expr.empty()))
       << command << ": parameters like " << (params.empty() ? "" : params.front())
       << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
-  if (!expr.empty()) return tuner::expr_entry(expr, inputs, dtype);
-  if (is_model_file(target)) return tuner::model_entry(target, inputs);
+  // A bad --input shape is a bad option value; the expression or model is read when built.
+  if (!expr.empty()) return usage_errors([&] { return tuner::expr_entry(expr, inputs, dtype); });
+  if (is_model_file(target))
+    return usage_errors([&] { return tuner::model_entry(target, inputs); });
   if (is_kernel_file(target)) {
-    user_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
-                                << "buffers' sizes come from its indices)";
+    usage_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
+                                 << "buffers' sizes come from its indices)";
     return tuner::kernel_entry(target);
   }
-  user_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
-                              << "to the built-in workload '" << target << "'";
+  usage_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
+                               << "to the built-in workload '" << target << "'";
   return tuner::workload_entry(target, parse_params(command, params), dtype);
 }
 
@@ -146,23 +248,38 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
   std::map<std::string, int64_t> out;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
+    usage_assert(w.rfind("--", 0) == 0 && w.size() > 2)
         << command << ": expected a parameter like --M 1024, not '" << w << "'";
     std::string name = w.substr(2), value;
     if (size_t eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     } else {
-      user_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
+      usage_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
       value = words[++i];
     }
     int64_t v = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    user_assert(ec == std::errc{} && p == value.data() + value.size())
+    usage_assert(ec == std::errc{} && p == value.data() + value.size())
         << command << ": parameter --" << name << " needs an integer, not '" << value << "'";
     out[name] = v;
   }
   return out;
+}
+
+void check_unknown_options(const CLI::App& cmd, const std::string& target,
+                           const std::vector<std::string>& params) {
+  const WorkloadInfo* workload = nullptr;
+  for (const WorkloadInfo& w : workloads())
+    if (w.name == target) workload = &w;
+  for (const std::string& word : params) {
+    if (!word.starts_with("--")) continue;
+    std::string name = word.substr(0, word.find('='));
+    if (workload && workload->defaults.count(name.substr(2))) continue;
+    std::string suggestion = option_suggestion(cmd, name);
+    usage_assert(suggestion.empty())
+        << cmd.get_name() << ": unknown option '" << name << "'" << suggestion;
+  }
 }
 
 void add_run_command(CLI::App& app) {
@@ -179,25 +296,39 @@ void add_run_command(CLI::App& app) {
                   "an input's shape, NAME=DIMS like x=1x3x224x224 (models: symbolic dims; "
                   "--expr: every input)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
+  add_format_option(cmd, args->format);
   cmd->add_option("--opts", args->opts,
-                  "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)");
+                  "an explicit Opt list, e.g. \"UPCAST(1,16) THREAD(0,2)\" (\"\": none)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            Expected<std::vector<Opt>> opts = parse_opts(text);
+            return opts ? std::string() : opts.error();
+          },
+          "OPTS"));
   cmd->add_option("--kernel", args->kernel, "the kernel (name or hex key) --opts applies to")
       ->default_val("*");
   cmd->add_option("--runs", args->runs, "timed runs per kernel (median reported)")
       ->default_val(10)
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", args->threads, "cores to use (0: all)")->default_val(0);
+  cmd->add_option("--threads", args->threads, "cores to use (0: all)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--beam", args->beam,
                   "tune each kernel by BEAM search of this width first (the BEAM variable too)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache);
   cmd->add_option("--save-kernels", args->save_kernels,
-                  "write each kernel's IR text to this folder (NAME_KEY.ir), to run or tune alone");
+                  "write each kernel's IR text to this folder (NAME_KEY.ir), to run or tune alone")
+      ->check(CLI::Validator(
+          [](const std::string& dir) {
+            return dir == "-" ? "a folder, not '-': each kernel is a file of its own" : "";
+          },
+          "DIR"));
   cmd->allow_extras();
   cmd->final_callback([args, cmd] {
     args->params = cmd->remaining();
+    check_unknown_options(*cmd, args->workload, args->params);
     run(*args);
   });
 }

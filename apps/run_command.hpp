@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/usage.hpp"
 #include "tuner/batch/corpus.hpp"
 
 namespace beamlab::cli {
@@ -31,5 +32,20 @@ tuner::CorpusEntry program_entry(const std::string& command, const std::string& 
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs,
                                  const std::string& dtype = "float32");
+
+/// Runs `build` on the entry `e` a command line names. A built-in workload's UserErrors (an
+/// unknown workload or parameter, a value it refuses) become UsageErrors: those were words on the
+/// command line, not a file's contents.
+template <class Build>
+auto build_command_line(const tuner::CorpusEntry& e, Build build) {
+  if (e.workload.empty()) return build(e);
+  return usage_errors([&] { return build(e); });
+}
+
+/// A UsageError for the first "--NAME" in `params` (words `cmd` took as a workload's parameters)
+/// that is no parameter of the workload `target` but close to one of `cmd`'s options:
+/// "tune: unknown option '--bem' (did you mean '--beam'?)".
+void check_unknown_options(const CLI::App& cmd, const std::string& target,
+                           const std::vector<std::string>& params);
 
 } // namespace beamlab::cli

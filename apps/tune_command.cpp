@@ -21,7 +21,9 @@
 #include "apps/cli_checks.hpp"
 #include "apps/interrupts.hpp"
 
+#include "apps/output.hpp"
 #include "apps/run_command.hpp"
+#include "apps/tune_summary.hpp"
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
 #include "tuner/batch/batch.hpp"
@@ -58,6 +60,14 @@ std::string cache_mode_name(const std::string& flag) {
   return "use";
 }
 
+void add_cache_option(CLI::App* cmd, std::string& mode, const std::string& help) {
+  cmd->add_option("--cache", mode, help)
+      ->check(parsed_by("{use, ignore, read-only, off}",
+                        [](const std::string& text, const std::string& what) {
+                          (void)tuner::parse_cache_mode(text, what);
+                        }));
+}
+
 namespace {
 
 // Everything a run needs to be repeated: stored as the run's settings, read back by --resume.
@@ -83,6 +93,7 @@ struct TuneArgs {
   // Not stored: how this invocation reports and where.
   std::string db;
   std::string json_out;
+  OutputFormat format = OutputFormat::Text;
   bool quiet = false;
   bool resume = false;
   int64_t resume_run = 0;
@@ -245,69 +256,32 @@ private:
   std::string current_;
 };
 
-void print_summary(const tuner::BatchReport& r, const std::string& db, int64_t run_id) {
-  fmt::print("{:<26} {:<8} {:>10} {:>10} {:>8} {:>11} {:>7} {:>6} {:<7} {:>6} {:>8}  {}\n",
-             "kernel", "source", "heur. ms", "tuned ms", "speedup", "95% CI", "in-proc", "roof%",
-             "bound", "cands", "search s", "opts");
-  int failed = 0, candidates = 0;
-  double search_s = 0;
-  std::vector<std::string> notes;
-  for (const tuner::BatchKernel& k : r.kernels) {
-    if (k.outcome == tuner::BatchKernel::Outcome::failed) {
-      ++failed;
-      fmt::print("{:<26} {:<8} {}\n", k.task.name, "failed", k.result.error);
-      continue;
-    }
-    candidates += k.candidates;
-    search_s += k.result.wall_s;
-    double tuned = k.tuned_ms(), heuristic = k.heuristic_ms();
-    // A search's speedup is paired by round, with its interval; a tie is printed as a tie,
-    // never as a speedup. A cached plan's is the ratio of its stored times.
-    const std::optional<db::PairedSpeedup>& paired = k.result.speedup;
-    std::string speedup = k.result.tie_with_heuristic  ? "tie"
-                          : paired                     ? fmt::format("{:.2f}x", paired->estimate)
-                          : tuned > 0 && heuristic > 0 ? fmt::format("{:.2f}x", heuristic / tuned)
-                                                       : "-";
-    std::string interval = paired ? fmt::format("{:.2f}-{:.2f}", paired->lo, paired->hi) : "-";
-    std::string in_process =
-        k.result.in_process ? fmt::format("{:.2f}x", k.result.in_process->estimate) : "-";
-    if (!k.result.fidelity.empty() && k.result.fidelity != "agrees")
-      notes.push_back(k.task.name + ": in process, " + k.result.fidelity);
-    if (k.result.rounds_disturbed > 0)
-      notes.push_back(fmt::format("{}: {} re-measurement round(s) slowed by outside load, dropped "
-                                  "and run again",
-                                  k.task.name, k.result.rounds_disturbed));
-    std::optional<Roof> roof = roofline(r.limits, tuner::traffic_of(k.task), tuned);
-    std::string over = roof ? roof->over_note() : "";
-    if (!over.empty()) notes.push_back(k.task.name + ": " + over);
-    fmt::print("{:<26} {:<8} {:>10} {:>10.4f} {:>8} {:>11} {:>7} {:>6} {:<7} {:>6} {:>8.1f}  {}\n",
-               k.task.name, to_string(k.outcome),
-               heuristic > 0 ? fmt::format("{:.4f}", heuristic) : "-", tuned, speedup, interval,
-               in_process,
-               roof ? fmt::format("{:.1f}{}", 100 * roof->fraction, over.empty() ? "" : "!") : "-",
-               roof ? roof->bound : "-", k.candidates, k.result.wall_s,
-               k.result.winner_opts.empty() ? "(none)" : k.result.winner_opts);
-  }
-  for (const std::string& n : notes) fmt::print("  ! {}\n", n);
-  fmt::print("{} kernel(s){}: {} tuned, {} from the cache, {} resumed, {} failed; {} candidates "
-             "in {:.1f} s of search ({:.1f}/s); {:.1f} s in all ({:.1f} s preparing)\n",
-             r.kernels.size(),
-             r.kernels.size() < size_t(r.total_kernels)
-                 ? fmt::format(" of {} in this shard", r.total_kernels)
-                 : "",
-             r.count(tuner::BatchKernel::Outcome::tuned),
-             r.count(tuner::BatchKernel::Outcome::cached),
-             r.count(tuner::BatchKernel::Outcome::resumed), failed, candidates, search_s,
-             search_s > 0 ? candidates / search_s : 0.0, r.wall_s, r.prepare_s);
-  fmt::print("speedup: the heuristic's time over the tuned plan's, paired by re-measurement round "
-             "(95% CI; 'tie': the interval includes 1); in-proc: the same timed in this process "
-             "before caching\n");
-  fmt::print("roof% is the tuned time's share of the roofline of the level the kernel's data "
-             "fits in (bound: what limits it)\ndevice limits: {}\n{}run {} in {}\n",
-             describe(r.limits), run_id > 0 ? "" : "not journaled: ", run_id, db);
+// Whether the summary goes to stdout as JSON (--format json or --json -), the text to stderr.
+bool json_on_stdout(const TuneArgs& args) {
+  return args.format == OutputFormat::Json || args.json_out == "-";
 }
 
-int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
+// What a repeat of --repeat keeps of its run: the report for the study, its summary for the
+// study's JSON.
+struct RepeatRun {
+  tuner::BatchReport report;
+  Json summary;
+};
+
+// The summary to stdout as a table or JSON (but not a repeat's JSON: the study's document holds
+// it), and to --json FILE.
+void write_summary(const TuneArgs& args, const tuner::BatchReport& report, const Json& doc,
+                   const SummaryPlace& place, bool repeat) {
+  if (!json_on_stdout(args))
+    print_summary(report, place, stdout);
+  else if (!repeat)
+    print_json(doc);
+  if (!args.json_out.empty() && args.json_out != "-")
+    write_output(args.json_out, json_text(doc), "--json");
+  std::fflush(stdout); // the summary before any message, also when both go to one file
+}
+
+int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   // Ctrl-C or kill: the searches stop as at a budget's end; the run is kept as interrupted.
   tuner::SearchControl control;
   Interrupts interrupts([&control] { control.cancel(); });
@@ -322,32 +296,33 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
   std::optional<tuner::ActiveRun> run;
   int64_t resume_id = 0; // reopened once the resumed command is known to be good
   if (args.resume) {
-    user_assert(db) << "--resume needs the database (not --cache off)";
+    usage_assert(db) << "--resume needs the database (not --cache off)";
     db::Run resumed = tuner::run_to_resume(*db, args.resume_run);
     std::string db_flag = args.db, json_out = args.json_out;
     bool quiet = args.quiet;
+    OutputFormat format = args.format;
     args.from_json(json::parse(resumed.settings));
     args.db = db_flag;
     args.json_out = json_out;
     args.quiet = quiet;
+    args.format = format;
     cache = args.cache;
     mode = tuner::parse_cache_mode(cache, "the resumed run's cache mode");
     resume_id = resumed.id;
     std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
                  resumed.command.c_str());
   }
-  user_assert(!args.target.empty() || !args.expr.empty())
+  usage_assert(!args.target.empty() || !args.expr.empty())
       << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
-         "or "
-      << "--expr, or pass --resume";
-  tuner::Corpus corpus =
-      is_corpus_file(args.target)
-          ? tuner::load_corpus(args.target)
-          : tuner::single_entry(program_entry("tune", args.target, args.params, args.expr,
-                                              args.inputs, args.dtype));
-  user_assert(args.params.empty() || corpus.path.empty())
+         "or --expr, or pass --resume";
+  usage_assert(args.params.empty() || !is_corpus_file(args.target))
       << "tune: parameters like " << args.params.front()
       << " apply to a workload, not to the corpus file '" << args.target << "'";
+  tuner::Corpus corpus = is_corpus_file(args.target)
+                             ? tuner::load_corpus(args.target)
+                             : build_command_line(program_entry("tune", args.target, args.params,
+                                                                args.expr, args.inputs, args.dtype),
+                                                  tuner::single_entry);
   tuner::BatchOptions o;
   o.settings.beam = args.beam;
   o.settings.time_budget_s = args.kernel_budget_s;
@@ -395,13 +370,14 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
                             : db->upsert_device(tuner::this_device());
     }
   }
-  int64_t run_id = run ? run->id() : 0;
-  std::string where = db ? path : "nowhere (--cache off)";
-  fmt::print("{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n",
-             corpus.path.empty() ? corpus.name : corpus.path, corpus.entries.size(),
-             corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
+  SummaryPlace place{db ? path : "", run ? run->id() : 0};
+  std::string target = corpus.path.empty() ? corpus.name : corpus.path;
+  fmt::print(json_on_stdout(args) ? stderr : stdout,
+             "{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n", target,
+             corpus.entries.size(), corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
              o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
-             o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "", cache, where);
+             o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "", cache,
+             db ? path : "nowhere (--cache off)");
   std::fflush(stdout);
   tuner::BatchReport report;
   {
@@ -411,37 +387,17 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
   int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
   int sig = interrupts.signal();
   if (run) run->finish(sig != 0, failed > 0);
+  Json doc = summary_json(report, place, target, sig != 0);
+  write_summary(args, report, doc, place, kept != nullptr);
+  if (kept) *kept = {report, doc};
   if (sig) {
-    print_summary(report, where, run_id);
-    std::fflush(stdout); // the summary before the message, also when both go to one file
     std::fprintf(stderr, "beamlab: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-                 run_id > 0 ? fmt::format(": run {} is kept; finish it with 'beamlab tune "
-                                          "--resume-run {}'",
-                                          run_id, run_id)
-                                  .c_str()
-                            : "");
+                 place.run_id > 0 ? fmt::format(": run {} is kept; finish it with 'beamlab tune "
+                                                "--resume-run {}'",
+                                                place.run_id, place.run_id)
+                                        .c_str()
+                                  : "");
     return 128 + sig;
-  }
-  print_summary(report, where, run_id);
-  if (captured) *captured = report;
-  if (!args.json_out.empty()) {
-    json all = json::array();
-    for (const tuner::BatchKernel& k : report.kernels)
-      all.push_back({{"kernel", k.task.name},
-                     {"key", hash_hex(k.task.key)},
-                     {"workloads", k.workloads},
-                     {"outcome", to_string(k.outcome)},
-                     {"opts", k.result.winner_opts},
-                     {"heuristic_ms", k.heuristic_ms()},
-                     {"tuned_ms", k.tuned_ms()},
-                     {"candidates", k.candidates},
-                     {"statuses", k.status_counts},
-                     {"budget_s", k.budget_s},
-                     {"search_s", k.result.wall_s},
-                     {"error", k.result.error}});
-    std::ofstream f(args.json_out);
-    user_assert(f) << "--json: cannot write '" << args.json_out << "'";
-    f << json{{"run", run_id}, {"kernels", all}}.dump(1) << "\n";
   }
   if (failed > 0) throw std::runtime_error(fmt::format("{} kernel(s) could not be tuned", failed));
   return 0;
@@ -450,40 +406,30 @@ int tune(TuneArgs args, tuner::BatchReport* captured = nullptr) {
 // `--repeat N`: the same search N times (each searching afresh, journaled as its own run), then
 // every kernel's distinct winners timed together (tuner/batch/repeat.hpp).
 int tune_repeated(const TuneArgs& args) {
-  user_assert(!args.resume) << "--repeat starts new runs; drop --resume (or --repeat)";
-  std::vector<tuner::BatchReport> reports(static_cast<size_t>(args.repeat));
+  usage_assert(!args.resume) << "--repeat starts new runs; drop --resume (or --repeat)";
+  std::vector<tuner::BatchReport> reports;
+  Json runs = Json::array();
   for (int i = 0; i < args.repeat; ++i) {
     TuneArgs one = args;
     one.repeat = 1;
     if (cache_mode_name(args.cache) != "off") one.cache = "ignore"; // every repeat searches
     one.label = fmt::format("{}{}/{}", args.label.empty() ? "repeat " : args.label + " ", i + 1,
                             args.repeat);
-    fmt::print("== repeat {} of {}\n", i + 1, args.repeat);
-    if (int code = tune(one, &reports[static_cast<size_t>(i)]); code != 0) return code;
+    fmt::print(json_on_stdout(args) ? stderr : stdout, "== repeat {} of {}\n", i + 1, args.repeat);
+    RepeatRun kept;
+    int code = tune(one, &kept);
+    reports.push_back(kept.report);
+    runs.push_back(kept.summary);
+    if (code == 0) continue;
+    if (json_on_stdout(args)) print_json(repeat_study_json({}, args.repeat, runs, true));
+    return code;
   }
   int threads = args.threads > 0 ? args.threads : default_threads();
   tuner::RepeatStudy study = tuner::study_repeats(reports, threads);
-  fmt::print("\n== determinism over {} repeats: each kernel's distinct winners timed together in "
-             "this process, paired by round\n{:<26} {:>6} {:>11} {:>7}  {}\n",
-             args.repeat, "kernel", "plans", "worst/best", "within", "winners");
-  for (const tuner::RepeatKernel& k : study.kernels) {
-    if (!k.error.empty()) {
-      fmt::print("{:<26} {}\n", k.name, k.error);
-      continue;
-    }
-    double worst = *std::max_element(k.over_best.begin(), k.over_best.end());
-    int within = static_cast<int>(std::count(k.within.begin(), k.within.end(), true));
-    std::string winners;
-    for (size_t i = 0; i < k.winners.size(); ++i)
-      winners +=
-          fmt::format("{}{}{}", i ? " | " : "", k.winners[i].empty() ? "(none)" : k.winners[i],
-                      k.within[i] ? "" : " (slower)");
-    fmt::print("{:<26} {:>6} {:>10.2f}x {:>3}/{:<3}  {}\n", k.name, k.distinct, worst, within,
-               k.winners.size(), winners);
-  }
-  fmt::print("determinism: {} of {} (kernel, repeat) winners within noise of the best plan the "
-             "repeats found ({:.1f}%)\n",
-             study.within, study.pairs, 100 * study.score());
+  if (json_on_stdout(args))
+    print_json(repeat_study_json(study, args.repeat, runs, false));
+  else
+    print_repeat_study(study, args.repeat);
   return 0;
 }
 
@@ -532,22 +478,33 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "cores each kernel runs on (0: all)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--dtype", args->dtype, "the workload's dtype (not for corpus files)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return parse_dtype(text)
+                       ? std::string()
+                       : "Value '" + text + "' is not a dtype (e.g. float32, float16)";
+          },
+          "DTYPE"));
   cmd->add_option("--shard", args->shard,
                   "tune shard i of N (0 <= i < N) of the kernels; default from "
-                  "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT");
+                  "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT")
+      ->check(parsed_by("i/N", [](const std::string& text, const std::string& what) {
+        (void)tuner::parse_shard(text, what);
+      }));
   cmd->add_option("--jobs", args->jobs, "kernels searched at once (timing stays exclusive)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  cmd->add_option("--cache", args->cache,
-                  "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+  add_cache_option(cmd, args->cache);
   cmd->add_option("--label", args->label, "a name for the run, for reports");
   cmd->add_flag("--resume", args->resume,
                 "finish the newest unfinished run (or --resume-run ID) without re-measuring");
   cmd->add_option("--resume-run", args->resume_run, "the run --resume finishes")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--json", args->json_out, "write the per-kernel results to this file");
+  cmd->add_option("--json", args->json_out,
+                  "write the summary as JSON to this file (-: to stdout, as --format json)");
+  add_format_option(cmd, args->format);
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->add_option("--repeat", args->repeat,
                   "run the search N times (each a run of its own, searching afresh) and report "
@@ -557,6 +514,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->final_callback([args, cmd, &exit_code] {
     TuneArgs a = *args;
     a.params = cmd->remaining();
+    check_unknown_options(*cmd, a.target, a.params);
     if (a.resume_run > 0) a.resume = true;
     exit_code = a.repeat > 1 ? tune_repeated(a) : tune(a);
   });

@@ -21,6 +21,12 @@ std::string db_path(const std::string& flag);
 /// --cache MODE, else BEAMLAB_CACHE, else "use"; checked.
 std::string cache_mode_name(const std::string& flag);
 
+/// Adds `--cache MODE` to `cmd`, checked as it is parsed.
+void add_cache_option(
+    CLI::App* cmd, std::string& mode,
+    const std::string& help =
+        "use | ignore (search anyway, still write) | read-only | off (BEAMLAB_CACHE)");
+
 /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in
 /// single quotes (a quote inside written '\''). For the command line a run records.
 std::string shell_word(const std::string& word);

@@ -10,6 +10,10 @@
 #include <functional>
 #include <optional>
 
+#include <fmt/ranges.h>
+
+#include "engine/support/did_you_mean.hpp"
+
 namespace beamlab {
 namespace {
 
@@ -211,17 +215,22 @@ Tensor build_workload(const std::string& name, const std::map<std::string, int64
   auto it = std::find_if(registry().begin(), registry().end(),
                          [&](const Workload& w) { return w.info.name == name; });
   if (it == registry().end()) {
-    std::string names;
-    for (const Workload& w : registry()) names += " " + w.info.name;
-    user_error << "unknown workload '" << name << "' (the workloads:" << names << ")";
+    std::vector<std::string> names;
+    for (const Workload& w : registry()) names.push_back(w.info.name);
+    user_error << "unknown workload '" << name << "'"
+               << did_you_mean(name, names,
+                               fmt::format("the workloads: {}", fmt::join(names, " ")));
   }
   const Workload& w = *it;
   Params p = w.info.defaults;
   for (const auto& [k, v] : params) {
-    std::string known;
-    for (const auto& [d, _] : w.info.defaults) known += " --" + d;
-    user_assert(p.count(k)) << "workload '" << name << "' has no parameter '" << k
-                            << "' (its parameters:" << known << ")";
+    std::vector<std::string> known;
+    known.reserve(w.info.defaults.size());
+    for (const auto& [d, _] : w.info.defaults) known.push_back("--" + d);
+    user_assert(p.count(k)) << "workload '" << name << "' has no parameter '" << k << "'"
+                            << did_you_mean(
+                                   "--" + k, known,
+                                   fmt::format("its parameters: {}", fmt::join(known, " ")));
     bool zero_ok = std::count(w.may_be_zero.begin(), w.may_be_zero.end(), k) > 0;
     int64_t lowest = zero_ok ? 0 : 1;
     user_assert(v >= lowest) << "workload '" << name << "': parameter " << k << " = " << v

@@ -1,9 +1,10 @@
-// engine/support: error reports, environment knobs and the stable hasher.
+// engine/support: error reports, typo suggestions, environment knobs and the stable hasher.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 
+#include "engine/support/did_you_mean.hpp"
 #include "engine/support/error.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/knobs.hpp"
@@ -47,6 +48,26 @@ TEST(ErrorReport, DoesNotThrowWhileUnwinding) {
         throw RuntimeFailure("first");
       },
       RuntimeFailure);
+}
+
+TEST(DidYouMean, SuggestsTheNearestCloseNameOrTheOnlyOneItBegins) {
+  const std::vector<std::string> commands = {"run", "tune", "report"};
+  EXPECT_EQ(closest_name("tun", commands), "tune"); // as near as 'run', and begins it
+  EXPECT_EQ(closest_name("reprot", commands), "report");
+  EXPECT_EQ(closest_name("rep", commands), "report"); // the only one it begins
+  EXPECT_EQ(closest_name("bench", commands), std::nullopt);
+  EXPECT_EQ(closest_name("run", commands), std::nullopt); // not a typo
+  const std::vector<std::string> options = {"--beam", "--budget", "--max-candidates", "--K"};
+  EXPECT_EQ(closest_name("--bem", options), "--beam");
+  EXPECT_EQ(closest_name("--max", options), "--max-candidates");
+  EXPECT_EQ(closest_name("--b", options), std::nullopt); // begins two
+  EXPECT_EQ(closest_name("--k", options), "--K");        // case costs nothing
+  EXPECT_EQ(closest_name("--Q", options), std::nullopt); // one letter is no typo of another
+  EXPECT_EQ(did_you_mean("--bem", options), " (did you mean '--beam'?)");
+  EXPECT_EQ(did_you_mean("--bem", options, "its options: ..."),
+            " (did you mean '--beam'? its options: ...)");
+  EXPECT_EQ(did_you_mean("--zzz", options, "its options: ..."), " (its options: ...)");
+  EXPECT_EQ(did_you_mean("--zzz", options), "");
 }
 
 TEST(Knobs, ParsesIntegersAndRejectsMalformedOnes) {

@@ -765,7 +765,7 @@ TEST_F(ReportTest, FailAboveTurnsAPlantedRegressionIntoExitCodeFour) {
   EXPECT_EQ(parse_xml(xml.str())["failure"], 1);
 }
 
-TEST_F(ReportTest, BadInputIsAOneLineErrorWithExitCodeOne) {
+TEST_F(ReportTest, ErrorsAreOneLineExitingOneForBadInputTwoForABadCommandLine) {
   {
     db::Database db(path());
     add_run(db, SyntheticRun("a").with(4).without({2, 3}));
@@ -775,20 +775,21 @@ TEST_F(ReportTest, BadInputIsAOneLineErrorWithExitCodeOne) {
   const std::string dir = dir_.string(), db = " --db " + path();
   struct Case {
     std::string args, message;
+    int code = 1; // 2: the command line was wrong
   };
   for (const Case& c : std::vector<Case>{
            {"report" + db + " --baseline 7", "--baseline 7: no run 7 in"},
            {"report" + db + " --baseline a --candidate b", "measured nothing in common"},
            {"report --db " + file("empty.db") + " --baseline latest", "has no runs yet"},
            {"report --db " + file("none.db") + " --run 1", "no database at '"},
-           {"report" + db, "name the runs to compare with --baseline RUN"},
-           {"report" + db + " --run a --baseline b", "--run summarizes one run"},
+           {"report" + db, "name the runs to compare with --baseline RUN", 2},
+           {"report" + db + " --run a --baseline b", "--run summarizes one run", 2},
            {"report" + db + " --run a --format pdf",
-            "--format 'pdf': expected md, html, junit or json"},
+            "--format: Value 'pdf': expected md, html, junit or json", 2},
            {"report" + db + " --run a -o " + dir + "/no/such/dir/r.md", "cannot write there"},
        }) {
     Cli r = beamlab(c.args, dir);
-    EXPECT_EQ(r.code, 1) << c.args << ": " << r.err;
+    EXPECT_EQ(r.code, c.code) << c.args << ": " << r.err;
     EXPECT_TRUE(r.err.starts_with("beamlab: error: ")) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -390,7 +390,7 @@ TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
     ASSERT_EQ(call(compile_request(""), 30).status, CallStatus::ok);
     EXPECT_EQ(call(run_request(1), 0.5).status, CallStatus::timeout);
     ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
-  }                              // and the last one ends when its pipes close
+  } // and the last one ends when its pipes close
   EXPECT_EQ(workers.size(), 4u); // the first, and one after each crash, violation and hang
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))

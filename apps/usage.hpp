@@ -53,8 +53,8 @@ auto usage_errors(Work work) {
   }
 }
 
-/// Exit codes, as `beamlab --help` ends (help2man makes them the man page's EXIT CODES) and
-/// the README lists them.
+/// Exit codes, as `beamlab --help` ends (and so the man page help2man makes from it) and the
+/// README lists them.
 inline constexpr const char* kExitCodes =
     "Exit codes:\n"
     "  0        success\n"

@@ -236,6 +236,12 @@ const Operator kOperators[] = {
     {"__ne__", +[](const Tensor& x, const Tensor& y) { return x.ne(y); }},
 };
 
+// The reductions over `axis` (None: all, an int, or a sequence), with keepdim.
+using Reduction = Tensor (Tensor::*)(std::vector<int64_t>, bool) const;
+const std::pair<const char*, Reduction> kReductions[] = {
+    {"sum", &Tensor::sum},   {"prod", &Tensor::prod}, {"max", &Tensor::max}, {"min", &Tensor::min},
+    {"mean", &Tensor::mean}, {"any", &Tensor::any},   {"all", &Tensor::all}};
+
 std::string repr(const Tensor& t) {
   std::string shape;
   for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
@@ -442,49 +448,7 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
              throw UserError(
                  "the truth value of a Tensor is ambiguous; use .item(), .any() or .all()");
            })
-      // ---- reductions
-      .def(
-          "sum",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.sum(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "prod",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.prod(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "max",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.max(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "min",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.min(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "mean",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.mean(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "any",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.any(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def(
-          "all",
-          [](const T& x, const py::object& axis, bool keepdim) {
-            return x.all(axes_arg(axis), keepdim);
-          },
-          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      // ---- reductions (kReductions; var and std also take a correction)
       .def(
           "var",
           [](const T& x, const py::object& axis, bool keepdim, int64_t c) {
@@ -545,6 +509,13 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
            py::arg("invstd_var"), py::arg("eps") = 1e-5)
       .def("scaled_dot_product_attention", &T::scaled_dot_product_attention, py::arg("key"),
            py::arg("value"), py::arg("attn_mask") = py::none(), py::arg("is_causal") = false);
+  for (auto [name, reduce] : kReductions)
+    t.def(
+        name,
+        [reduce](const T& x, const py::object& axis, bool keepdim) {
+          return (x.*reduce)(axes_arg(axis), keepdim);
+        },
+        py::arg("axis") = py::none(), py::arg("keepdim") = false);
   for (const Operator& o : kOperators)
     t.def(o.name, [o](const T& a, const py::object& b) { return binary(a, b, o.op, o.reversed); });
 }

@@ -4,10 +4,22 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "apps/cli_checks.hpp"
+#include "apps/tune_command.hpp"
+#include "engine/support/error.hpp"
 #include "reports/report.hpp"
 
 namespace beamlab::cli {
+
+db::Database open_existing_database(const std::string& flag) {
+  std::string path = db_path(flag);
+  user_assert(::access(path.c_str(), R_OK) == 0)
+      << "no database at '" << path
+      << "': record a run with 'beamlab bench' or 'beamlab tune' first, or pass --db FILE";
+  return db::Database(path, db::Database::Access::read_only);
+}
 
 void add_format_option(CLI::App* cmd, OutputFormat& format) {
   cmd->add_option_function<std::string>(

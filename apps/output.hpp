@@ -40,6 +40,10 @@ Json limits_json(const MachineLimits& limits);
 /// report's run objects (beamlab-report/1).
 Json run_json(const db::Run& r);
 
+/// Opens the database of --db `flag` (else the default) read-only, for a command that only
+/// reads: a UserError naming the path, and how to record a run, when there is none.
+db::Database open_existing_database(const std::string& flag);
+
 /// Writes `text` to `path` whole (atomically), or to stdout when `path` is "-". A UserError
 /// introduced by `what` (the option, e.g. "--json") when it cannot.
 void write_output(const std::string& path, const std::string& text, const std::string& what);

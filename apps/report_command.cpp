@@ -31,15 +31,6 @@ struct ReportArgs {
   std::string db;
 };
 
-/// Opens an existing database read-only: a report never creates or changes one.
-db::Database open_existing(const std::string& flag) {
-  std::string path = db_path(flag);
-  user_assert(::access(path.c_str(), R_OK) == 0)
-      << "no database at '" << path
-      << "': record a run with 'beamlab bench' or 'beamlab tune' first, or pass --db FILE";
-  return db::Database(path, db::Database::Access::read_only);
-}
-
 /// Writes `text` to -o's `path` (atomically), or to stdout.
 void emit(const std::string& text, const std::string& path) {
   write_output(path.empty() ? "-" : path, text, "-o");
@@ -90,7 +81,7 @@ int report(const ReportArgs& args) {
                                ? reports::Format::markdown
                                : reports::format_of_file(args.output);
   if (args.list) check_list_format(format);
-  db::Database db = open_existing(args.db);
+  db::Database db = open_existing_database(args.db);
   if (args.list) {
     emit(list_runs(db, format), args.output);
     return 0;

@@ -83,6 +83,7 @@ struct TuneArgs {
   int max_candidates = 5000;
   double early_stop = 3.0;
   double min_improvement = 0.01;
+  double prune = 0;
   int runs = 3;
   int workers = 0;
   int threads = 0;
@@ -111,6 +112,7 @@ struct TuneArgs {
             {"max_candidates", max_candidates},
             {"early_stop", early_stop},
             {"min_improvement", min_improvement},
+            {"prune", prune},
             {"runs", runs},
             {"workers", workers},
             {"threads", threads},
@@ -131,6 +133,7 @@ struct TuneArgs {
     max_candidates = j.at("max_candidates");
     early_stop = j.at("early_stop");
     min_improvement = j.at("min_improvement");
+    prune = j.value("prune", 0.0); // runs recorded before pruning have none
     runs = j.at("runs");
     workers = j.at("workers");
     threads = j.at("threads");
@@ -329,6 +332,7 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   o.settings.candidate_budget = args.max_candidates;
   o.settings.early_stop = args.early_stop;
   o.settings.min_improvement = args.min_improvement;
+  o.settings.prune = args.prune;
   o.settings.runs = args.runs;
   o.budget_s = args.budget_s;
   std::tie(o.shard, o.shards) = shard_of(args.shard);
@@ -467,6 +471,11 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--min-improvement", args->min_improvement,
                   "stop when an iteration gains less than this fraction")
       ->capture_default_str()
+      ->check(kFinite)
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--prune", args->prune,
+                  "cost-model pruning: compile and time only this fraction of each iteration's "
+                  "new plans, those a model trained on the journal ranks fastest (0: off)")
       ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--runs", args->runs, "timed runs per candidate")

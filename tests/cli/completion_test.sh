@@ -20,7 +20,7 @@ expect() {
   got=$(reply "$@")
   [[ $got == "$want" ]] || { echo "completing '$*': expected '$want', got '$got'"; exit 1; }
 }
-expect "demo ir run tune cache device bench report" beamlab ""
+expect "demo ir run tune cache device bench report search-replay" beamlab ""
 expect "tune" beamlab tu
 expect "list" beamlab cache l
 expect "--format" beamlab cache --db x.db list --f

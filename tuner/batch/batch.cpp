@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "tuner/store/training.hpp"
+
 namespace beamlab::tuner {
 namespace {
 
@@ -199,6 +201,13 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
   for (BatchKernel& k : report.kernels)
     if (k.outcome != BatchKernel::Outcome::pending) listener.finished(k);
 
+  // Pruning ranks plans by a model of this device's journal, refitted as the run measures.
+  std::unique_ptr<CostModel> model;
+  if (options.settings.prune > 0 && options.settings.prune < 1 && !todo.empty()) {
+    model = std::make_unique<CostModel>();
+    add_journal(main_db, cache.device, options.threads, *model);
+    model->fit();
+  }
   Scheduler scheduler(todo, options);
   auto gate = std::make_shared<Gate>();
   int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
@@ -220,6 +229,7 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
       SearchSettings s = options.settings;
       s.threads = options.threads;
       s.time_budget_s = k->budget_s;
+      s.model = model.get();
       Expected<TuneResult> r = tune_journaled(k->task, k->workloads, pool, s, ctx,
                                               [&](const Event& e) { listener.event(*k, e); });
       if (!r)

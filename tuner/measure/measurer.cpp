@@ -90,6 +90,9 @@ Measurer::Measurer(const KernelTask& task, WorkerPool& pool, std::vector<InputKi
 int Measurer::sandboxes() const { return pool_.size(); }
 int Measurer::threads() const { return pool_.sandbox_options().threads; }
 int Measurer::restarts() const { return pool_.restarts(); }
+double Measurer::now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 Answer Measurer::ensure_task(Slot& slot) {
   if (slot.holds(key_)) return {};

@@ -63,6 +63,7 @@ struct Timing {
   int runs = 0;               ///< timed runs after the checks
   double cutoff_ms = 0;       ///< a run slower than this stops the candidate (0: none)
   bool drop = true;           ///< free the compiled candidate afterwards
+  bool round = false;         ///< a finalists' re-measurement round (not the search's timing)
 };
 
 struct Timed : Answer {
@@ -77,7 +78,31 @@ struct ReferenceRun {
   std::vector<double> check_ms; ///< one per check, each the check's only run
 };
 
-class Measurer {
+/// Where a search measures its candidates: the worker pool's sandboxes (Measurer), or the
+/// journal of an earlier search played back (tuner/search/recorded.hpp). The search speaks only
+/// to this, so one strategy runs live and offline alike; its clock is the lab's.
+class Lab {
+public:
+  virtual ~Lab() = default;
+  /// The sandboxes candidates spread over, and the cores each kernel runs on there.
+  virtual int sandboxes() const = 0;
+  virtual int threads() const = 0;
+  /// Workers restarted (after a crash, hang, violation or malformed reply).
+  virtual int restarts() const = 0;
+  /// Seconds on the lab's clock: wall time, or a replay's simulated time.
+  virtual double now_s() = 0;
+  /// Runs the unoptimized kernel (candidate `id`, the empty plan) on every check and keeps its
+  /// outputs as the expected ones. Fails when it can't run.
+  virtual Expected<ReferenceRun> reference(int id, double run_timeout_s) = 0;
+  /// Compiles a candidate (in parallel with other compiles).
+  virtual std::future<Compiled> compile(int id, std::vector<Opt> opts) = 0;
+  /// Checks and times a compiled candidate alone on the machine; `at` follows it.
+  virtual Timed time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing) = 0;
+  /// Frees compiled candidates that will not be run.
+  virtual void drop(int slot, std::vector<int> ids) = 0;
+};
+
+class Measurer : public Lab {
 public:
   /// `faults` (tests only, workers started with allow_faults): a fault planted in the
   /// candidate whose Opts print as the key.
@@ -85,26 +110,27 @@ public:
            double compile_timeout_s, std::map<std::string, std::string> faults = {});
 
   int checks() const { return static_cast<int>(checks_.size()); }
-  /// The sandboxes candidates spread over, and the cores each kernel runs on there.
-  int sandboxes() const;
-  int threads() const;
-  /// Workers restarted (after a crash, hang, violation or malformed reply) over the pool's life.
-  int restarts() const;
+  int sandboxes() const override;
+  int threads() const override;
+  /// Over the pool's life.
+  int restarts() const override;
+  /// The steady clock.
+  double now_s() override;
 
   /// Runs the unoptimized kernel (candidate `id`, the empty plan) on every check, the checks
   /// spread over the sandboxes, and keeps its outputs as the expected ones. The request's
   /// time limit becomes max(`run_timeout_s`, 20 x its slowest check). Fails when it can't run.
-  Expected<ReferenceRun> reference(int id, double run_timeout_s);
+  Expected<ReferenceRun> reference(int id, double run_timeout_s) override;
 
   /// Compiles a candidate on the first free sandbox (shared access: in parallel).
-  std::future<Compiled> compile(int id, std::vector<Opt> opts);
+  std::future<Compiled> compile(int id, std::vector<Opt> opts) override;
 
   /// Runs a compiled candidate on its sandbox alone on the machine (exclusive access),
   /// compiling it there again first if the worker restarted; `at` follows it.
-  Timed time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing);
+  Timed time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing) override;
 
   /// Frees compiled candidates that will not be run (in the background).
-  void drop(int slot, std::vector<int> ids);
+  void drop(int slot, std::vector<int> ids) override;
 
 private:
   Compiled compile_on(Slot& slot, int id, const std::vector<Opt>& opts);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,12 +14,6 @@
 namespace beamlab::tuner {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 Status status_of(Verdict v) {
   switch (v) {
@@ -132,11 +127,10 @@ namespace {
 
 class Search {
 public:
-  Search(const KernelTask& task, WorkerPool& pool, const SearchSettings& settings,
-         const EventSink& sink, const Replay* replay)
-      : task_(task), settings_(settings), sink_(sink), replay_(replay),
-        measurer_(task, pool, settings.checks, settings.compile_timeout_s, settings.faults) {
-    threads_ = settings.threads > 0 ? settings.threads : measurer_.threads();
+  Search(const KernelTask& task, Lab& lab, const SearchSettings& settings, const EventSink& sink,
+         const Replay* replay)
+      : task_(task), settings_(settings), sink_(sink), replay_(replay), lab_(lab) {
+    threads_ = settings.threads > 0 ? settings.threads : lab_.threads();
     result_.kernel = task.name;
     result_.key = task.key;
     result_.settings = settings;
@@ -144,15 +138,16 @@ public:
   }
 
   Expected<TuneResult> run() {
-    start_ = Clock::now();
+    start_ = lab_.now_s();
     auto ast = task_graph(task_);
     if (!ast) return make_unexpected(ast.error());
     ast_ = *ast;
     if (auto r = reference(); !r) return make_unexpected(r.error());
     search();
+    full_passes();
     remeasure();
-    result_.wall_s = seconds_since(start_);
-    result_.restarts = measurer_.restarts() - restarts_at_start_;
+    result_.wall_s = elapsed_s();
+    result_.restarts = lab_.restarts() - restarts_at_start_;
     emit(Event::Kind::finished);
     return std::move(result_);
   }
@@ -217,27 +212,26 @@ private:
   }
 
   bool cancelled() const { return settings_.control && settings_.control->cancelled(); }
-  bool out_of_time() const {
-    return cancelled() || seconds_since(start_) > settings_.time_budget_s;
-  }
+  double elapsed_s() const { return lab_.now_s() - start_; }
+  bool out_of_time() const { return cancelled() || elapsed_s() > settings_.time_budget_s; }
   // The user's pause button: waits here, between compiles and timings. Paused time doesn't
   // count against the budget.
   void wait_while_paused() {
     if (!settings_.control) return;
-    auto t0 = Clock::now();
+    double t0 = lab_.now_s();
     settings_.control->wait_while_paused();
-    start_ += Clock::now() - t0;
+    start_ += lab_.now_s() - t0;
   }
 
   // --- the reference ---------------------------------------------------------------------
 
   // The unoptimized kernel's outputs on every check, the checks spread over the sandboxes.
   Expected<void> reference() {
-    auto t0 = Clock::now();
-    restarts_at_start_ = measurer_.restarts();
+    double t0 = lab_.now_s();
+    restarts_at_start_ = lab_.restarts();
     Candidate& empty = add({}, -1, 0);
     result_.empty = empty.id;
-    auto ref = measurer_.reference(empty.id, settings_.run_timeout_s);
+    auto ref = lab_.reference(empty.id, settings_.run_timeout_s);
     if (!ref) return make_unexpected(ref.error());
     empty.compile_ms = ref->compile_ms;
     // The unoptimized kernel's time: its reference runs (a candidate like any other, but
@@ -247,7 +241,7 @@ private:
     if (replay_)
       if (auto it = replay_->find(""); it != replay_->end() && !it->second.samples_ms.empty())
         empty.samples_ms = it->second.samples_ms;
-    result_.reference_s = seconds_since(t0);
+    result_.reference_s = lab_.now_s() - t0;
     auto optimized = apply_opts(ast_, {});
     if (optimized) seen_ast_.emplace(shape_of(*optimized).hash, empty.id);
     seen_plans_.insert("");
@@ -258,27 +252,47 @@ private:
 
   // --- one batch: compile in parallel, dedup, time one at a time ---------------------------
 
-  // Admits a plan for compiling unless it is invalid, seen, or over a cap (exempt: the seeds).
-  bool admit(const std::vector<Opt>& plan, int parent, bool exempt_from_caps) {
-    if (!seen_plans_.insert(beamlab::to_string(plan)).second) return false;
+  // A plan that passed screening, not yet a candidate.
+  struct Proposal {
+    std::vector<Opt> plan;
+    int parent = -1;
+    uint64_t hash = 0; ///< of its optimized AST
+  };
+
+  // A plan worth compiling: not seen (by its text or its optimized AST), valid, within the
+  // caps (exempt: the seeds). Marks its text seen.
+  std::optional<Proposal> screen(const std::vector<Opt>& plan, int parent, bool exempt_from_caps) {
+    if (!seen_plans_.insert(beamlab::to_string(plan)).second) return std::nullopt;
     auto optimized = apply_opts(ast_, plan);
     if (!optimized) {
       ++result_.dropped_invalid;
-      return false;
+      return std::nullopt;
     }
     PlanShape shape = shape_of(*optimized);
     if (seen_ast_.count(shape.hash)) {
       ++result_.dropped_seen;
-      return false;
+      return std::nullopt;
     }
     if (!exempt_from_caps && (shape.lanes > settings_.max_lanes || shape.ops > settings_.max_ops)) {
       ++result_.dropped_caps;
-      return false;
+      return std::nullopt;
     }
-    int id = add(plan, parent, iteration_).id;
-    seen_ast_.emplace(shape.hash, id);
+    return Proposal{plan, parent, shape.hash};
+  }
+
+  // Makes a screened plan a candidate of this iteration's batch.
+  void enqueue(Proposal p) {
+    int id = add(std::move(p.plan), p.parent, iteration_).id;
+    seen_ast_.emplace(p.hash, id);
     batch_.push_back(id);
     emit(Event::Kind::queued, &at(id));
+  }
+
+  // Admits a plan for compiling unless screening drops it.
+  bool admit(const std::vector<Opt>& plan, int parent, bool exempt_from_caps) {
+    auto p = screen(plan, parent, exempt_from_caps);
+    if (!p) return false;
+    enqueue(std::move(*p));
     return true;
   }
 
@@ -302,7 +316,7 @@ private:
     // Compile, in parallel over the sandboxes.
     std::vector<std::future<Compiled>> compiles;
     WaitForAll pending{compiles};
-    for (int id : batch) compiles.push_back(measurer_.compile(id, at(id).opts));
+    for (int id : batch) compiles.push_back(lab_.compile(id, at(id).opts));
     std::vector<Placement> placed(batch.size());
     std::vector<int> to_time;
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -336,7 +350,7 @@ private:
       emit(Event::Kind::compiled, &c);
     }
     // Time, one candidate at a time on the machine, each on the sandbox that compiled it.
-    std::vector<std::vector<int>> untimed(static_cast<size_t>(measurer_.sandboxes()));
+    std::vector<std::vector<int>> untimed(static_cast<size_t>(lab_.sandboxes()));
     Timing timing{all_checks(), settings_.warmup, settings_.runs, 0, true};
     for (int i : to_time) {
       Candidate& c = at(batch[static_cast<size_t>(i)]);
@@ -350,7 +364,7 @@ private:
         continue;
       }
       timing.cutoff_ms = incumbent_ms_ > 0 ? settings_.early_stop * incumbent_ms_ : 0.0;
-      Timed o = measurer_.time(c.id, c.opts, placed[static_cast<size_t>(i)], timing);
+      Timed o = lab_.time(c.id, c.opts, placed[static_cast<size_t>(i)], timing);
       result_.timing_s += o.seconds;
       record_run(c, o);
       timed(c);
@@ -365,7 +379,7 @@ private:
           (s == Status::duplicate || s == Status::bloated) && at(id).slot >= 0)
         untimed[static_cast<size_t>(at(id).slot)].push_back(id);
     for (size_t s = 0; s < untimed.size(); ++s)
-      if (!untimed[s].empty()) measurer_.drop(static_cast<int>(s), std::move(untimed[s]));
+      if (!untimed[s].empty()) lab_.drop(static_cast<int>(s), std::move(untimed[s]));
   }
 
   // A candidate's timing is in: it may be the new incumbent.
@@ -399,6 +413,91 @@ private:
     settle(c, s, o.reason);
   }
 
+  // --- the cost model ----------------------------------------------------------------------
+
+  bool pruning() const { return settings_.model && settings_.prune > 0 && settings_.prune < 1; }
+
+  // The model's pick of this iteration's plans: the fraction `prune` of them it ranks fastest
+  // (at least the beam's width), one in eight of those taken instead from the rest in an order
+  // fixed by the plans' hashes. The others are forgotten, so a later iteration may propose them
+  // again. All of them while the model has learnt nothing.
+  std::vector<Proposal> prune(std::vector<Proposal> proposals) {
+    size_t n = proposals.size();
+    size_t keep = std::max<size_t>(static_cast<size_t>(std::ceil(settings_.prune * double(n))),
+                                   static_cast<size_t>(std::max(1, settings_.beam)));
+    if (!pruning() || keep >= n || !settings_.model->trained()) return proposals;
+    std::vector<Features> rows;
+    rows.reserve(n);
+    for (const Proposal& p : proposals) rows.push_back(features_of(p.plan));
+    std::vector<double> cost = settings_.model->predict(rows);
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return cost[a] < cost[b] || (cost[a] == cost[b] && a < b);
+    });
+    size_t explore = keep / 8, exploit = keep - explore;
+    std::vector<size_t> rest(order.begin() + static_cast<std::ptrdiff_t>(exploit), order.end());
+    std::sort(rest.begin(), rest.end(), [&](size_t a, size_t b) {
+      return proposals[a].hash < proposals[b].hash ||
+             (proposals[a].hash == proposals[b].hash && a < b);
+    });
+    std::vector<bool> kept(n, false);
+    for (size_t i = 0; i < exploit; ++i) kept[order[i]] = true;
+    for (size_t i = 0; i < explore; ++i) kept[rest[i]] = true;
+    std::vector<Proposal> out;
+    for (size_t i = 0; i < n; ++i) {
+      if (kept[i]) {
+        out.push_back(std::move(proposals[i]));
+        continue;
+      }
+      seen_plans_.erase(beamlab::to_string(proposals[i].plan));
+      ++result_.pruned;
+    }
+    return out;
+  }
+
+  Features features_of(const std::vector<Opt>& plan) {
+    if (kernel_features_.empty()) kernel_features_ = kernel_features(ast_);
+    auto f = plan_features(ast_, kernel_features_, plan, threads_);
+    return f ? *f : Features(feature_names().size(), 0.0f);
+  }
+
+  // Teaches the model every candidate timed since the last call, and refits it.
+  void learn() {
+    if (!pruning()) return;
+    for (; learnt_ < result_.candidates.size(); ++learnt_) {
+      const Candidate& c = result_.candidates[learnt_];
+      bool timed = (c.status == Status::ok || c.status == Status::slow) && !c.samples_ms.empty();
+      if (timed && c.id != result_.empty)
+        settings_.model->add(task_.key, features_of(c.opts), c.best_ms());
+    }
+    settings_.model->fit();
+  }
+
+  // Closing passes with no pruning: every neighbour of the best plan, until a pass finds
+  // nothing faster (or a budget ends).
+  void full_passes() {
+    if (!pruning() || result_.pruned == 0) return;
+    while (!out_of_time()) {
+      std::vector<int> best = ranked();
+      if (best.empty()) return;
+      int top = best.front();
+      ++iteration_;
+      for (std::vector<Opt>& plan : neighbours(ast_, at(top).opts, threads_)) {
+        if (compiled_count() >= settings_.candidate_budget) break;
+        admit(plan, top, false);
+      }
+      if (batch_.empty()) return;
+      result_.full_pass += static_cast<int>(batch_.size());
+      evaluate();
+      learn();
+      result_.iterations = iteration_;
+      emit(Event::Kind::iteration, nullptr,
+           fmt::format("full pass around the best: {} candidates", result_.full_pass));
+      if (ranked().front() == top) return;
+    }
+  }
+
   // --- the search --------------------------------------------------------------------------
 
   std::vector<int> ranked() const {
@@ -413,6 +512,26 @@ private:
     return ok;
   }
 
+  // This iteration's plans: every neighbour of the beam that passes screening, up to the
+  // candidate budget, as the model prunes them.
+  void propose(const std::vector<int>& beam) {
+    std::vector<Proposal> proposals;
+    std::unordered_set<uint64_t> hashes;
+    for (int parent : beam)
+      for (std::vector<Opt>& plan : neighbours(ast_, at(parent).opts, threads_)) {
+        if (compiled_count() + static_cast<int>(proposals.size()) >= settings_.candidate_budget)
+          break;
+        auto p = screen(plan, parent, false);
+        if (!p) continue;
+        if (!hashes.insert(p->hash).second) {
+          ++result_.dropped_seen;
+          continue;
+        }
+        proposals.push_back(std::move(*p));
+      }
+    for (Proposal& p : prune(std::move(proposals))) enqueue(std::move(p));
+  }
+
   void search() {
     // The heuristic's plan first: the incumbent every other candidate races.
     std::vector<Opt> heuristic = heuristic_opts(ast_, threads_);
@@ -422,6 +541,7 @@ private:
     for (const std::vector<Opt>& seed : settings_.seeds)
       if (!seed.empty()) admit(seed, -1, true); // the empty plan is the reference
     if (!batch_.empty()) evaluate();
+    learn();
     Candidate& empty = at(result_.empty);
     incumbent_ms_ = 0;
     for (int id : {result_.heuristic, result_.empty})
@@ -444,11 +564,7 @@ private:
         result_.stop_reason = cancelled() ? "cancelled" : "the time budget";
         break;
       }
-      for (int parent : beam)
-        for (std::vector<Opt>& plan : neighbours(ast_, at(parent).opts, threads_)) {
-          if (compiled_count() >= settings_.candidate_budget) break;
-          admit(plan, parent, false);
-        }
+      propose(beam);
       if (batch_.empty()) {
         result_.stop_reason = compiled_count() >= settings_.candidate_budget
                                   ? "the candidate budget"
@@ -456,6 +572,7 @@ private:
         break;
       }
       evaluate();
+      learn();
       result_.iterations = iteration_;
       beam = ranked();
       beam.resize(std::min(beam.size(), size_t(std::max(1, settings_.beam))));
@@ -487,7 +604,7 @@ private:
     // Each finalist stays compiled in one sandbox for the rounds.
     std::vector<std::future<Compiled>> jobs;
     WaitForAll pending{jobs};
-    for (int id : finalists) jobs.push_back(measurer_.compile(id, at(id).opts));
+    for (int id : finalists) jobs.push_back(lab_.compile(id, at(id).opts));
     std::vector<Compiled> placed;
     for (auto& j : jobs) placed.push_back(j.get());
     // rounds[i][r]: finalist i's median in round r (0: it failed or was out).
@@ -498,9 +615,9 @@ private:
         Candidate& c = at(finalists[i]);
         rounds[i].push_back(0);
         if (c.status != Status::ok || !placed[i].ok()) continue;
-        Timing timing{{0}, settings_.warmup, settings_.final_runs, 0, false};
+        Timing timing{{0}, settings_.warmup, settings_.final_runs, 0, false, true};
         // Compiled again there if the worker had restarted.
-        Timed o = measurer_.time(c.id, c.opts, placed[i].at, timing);
+        Timed o = lab_.time(c.id, c.opts, placed[i].at, timing);
         result_.timing_s += o.seconds;
         if (!o.ok()) {
           // A finalist that fails on a second look (a flaky candidate) is out.
@@ -523,7 +640,7 @@ private:
       disturbed = disturbed_rounds(rounds);
     }
     for (size_t i = 0; i < finalists.size(); ++i)
-      if (placed[i].ok()) measurer_.drop(placed[i].at.slot, {finalists[i]});
+      if (placed[i].ok()) lab_.drop(placed[i].at.slot, {finalists[i]});
     result_.rounds_disturbed =
         static_cast<int>(std::count(disturbed.begin(), disturbed.end(), true));
     // Only the undisturbed rounds count.
@@ -578,17 +695,19 @@ private:
   SearchSettings settings_;
   const EventSink& sink_;
   const Replay* replay_;
-  Measurer measurer_;
+  Lab& lab_;
   int threads_ = 1;
   UOpPtr ast_;
   TuneResult result_;
-  Clock::time_point start_;
+  double start_ = 0;
   double incumbent_ms_ = 0;
   int64_t leanest_ = INT64_MAX;
   int iteration_ = 0, done_ = 0, restarts_at_start_ = 0;
   std::vector<int> batch_;
   std::unordered_set<std::string> seen_plans_;
   std::unordered_map<uint64_t, int> seen_ast_, seen_code_;
+  Features kernel_features_; ///< computed on first use
+  size_t learnt_ = 0;        ///< candidates taught to the model so far
 };
 
 } // namespace
@@ -596,7 +715,13 @@ private:
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
                                  const SearchSettings& settings, const EventSink& sink,
                                  const Replay* replay) {
-  return Search(task, pool, settings, sink, replay).run();
+  Measurer measurer(task, pool, settings.checks, settings.compile_timeout_s, settings.faults);
+  return search_kernel(task, measurer, settings, sink, replay);
+}
+
+Expected<TuneResult> search_kernel(const KernelTask& task, Lab& lab, const SearchSettings& settings,
+                                   const EventSink& sink, const Replay* replay) {
+  return Search(task, lab, settings, sink, replay).run();
 }
 
 } // namespace beamlab::tuner

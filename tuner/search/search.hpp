@@ -23,6 +23,7 @@
 #include "tuner/measure/check.hpp"
 #include "tuner/measure/measurer.hpp"
 #include "tuner/search/control.hpp"
+#include "tuner/search/cost_model.hpp"
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
@@ -57,6 +58,16 @@ struct SearchSettings {
   std::vector<std::vector<Opt>> seeds;
   /// Pauses or cancels the search from another thread (null: none).
   const SearchControl* control = nullptr;
+  /// Cost-model pruning (0: off). Each iteration compiles and times only this fraction of its
+  /// new plans (at least `beam`): those `model` ranks fastest, and one in eight of them picked
+  /// from the rest, so the model keeps seeing what it would not pick. The heuristic, the seeds
+  /// and the beam are never pruned (they are measured before any ranking), and the search ends
+  /// with full-neighbourhood passes around its best until one finds nothing faster: the model
+  /// can save time, but the winner is still a local optimum of the whole neighbourhood.
+  double prune = 0;
+  /// The model pruning ranks by, shared by a batch's searches (null: no pruning). The search
+  /// adds every candidate it times to it and refits it after each iteration.
+  CostModel* model = nullptr;
 };
 
 enum class Status {
@@ -156,8 +167,11 @@ struct TuneResult {
   double wall_s = 0, reference_s = 0, compile_s = 0, timing_s = 0;
   int restarts = 0;
   int replayed = 0; ///< candidates taken from an interrupted search (see Replay)
-  /// Plans dropped before compiling: invalid, seen (same optimized AST), over a cap.
-  int dropped_invalid = 0, dropped_seen = 0, dropped_caps = 0;
+  /// Plans dropped before compiling: invalid, seen (same optimized AST), over a cap, or ranked
+  /// out by the cost model (a pruned plan may come back in a later iteration).
+  int dropped_invalid = 0, dropped_seen = 0, dropped_caps = 0, pruned = 0;
+  /// Candidates measured by the closing full-neighbourhood passes (pruning only).
+  int full_pass = 0;
 
   const Candidate& best() const { return candidates.at(static_cast<size_t>(winner)); }
   int count(Status s) const;
@@ -177,6 +191,11 @@ using Replay = std::unordered_map<std::string, Candidate>;
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
                                  const SearchSettings& settings, const EventSink& sink = {},
                                  const Replay* replay = nullptr);
+
+/// The same search, measuring through `lab`: the sandboxes (what tune_kernel uses) or a
+/// recorded search played back (recorded.hpp), on the lab's clock.
+Expected<TuneResult> search_kernel(const KernelTask& task, Lab& lab, const SearchSettings& settings,
+                                   const EventSink& sink = {}, const Replay* replay = nullptr);
 
 /// The hash of `plan` applied to `ast` (over every optimized stage): equal hashes compile to
 /// the same code. The reason when the plan doesn't apply.

@@ -30,9 +30,12 @@ CacheMode parse_cache_mode(const std::string& text, const std::string& what) {
 std::string settings_key(const SearchSettings& s) {
   std::string checks;
   for (InputKind k : s.checks) checks += (checks.empty() ? "" : ",") + std::string(to_string(k));
-  return fmt::format("beam={} iterations={} gain={:g} patience={} lanes={} ops={} checks={}",
-                     s.beam, s.max_iterations, s.min_improvement, s.patience, s.max_lanes,
-                     s.max_ops, checks);
+  std::string key =
+      fmt::format("beam={} iterations={} gain={:g} patience={} lanes={} ops={} checks={}", s.beam,
+                  s.max_iterations, s.min_improvement, s.patience, s.max_lanes, s.max_ops, checks);
+  // Only when on, so the keys of searches without it stay what they were.
+  if (s.prune > 0 && s.prune < 1) key += fmt::format(" prune={:g}", s.prune);
+  return key;
 }
 
 std::string action_space(const UOpPtr& ast, int threads) {

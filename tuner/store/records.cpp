@@ -119,7 +119,8 @@ void summarize(db::Tuning& t, const TuneResult& r) {
   t.round_ms.clear();
   for (const auto& [id, rounds] : r.round_ms) {
     t.round_ms += std::to_string(id);
-    for (double ms : rounds) t.round_ms += fmt::format(" {:.6g}", ms);
+    // Shortest exact form: a replay re-ranks the finalists by these very numbers.
+    for (double ms : rounds) t.round_ms += fmt::format(" {}", ms);
     t.round_ms += "\n";
   }
   t.stop_reason = r.stop_reason;
@@ -157,7 +158,37 @@ nlohmann::json settings_json(const SearchSettings& s) {
           {"compile_timeout_s", s.compile_timeout_s},
           {"run_timeout_s", s.run_timeout_s},
           {"threads", s.threads},
-          {"checks", checks_json}};
+          {"checks", checks_json},
+          {"prune", s.prune}};
+}
+
+SearchSettings settings_from_json(const nlohmann::json& j) {
+  SearchSettings s;
+  s.beam = j.value("beam", s.beam);
+  s.max_iterations = j.value("max_iterations", s.max_iterations);
+  s.min_improvement = j.value("min_improvement", s.min_improvement);
+  s.patience = j.value("patience", s.patience);
+  s.early_stop = j.value("early_stop", s.early_stop);
+  s.max_lanes = j.value("max_lanes", s.max_lanes);
+  s.max_ops = j.value("max_ops", s.max_ops);
+  s.bloat = j.value("bloat", s.bloat);
+  s.time_budget_s = j.value("time_budget_s", s.time_budget_s);
+  s.candidate_budget = j.value("candidate_budget", s.candidate_budget);
+  s.warmup = j.value("warmup", s.warmup);
+  s.runs = j.value("runs", s.runs);
+  s.finalists = j.value("finalists", s.finalists);
+  s.final_rounds = j.value("final_rounds", s.final_rounds);
+  s.final_runs = j.value("final_runs", s.final_runs);
+  s.compile_timeout_s = j.value("compile_timeout_s", s.compile_timeout_s);
+  s.run_timeout_s = j.value("run_timeout_s", s.run_timeout_s);
+  s.threads = j.value("threads", s.threads);
+  s.prune = j.value("prune", s.prune); // the model itself is not stored
+  if (j.contains("checks")) {
+    s.checks.clear();
+    for (const auto& name : j.at("checks"))
+      if (auto k = parse_input_kind(name.get<std::string>())) s.checks.push_back(*k);
+  }
+  return s;
 }
 
 nlohmann::json result_json(const TuneResult& r) {
@@ -203,7 +234,11 @@ nlohmann::json result_json(const TuneResult& r) {
           {"restarts", r.restarts},
           {"replayed", r.replayed},
           {"dropped",
-           {{"invalid", r.dropped_invalid}, {"seen", r.dropped_seen}, {"caps", r.dropped_caps}}},
+           {{"invalid", r.dropped_invalid},
+            {"seen", r.dropped_seen},
+            {"caps", r.dropped_caps},
+            {"pruned", r.pruned}}},
+          {"full_pass", r.full_pass},
           {"candidates", cands}};
 }
 

@@ -35,6 +35,8 @@ void summarize(db::Tuning& t, const TuneResult& r);
 
 /// Every setting of a search, as stored with its tuning.
 nlohmann::json settings_json(const SearchSettings& s);
+/// And back (missing fields keep their defaults: older records have fewer).
+SearchSettings settings_from_json(const nlohmann::json& j);
 /// A whole search result: the summary and every candidate.
 nlohmann::json result_json(const TuneResult& r);
 

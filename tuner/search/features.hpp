@@ -6,7 +6,8 @@
 // followed by the plan's (the Opts applied by kind and amount, vector lanes, upcast and unroll
 // products, tile sizes, the thread split, the optimized AST's size). Features depend only on
 // the AST, the plan and the core count: equal inputs give equal vectors on any machine, so a
-// journal recorded on one machine trains a model that ranks the same on another.
+// journal recorded on one machine trains a model that ranks the same on another. Sizes and
+// counts that span orders of magnitude enter as log2(1 + x); flags and fractions as they are.
 #pragma once
 
 #include <string>
@@ -29,5 +30,10 @@ Features kernel_features(const UOpPtr& ast);
 /// of `ast`) followed by the plan's part. The reason when the plan doesn't apply.
 Expected<Features> plan_features(const UOpPtr& ast, const Features& kernel,
                                  const std::vector<Opt>& plan, int threads);
+
+/// The same for a plan already applied (`optimized` is apply_opts(ast, plan)): the search has
+/// it at hand, and applying the plan is most of the cost.
+Features plan_features(const OptimizedKernel& optimized, const Features& kernel,
+                       const std::vector<Opt>& plan, int threads);
 
 } // namespace beamlab::tuner

@@ -91,6 +91,7 @@ struct TuneArgs {
   int jobs = 1;
   std::string cache;
   std::string label;
+  bool warm_start = false;
   // Not stored: how this invocation reports and where.
   std::string db;
   std::string json_out;
@@ -119,7 +120,8 @@ struct TuneArgs {
             {"shard", shard},
             {"jobs", jobs},
             {"cache", cache},
-            {"label", label}};
+            {"label", label},
+            {"warm_start", warm_start}};
   }
   void from_json(const json& j) {
     target = j.at("target");
@@ -141,6 +143,7 @@ struct TuneArgs {
     jobs = j.at("jobs");
     cache = j.at("cache");
     label = j.at("label");
+    warm_start = j.value("warm_start", false); // runs recorded before warm starts have none
   }
 };
 
@@ -315,6 +318,9 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
     std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
                  resumed.command.c_str());
   }
+  usage_assert(!args.warm_start || mode != tuner::CacheMode::off)
+      << "--warm-start seeds searches from the tuning cache; it needs the database (not "
+         "--cache off)";
   usage_assert(!args.target.empty() || !args.expr.empty())
       << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
          "or --expr, or pass --resume";
@@ -340,6 +346,7 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   o.workers = args.workers;
   o.threads = args.threads > 0 ? args.threads : default_threads();
   o.cache = mode;
+  o.warm_start = args.warm_start;
   o.settings.control = &control;
   args.cache = cache;
 
@@ -360,6 +367,7 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
       r.command += fmt::format(" --beam {}", args.beam);
       if (args.budget_s > 0) r.command += fmt::format(" --budget {:g}", args.budget_s);
       if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);
+      if (args.warm_start) r.command += " --warm-start";
       r.settings = args.to_json().dump();
       r.git_revision = BEAMLAB_GIT_REVISION;
       run.emplace(tuner::ActiveRun::begin(*db, r));
@@ -377,11 +385,11 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   SummaryPlace place{db ? path : "", run ? run->id() : 0};
   std::string target = corpus.path.empty() ? corpus.name : corpus.path;
   fmt::print(json_on_stdout(args) ? stderr : stdout,
-             "{}: {} entr{}, BEAM {} on {} core(s){}{}; cache {} in {}\n", target,
+             "{}: {} entr{}, BEAM {} on {} core(s){}{}{}; cache {} in {}\n", target,
              corpus.entries.size(), corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
              o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
-             o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "", cache,
-             db ? path : "nowhere (--cache off)");
+             o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "",
+             o.warm_start ? ", warm start" : "", cache, db ? path : "nowhere (--cache off)");
   std::fflush(stdout);
   tuner::BatchReport report;
   {
@@ -514,6 +522,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", args->json_out,
                   "write the summary as JSON to this file (-: to stdout, as --format json)");
   add_format_option(cmd, args->format);
+  cmd->add_flag("--warm-start", args->warm_start,
+                "seed each search with the plans that won for the nearest tuned kernels of the "
+                "same structure (the same AST up to sizes), legalized for its shapes");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->add_option("--repeat", args->repeat,
                   "run the search N times (each a run of its own, searching afresh) and report "

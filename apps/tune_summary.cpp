@@ -98,6 +98,7 @@ Json row_json(const SummaryRow& row) {
           {"opts", k.result.winner_opts},
           {"statuses", k.status_counts},
           {"budget_s", json_number(k.budget_s)},
+          {"warm_seeds", k.warm_seeds},
           {"error", k.result.error}};
 }
 
@@ -143,6 +144,12 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
              r.count(tuner::BatchKernel::Outcome::cached),
              r.count(tuner::BatchKernel::Outcome::resumed), t.failed, t.candidates, t.search_s,
              t.search_s > 0 ? t.candidates / t.search_s : 0.0, r.wall_s, r.prepare_s);
+  if (r.warm_start)
+    fmt::print(
+        out,
+        "warm start: {} of {} kernel(s) tuned were seeded with the plans of tuned kernels of "
+        "the same structure\n",
+        r.warm_started(), r.count(tuner::BatchKernel::Outcome::tuned));
   fmt::print(out,
              "speedup: the heuristic's time over the tuned plan's, paired by re-measurement round "
              "(95% CI; 'tie': the interval includes 1); in-proc: the same timed in this process "
@@ -176,6 +183,7 @@ Json summary_json(const tuner::BatchReport& r, const SummaryPlace& at, const std
                    {"cached", r.count(tuner::BatchKernel::Outcome::cached)},
                    {"resumed", r.count(tuner::BatchKernel::Outcome::resumed)},
                    {"failed", t.failed},
+                   {"warm_started", r.warm_start ? Json(r.warm_started()) : Json(nullptr)},
                    {"candidates", t.candidates},
                    {"search_s", json_number(t.search_s)},
                    {"wall_s", json_number(r.wall_s)},

@@ -187,6 +187,15 @@ CREATE TABLE device_memory (
   PRIMARY KEY (device_id, idx)
 );
 )sql",
+    // 4: each kernel's structure, its AST's hash up to sizes (tuner/search/structure.hpp), and
+    // the recipe it was computed with: warm starts seed a search with the plans of the nearest
+    // tuned kernels of its structure. Rows of older files have none ('' at version 0) until
+    // the tuner computes it from their AST.
+    R"sql(
+ALTER TABLE kernels ADD COLUMN structure TEXT NOT NULL DEFAULT '';
+ALTER TABLE kernels ADD COLUMN structure_version INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX kernels_by_structure ON kernels(structure);
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
@@ -549,9 +558,13 @@ std::vector<Run> Database::runs() {
 
 int64_t Database::upsert_kernel(const Kernel& k) {
   conn_
-      ->prepare("INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING")
-      .bind_all(k.hash, k.hash_version, k.name, k.shapes, k.flops, k.bytes, k.ast)
+      ->prepare("INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast, "
+                "structure, structure_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (hash) DO UPDATE SET structure = excluded.structure, "
+                "structure_version = excluded.structure_version "
+                "WHERE excluded.structure_version > kernels.structure_version")
+      .bind_all(k.hash, k.hash_version, k.name, k.shapes, k.flops, k.bytes, k.ast, k.structure,
+                k.structure_version)
       .run();
   Statement st = conn_->prepare("SELECT id FROM kernels WHERE hash = ?");
   st.bind(1, k.hash);
@@ -566,14 +579,38 @@ std::optional<int64_t> Database::find_kernel(const std::string& hash) {
   return st.i64(0);
 }
 
+namespace {
+/// The columns read_kernel reads, of the kernels as `k`.
+constexpr const char* kKernelFields =
+    "k.id, k.hash, k.hash_version, k.name, k.shapes, k.flops, k.bytes, k.ast, k.structure, "
+    "k.structure_version";
+/// A kernel from the columns kKernelFields, the first at `at`.
+Kernel read_kernel(const Statement& st, int at) {
+  return Kernel{st.i64(at),
+                st.text(at + 1),
+                static_cast<int>(st.i64(at + 2)),
+                st.text(at + 3),
+                st.text(at + 4),
+                st.i64(at + 5),
+                st.i64(at + 6),
+                st.text(at + 7),
+                st.text(at + 8),
+                static_cast<int>(st.i64(at + 9))};
+}
+} // namespace
+
 std::optional<Kernel> Database::kernel(int64_t id) {
-  Statement st = conn_->prepare(
-      "SELECT id, hash, hash_version, name, shapes, flops, bytes, ast FROM kernels WHERE id = ?");
+  Statement st =
+      conn_->prepare(std::string("SELECT ") + kKernelFields + " FROM kernels k WHERE k.id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return Kernel{st.i64(0),  st.text(1), static_cast<int>(st.i64(2)),
-                st.text(3), st.text(4), st.i64(5),
-                st.i64(6),  st.text(7)};
+  return read_kernel(st, 0);
+}
+
+void Database::set_kernel_structure(int64_t kernel_id, const std::string& structure, int version) {
+  conn_->prepare("UPDATE kernels SET structure = ?, structure_version = ? WHERE id = ?")
+      .bind_all(structure, static_cast<int64_t>(version), kernel_id)
+      .run();
 }
 
 namespace {
@@ -815,10 +852,13 @@ int64_t Database::candidate_count() {
 // --- the cache -------------------------------------------------------------------------------
 
 namespace {
-constexpr const char* kCacheColumns =
-    "SELECT id, kernel_hash, device, compiler, settings_key, threads, kernel_name, opts, "
-    "optimized_hash, actions, ms, heuristic_ms, source, run_id, created_at, stale, stale_reason "
-    "FROM cache";
+/// The columns read_cache reads, of the cache as `c`.
+constexpr const char* kCacheFields =
+    "c.id, c.kernel_hash, c.device, c.compiler, c.settings_key, c.threads, c.kernel_name, "
+    "c.opts, c.optimized_hash, c.actions, c.ms, c.heuristic_ms, c.source, c.run_id, "
+    "c.created_at, c.stale, c.stale_reason";
+constexpr int kCacheFieldCount = 17;
+std::string select_cache() { return std::string("SELECT ") + kCacheFields + " FROM cache c"; }
 CacheEntry read_cache(const Statement& st) {
   CacheEntry e;
   e.id = st.i64(0);
@@ -845,9 +885,9 @@ CacheEntry read_cache(const Statement& st) {
 std::vector<CacheEntry> Database::cache_lookup(const std::string& kernel_hash,
                                                const std::string& device,
                                                const std::string& compiler, int threads) {
-  Statement st = conn_->prepare(std::string(kCacheColumns) +
-                                " WHERE kernel_hash = ? AND device = ? AND compiler = ? AND "
-                                "threads = ? ORDER BY stale, ms, id");
+  Statement st =
+      conn_->prepare(select_cache() + " WHERE kernel_hash = ? AND device = ? AND compiler = ? AND "
+                                      "threads = ? ORDER BY stale, ms, id");
   st.bind_all(kernel_hash, device, compiler, threads);
   std::vector<CacheEntry> out;
   while (st.step()) out.push_back(read_cache(st));
@@ -887,10 +927,27 @@ void Database::cache_mark_stale(int64_t id, const std::string& reason) {
 }
 
 std::vector<CacheEntry> Database::cache_entries() {
-  Statement st = conn_->prepare(std::string(kCacheColumns) +
-                                " ORDER BY kernel_name, kernel_hash, device, threads, ms");
+  Statement st =
+      conn_->prepare(select_cache() + " ORDER BY kernel_name, kernel_hash, device, threads, ms");
   std::vector<CacheEntry> out;
   while (st.step()) out.push_back(read_cache(st));
+  return out;
+}
+
+std::vector<Database::EntryWithKernel>
+Database::cache_by_structure(const std::string& structure, int version, const std::string& device,
+                             const std::string& compiler, int threads,
+                             const std::string& except_hash) {
+  Statement st =
+      conn_->prepare(std::string("SELECT ") + kCacheFields + ", " + kKernelFields +
+                     " FROM cache c JOIN kernels k ON k.hash = c.kernel_hash WHERE c.stale = 0 AND "
+                     "c.device = ? AND c.compiler = ? AND c.threads = ? AND c.kernel_hash <> ? AND "
+                     "((k.structure = ? AND k.structure_version = ?) OR k.structure_version <> ?) "
+                     "ORDER BY c.id");
+  st.bind_all(device, compiler, threads, except_hash, structure, static_cast<int64_t>(version),
+              static_cast<int64_t>(version));
+  std::vector<EntryWithKernel> out;
+  while (st.step()) out.push_back({read_cache(st), read_kernel(st, kCacheFieldCount)});
   return out;
 }
 
@@ -959,9 +1016,13 @@ INSERT INTO device_memory (device_id, idx, name, capacity_bytes, working_set_byt
                            triad_gbps)
   SELECT n.device_id, dm.idx, dm.name, dm.capacity_bytes, dm.working_set_bytes, dm.read_gbps,
          dm.triad_gbps FROM temp.new_limits n JOIN src.device_memory dm ON dm.device_id = n.src_id;
-INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast)
-  SELECT hash, hash_version, name, shapes, flops, bytes, ast FROM src.kernels WHERE true
-  ON CONFLICT (hash) DO NOTHING;
+INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast, structure,
+                     structure_version)
+  SELECT hash, hash_version, name, shapes, flops, bytes, ast, structure, structure_version
+  FROM src.kernels WHERE true
+  ON CONFLICT (hash) DO UPDATE SET structure = excluded.structure,
+    structure_version = excluded.structure_version
+  WHERE excluded.structure_version > kernels.structure_version;
 DROP TABLE IF EXISTS temp.run_map;
 CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
 )sql");

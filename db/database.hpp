@@ -28,7 +28,7 @@ namespace beamlab::db {
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {
@@ -93,6 +93,10 @@ struct Kernel {
   std::string shapes; ///< JSON: the buffers' dtypes and element counts
   int64_t flops = 0, bytes = 0;
   std::string ast; ///< the AST's text form
+  /// The AST's hash up to sizes, hex (tuner/search/structure.hpp; "" not yet computed), and the
+  /// recipe it was computed with (0: none).
+  std::string structure;
+  int structure_version = 0;
 };
 
 /// One kernel's search within a run.
@@ -198,7 +202,11 @@ public:
   std::vector<Run> runs();
 
   // Kernels and tunings
+  /// The kernel's id, inserted when its hash is new; a stored row whose structure is of an
+  /// older recipe (or none) takes `k`'s.
   int64_t upsert_kernel(const Kernel& k);
+  /// Records a kernel's structure key (computed by the tuner from its AST).
+  void set_kernel_structure(int64_t kernel_id, const std::string& structure, int version);
   std::optional<Kernel> kernel(int64_t id);
   /// The id of the kernel with AST hash `hash` (hex), if stored.
   std::optional<int64_t> find_kernel(const std::string& hash);
@@ -245,6 +253,19 @@ public:
   bool cache_put(const CacheEntry& e);
   void cache_mark_stale(int64_t id, const std::string& reason);
   std::vector<CacheEntry> cache_entries();
+  /// A cache entry with its kernel's stored record.
+  struct EntryWithKernel {
+    CacheEntry entry;
+    Kernel kernel;
+  };
+  /// The non-stale entries on a device and compiler at `threads` whose kernel (stored in
+  /// kernels) has structure `structure` of recipe `version`, or a structure not yet known at
+  /// that version (the caller computes it from the AST), except those of kernel `except_hash`;
+  /// in id order. A warm start's candidates (tuner/store/warm_start.hpp).
+  std::vector<EntryWithKernel> cache_by_structure(const std::string& structure, int version,
+                                                  const std::string& device,
+                                                  const std::string& compiler, int threads,
+                                                  const std::string& except_hash);
 
   // Benchmarks
   void add_benchmark(const Benchmark& b);

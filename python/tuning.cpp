@@ -169,6 +169,7 @@ py::dict kernel_dict(const tuner::BatchKernel& k) {
   d["tie_with_heuristic"] = k.result.tie_with_heuristic;
   d["candidates"] = k.candidates;
   d["statuses"] = k.status_counts;
+  d["warm_seeds"] = k.warm_seeds;
   d["flops"] = k.task.flops;
   d["bytes"] = k.task.bytes;
   d["error"] = k.result.error;
@@ -182,6 +183,7 @@ struct TuneArgs {
   std::optional<std::string> db;
   std::string cache = "use", label;
   bool quiet = true;
+  bool warm_start = false;
 };
 
 py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
@@ -194,6 +196,9 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
       << "tune: budgets must be positive (budget=" << a.budget_s
       << ", kernel_budget=" << a.kernel_budget_s << ")";
   tuner::CacheMode mode = tuner::parse_cache_mode(a.cache, "tune: cache");
+  user_assert(!a.warm_start || mode != tuner::CacheMode::off)
+      << "tune: warm_start=True seeds searches from the tuning cache; it needs the database "
+         "(not cache=\"off\")";
   Program program;
   program.outputs = outputs;
   Schedule schedule = program.schedule();
@@ -211,6 +216,7 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
   o.jobs = a.jobs;
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
   o.cache = mode;
+  o.warm_start = a.warm_start;
 
   std::string path = db_path(a.db), label = a.label.empty() ? "python" : a.label;
   std::optional<db::Database> db;
@@ -223,7 +229,8 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
     if (tuner::writes(mode)) {
       tuner::RunSpec spec;
       spec.label = a.label;
-      spec.command = fmt::format("beamlab.tune(..., beam={})  # Python", a.beam);
+      spec.command = fmt::format("beamlab.tune(..., beam={}{})  # Python", a.beam,
+                                 a.warm_start ? ", warm_start=True" : "");
       spec.settings = tuner::settings_json(o.settings).dump();
       run.emplace(tuner::ActiveRun::begin(*db, spec));
       store.run_id = run->id();
@@ -322,9 +329,9 @@ void bind_tuning(py::module_& m) {
   m.def("_tune",
         [](const std::vector<Tensor>& outputs, int beam, double budget, double kernel_budget,
            int max_candidates, int runs, int threads, int jobs, std::optional<std::string> db,
-           std::string cache, std::string label, bool quiet) {
+           std::string cache, std::string label, bool quiet, bool warm_start) {
           return tune(outputs, {beam, budget, kernel_budget, max_candidates, runs, threads, jobs,
-                                db, cache, label, quiet});
+                                db, cache, label, quiet, warm_start});
         });
 
   m.def(

@@ -40,12 +40,14 @@ def realize(*tensors, beam=None, db=None, threads=0):
 
 
 def tune(*tensors, beam=4, budget=0.0, kernel_budget=60.0, max_candidates=5000, runs=3,
-         threads=0, jobs=1, db=None, cache="use", label="", quiet=True):
+         threads=0, jobs=1, db=None, cache="use", label="", quiet=True, warm_start=False):
     """Tunes every kernel the tensors need with a BEAM search of width `beam`, as
     `beamlab tune` does: each candidate compiled, checked and timed in a sandboxed worker, the
     whole run journaled in the database `db` (default: default_db()) and each winner stored in
     its tuning cache (cache: "use", "ignore", "read-only" or "off"). `budget` caps the whole
-    run in seconds (0: none), `kernel_budget` each kernel's search.
+    run in seconds (0: none), `kernel_budget` each kernel's search. `warm_start` seeds each
+    search with the plans that won for the nearest tuned kernels of the same structure (the same
+    AST up to sizes), as `beamlab tune --warm-start`; each kernel's "warm_seeds" counts them.
 
     Returns a dict: {"run": id, "db": path, "wall_s": s, "kernels": [per kernel: "kernel",
     "key", "outcome", "heuristic_ms", "tuned_ms", "speedup", "winner_opts", ...]}.
@@ -53,7 +55,7 @@ def tune(*tensors, beam=4, budget=0.0, kernel_budget=60.0, max_candidates=5000, 
     if not tensors:
         raise UserError("tune: give at least one tensor")
     return _beamlab._tune(list(tensors), beam, budget, kernel_budget, max_candidates, runs,
-                          threads, jobs, db, cache, label, quiet)
+                          threads, jobs, db, cache, label, quiet, warm_start)
 
 
 def expr(text, **inputs):

@@ -46,7 +46,8 @@ CacheEntry entry(const std::string& kernel, const std::string& dev, double ms,
 int64_t journal_run(Database& db, const std::string& hash, int n, int first_seq = 0) {
   int64_t dev = db.upsert_device(device());
   int64_t run = db.begin_run({dev, RunKind::tune, "", "beamlab tune test", "{}", "", "host"});
-  int64_t kernel = db.upsert_kernel({0, hash, 1, "r_" + hash, "[]", 100, 200, "AST " + hash});
+  int64_t kernel =
+      db.upsert_kernel({0, hash, 1, "r_" + hash, "[]", 100, 200, "AST " + hash, "", 0});
   Tuning t = db.open_tuning(run, kernel, 2, "test", "{}", "UPCAST:2,4", 10);
   for (int i = 0; i < n; ++i) {
     CandidateRow c;
@@ -74,8 +75,16 @@ TEST_F(DatabaseTest, CreatesAVersionedSchemaInWalModeWithForeignKeys) {
   EXPECT_EQ(again.candidate_count(), 3);
 }
 
+// Takes a file of this schema back to version 3's tables and columns.
+void drop_schema_4(Database& db) {
+  db.connection().exec("DROP INDEX kernels_by_structure");
+  db.connection().exec("ALTER TABLE kernels DROP COLUMN structure");
+  db.connection().exec("ALTER TABLE kernels DROP COLUMN structure_version");
+}
+
 // Takes a file of this schema back to version 2's tables and columns.
 void drop_schema_3(Database& db) {
+  drop_schema_4(db);
   db.connection().exec("DROP TABLE device_memory; DROP TABLE device_limits");
   for (const char* column : {"speedup", "speedup_lo", "speedup_hi", "rounds_disturbed", "round_ms",
                              "in_process_speedup", "in_process_lo", "in_process_hi", "fidelity"})
@@ -154,6 +163,94 @@ TEST_F(DatabaseTest, AVersionTwoFileGetsMachineLimitsThatRoundTrip) {
   EXPECT_EQ(db.device(dev)->limits->fma_f32_gflops, 440);
   EXPECT_EQ(db.device(dev)->limits->levels.size(), 2u);
   EXPECT_EQ(db.device(dev)->limits->levels[1].read_gbps, 50);
+}
+
+/// A kernel of structure `structure` (recipe `version`) and a cache entry of it.
+int64_t tuned_kernel(Database& db, const std::string& hash, const std::string& structure,
+                     int version, double ms = 1) {
+  Kernel k{0, hash, 1, "r_" + hash, "[]", 100, 200, "AST " + hash, structure, version};
+  int64_t id = db.upsert_kernel(k);
+  db.cache_put(entry(hash, "dev", ms));
+  return id;
+}
+
+// A version-3 file's kernels have no structure: migrated, they read as not yet known (version
+// 0), a warm start's query returns them for the tuner to compute, and storing a kernel again
+// or setting its structure fills it.
+TEST_F(DatabaseTest, AVersionThreeFileGetsKernelStructuresFilledLater) {
+  {
+    Database db(file("v3.db"));
+    journal_run(db, "k1", 2);
+    db.cache_put(entry("k1", "dev", 1));
+    drop_schema_4(db);
+    db.connection().exec("PRAGMA user_version = 3");
+  }
+  Database db(file("v3.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  EXPECT_EQ(db.candidate_count(), 2);
+  int64_t k1 = *db.find_kernel("k1");
+  EXPECT_EQ(db.kernel(k1)->structure, "");
+  EXPECT_EQ(db.kernel(k1)->structure_version, 0);
+  const std::string compiler = entry("k1", "dev", 1).compiler;
+  std::vector<Database::EntryWithKernel> unknown =
+      db.cache_by_structure("s", 1, "dev", compiler, 2, "other");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0].entry.kernel_hash, "k1");
+  EXPECT_EQ(unknown[0].kernel.ast, "AST k1");
+  // Stored again by a tuner that computes structures: the row takes its structure.
+  db.upsert_kernel({0, "k1", 1, "r_k1", "[]", 100, 200, "AST k1", "s", 1});
+  EXPECT_EQ(db.kernel(k1)->structure, "s");
+  EXPECT_EQ(db.kernel(k1)->structure_version, 1);
+  // ... but not one of the same recipe again (it is the same), nor an older one.
+  db.upsert_kernel({0, "k1", 1, "r_k1", "[]", 100, 200, "AST k1", "t", 1});
+  db.upsert_kernel({0, "k1", 1, "r_k1", "[]", 100, 200, "AST k1", "", 0});
+  EXPECT_EQ(db.kernel(k1)->structure, "s");
+  db.set_kernel_structure(k1, "u", 2);
+  EXPECT_EQ(db.kernel(k1)->structure, "u");
+  EXPECT_EQ(db.kernel(k1)->structure_version, 2);
+}
+
+// The query behind warm starts: non-stale entries of other kernels of the structure, on the
+// device, compiler and thread count asked for.
+TEST_F(DatabaseTest, EntriesByStructureKeepToTheirDeviceCompilerAndThreads) {
+  Database db(file("s.db"));
+  tuned_kernel(db, "a", "s", 1);
+  tuned_kernel(db, "b", "s", 1);
+  tuned_kernel(db, "c", "t", 1); // another structure
+  tuned_kernel(db, "d", "s", 1);
+  db.cache_mark_stale(db.cache_lookup("d", "dev", entry("d", "dev", 1).compiler, 2)[0].id, "x");
+  db.cache_put(entry("e", "dev", 1)); // a kernel the kernels table doesn't know
+  const std::string compiler = entry("a", "dev", 1).compiler;
+  auto hashes = [](const std::vector<Database::EntryWithKernel>& rows) {
+    std::vector<std::string> out;
+    for (const auto& r : rows) out.push_back(r.entry.kernel_hash + ":" + r.kernel.structure);
+    return out;
+  };
+  EXPECT_EQ(hashes(db.cache_by_structure("s", 1, "dev", compiler, 2, "b")),
+            (std::vector<std::string>{"a:s"}));
+  EXPECT_EQ(hashes(db.cache_by_structure("s", 1, "dev", compiler, 2, "")),
+            (std::vector<std::string>{"a:s", "b:s"}));
+  EXPECT_TRUE(db.cache_by_structure("s", 1, "other", compiler, 2, "").empty());
+  EXPECT_TRUE(db.cache_by_structure("s", 1, "dev", "another compiler", 2, "").empty());
+  EXPECT_TRUE(db.cache_by_structure("s", 1, "dev", compiler, 4, "").empty());
+  // Under another recipe every row is one to compute again.
+  EXPECT_EQ(hashes(db.cache_by_structure("s", 2, "dev", compiler, 2, "")),
+            (std::vector<std::string>{"a:s", "b:s", "c:t"}));
+}
+
+// A merge carries the kernels' structures, and fills a row the target has without one.
+TEST_F(DatabaseTest, MergeCarriesKernelStructures) {
+  {
+    Database a(file("a.db"));
+    tuned_kernel(a, "k1", "s", 1);
+    tuned_kernel(a, "k2", "s", 1);
+  }
+  Database m(file("m.db"));
+  tuned_kernel(m, "k2", "", 0);
+  m.merge_from(file("a.db"));
+  EXPECT_EQ(m.kernel(*m.find_kernel("k1"))->structure, "s");
+  EXPECT_EQ(m.kernel(*m.find_kernel("k2"))->structure, "s");
+  EXPECT_EQ(m.kernel(*m.find_kernel("k2"))->structure_version, 1);
 }
 
 TEST_F(DatabaseTest, MergeBringsADevicesLimitsAndKeepsOnesAlreadyThere) {

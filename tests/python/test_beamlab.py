@@ -184,6 +184,18 @@ def test_tune_journals_a_run_and_realize_uses_its_plans(tmp_path):
     close(c.realize(db=db), np.maximum(a @ w, 0), rtol=1e-4, atol=1e-4)
 
 
+def test_tune_with_warm_start_seeds_another_size(tmp_path):
+    db = str(tmp_path / "w.db")
+    # On one core the unoptimized kernel never wins: the first winner is a plan to lend.
+    a = Tensor.rand(64, 64, seed=1) @ Tensor.rand(64, 64, seed=2)
+    beamlab.tune(a, beam=1, max_candidates=8, kernel_budget=20, threads=1, db=db)
+    b = Tensor.rand(48, 64, seed=1) @ Tensor.rand(64, 32, seed=2)
+    report = beamlab.tune(b, beam=1, max_candidates=8, kernel_budget=20, threads=1, db=db,
+                          warm_start=True)
+    k = report["kernels"][0]
+    assert k["outcome"] == "tuned" and k["warm_seeds"] >= 1, k
+
+
 def run_python(code, **env):
     full = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
@@ -222,6 +234,9 @@ def test_errors_are_python_exceptions_with_the_engines_messages():
         beamlab.tune(Tensor.ones(4) * 2, cache="sometimes", db=os.devnull)
     with pytest.raises(beamlab.UserError, match="no database at"):
         beamlab.runs(db="/nonexistent/beamlab.db")
+    with pytest.raises(beamlab.UserError, match=r"warm_start=True seeds searches from the tuning "
+                       r"cache; it needs the database \(not cache=\"off\"\)"):
+        beamlab.tune(Tensor.ones(4) * 2, cache="off", warm_start=True)
 
 
 def test_same_message_as_the_command_line(tmp_path):

@@ -140,6 +140,11 @@ int BatchReport::count(BatchKernel::Outcome o) const {
                                         [&](const BatchKernel& k) { return k.outcome == o; }));
 }
 
+int BatchReport::warm_started() const {
+  return static_cast<int>(std::count_if(kernels.begin(), kernels.end(),
+                                        [](const BatchKernel& k) { return k.warm_seeds > 0; }));
+}
+
 std::pair<int, int> parse_shard(const std::string& text, const std::string& what) {
   int i = -1, n = 0;
   size_t slash = text.find('/');
@@ -173,7 +178,7 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
   CacheContext cache;
   cache.db = &main_db;
   cache.mode = options.cache;
-  std::string key = settings_key(options.settings);
+  std::string key = settings_key(options.settings, options.warm_start);
   std::vector<BatchKernel*> todo;
   std::map<std::string, db::Tuning> journaled; // this run's finished tunings, by kernel hash
   if (store.run_id > 0)
@@ -197,6 +202,7 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
     }
   }
   report.prepare_s = seconds_since(t0);
+  report.warm_start = options.warm_start;
   listener.planned(report.kernels, options.budget_s);
   for (BatchKernel& k : report.kernels)
     if (k.outcome != BatchKernel::Outcome::pending) listener.finished(k);
@@ -230,8 +236,14 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
       s.threads = options.threads;
       s.time_budget_s = k->budget_s;
       s.model = model.get();
-      Expected<TuneResult> r = tune_journaled(k->task, k->workloads, pool, s, ctx,
-                                              [&](const Event& e) { listener.event(*k, e); });
+      std::vector<WarmSeed> warm;
+      if (options.warm_start)
+        if (auto ast = task_graph(k->task))
+          warm = warm_start_seeds(ctx, k->task, *ast, options.threads, s);
+      k->warm_seeds = static_cast<int>(warm.size());
+      Expected<TuneResult> r = tune_journaled(
+          k->task, k->workloads, pool, s, ctx, [&](const Event& e) { listener.event(*k, e); },
+          warm);
       if (!r)
         failed(*k, r.error());
       else

@@ -28,6 +28,9 @@ struct BatchOptions {
   int workers = 0; ///< sandboxes per job (0: cores / jobs)
   int threads = 1; ///< cores each kernel runs on
   CacheMode cache = CacheMode::use;
+  /// Seed each kernel searched with the plans of the nearest tuned kernels of its structure
+  /// (tuner/store/warm_start.hpp); its cache lookups also take the cold search's entries.
+  bool warm_start = false;
 };
 
 /// One distinct kernel of the batch and what became of it.
@@ -48,6 +51,7 @@ struct BatchKernel {
   db::Tuning result;
   int candidates = 0;
   std::string status_counts; ///< "ok 120, slow 40"
+  int warm_seeds = 0;        ///< plans a warm start seeded its search with
   /// The plan's time (0 unknown), and the heuristic's.
   double tuned_ms() const { return result.winner_ms.value_or(0); }
   double heuristic_ms() const { return result.heuristic_ms.value_or(0); }
@@ -72,8 +76,11 @@ struct BatchReport {
   std::vector<BatchKernel> kernels; ///< this shard's, in key order
   int total_kernels = 0;            ///< over every shard
   double prepare_s = 0, wall_s = 0;
-  MachineLimits limits; ///< the device's, for the rooflines
+  MachineLimits limits;    ///< the device's, for the rooflines
+  bool warm_start = false; ///< searches were seeded by warm starts (BatchOptions::warm_start)
   int count(BatchKernel::Outcome o) const;
+  /// Kernels whose search a warm start seeded.
+  int warm_started() const;
 };
 
 /// Where a batch journals: the database file (each job opens its own connection), the run.

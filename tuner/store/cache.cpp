@@ -27,7 +27,11 @@ CacheMode parse_cache_mode(const std::string& text, const std::string& what) {
   return CacheMode::off;
 }
 
-std::string settings_key(const SearchSettings& s) {
+namespace {
+constexpr std::string_view kWarm = " warm";
+}
+
+std::string settings_key(const SearchSettings& s, bool warm_started) {
   std::string checks;
   for (InputKind k : s.checks) checks += (checks.empty() ? "" : ",") + std::string(to_string(k));
   std::string key =
@@ -35,7 +39,12 @@ std::string settings_key(const SearchSettings& s) {
                   s.max_iterations, s.min_improvement, s.patience, s.max_lanes, s.max_ops, checks);
   // Only when on, so the keys of searches without it stay what they were.
   if (s.prune > 0 && s.prune < 1) key += fmt::format(" prune={:g}", s.prune);
-  return key;
+  return key + std::string(warm_started ? kWarm : "");
+}
+
+bool settings_key_accepts(const std::string& wanted, const std::string& stored) {
+  if (stored == wanted) return true;
+  return wanted.ends_with(kWarm) && stored == wanted.substr(0, wanted.size() - kWarm.size());
 }
 
 std::string action_space(const UOpPtr& ast, int threads) {
@@ -80,7 +89,7 @@ std::optional<CacheHit> cache_lookup(CacheContext& ctx, const KernelTask& task, 
   std::string actions_now = action_space(ast, threads);
   for (db::CacheEntry& e :
        ctx.db->cache_lookup(hash_hex(task.key), ctx.device, ctx.compiler, threads)) {
-    if (e.stale || (!key.empty() && e.settings_key != key)) continue;
+    if (e.stale || (!key.empty() && !settings_key_accepts(key, e.settings_key))) continue;
     if (!action_space_covers(e.actions, actions_now)) continue; // a new action may do better
     std::string why;
     Expected<std::vector<Opt>> opts = parse_opts(e.opts);
@@ -102,7 +111,7 @@ std::optional<CacheHit> cache_lookup(CacheContext& ctx, const KernelTask& task, 
 }
 
 bool cache_store(CacheContext& ctx, const TuneResult& r, const UOpPtr& ast,
-                 const std::string& actions) {
+                 const std::string& actions, bool warm_started) {
   if (!ctx.db || !writes(ctx.mode) || r.winner < 0) return false;
   const Candidate& w = r.best();
   if (w.status != Status::ok) return false;
@@ -112,7 +121,7 @@ bool cache_store(CacheContext& ctx, const TuneResult& r, const UOpPtr& ast,
   e.kernel_hash = hash_hex(r.key);
   e.device = ctx.device;
   e.compiler = ctx.compiler;
-  e.settings_key = settings_key(r.settings);
+  e.settings_key = settings_key(r.settings, warm_started);
   e.threads = r.threads;
   e.kernel_name = r.kernel;
   e.opts = beamlab::to_string(w.opts);

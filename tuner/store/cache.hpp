@@ -28,8 +28,13 @@ inline bool reads(CacheMode m) { return m == CacheMode::use || m == CacheMode::r
 inline bool writes(CacheMode m) { return m == CacheMode::use || m == CacheMode::ignore; }
 
 /// The search settings that decide which plan a search finds (not its budgets): part of the
-/// cache key, e.g. "beam=4 lanes=512 ops=65536 checks=random,small_ints,special".
-std::string settings_key(const SearchSettings& s);
+/// cache key, e.g. "beam=4 lanes=512 ops=65536 checks=random,small_ints,special"; " warm" at the
+/// end for a search seeded by a warm start (tuner/store/warm_start.hpp), whose plan may owe
+/// something to other kernels' searches. A cold search's key has no such word.
+std::string settings_key(const SearchSettings& s, bool warm_started = false);
+/// Whether a lookup for `wanted` takes an entry stored under `stored`: the same key, or, for a
+/// warm key, the cold search of the same settings (what a warm start aims to reach anyway).
+bool settings_key_accepts(const std::string& wanted, const std::string& stored);
 
 /// The actions a search has for `ast` at `threads`, e.g. "GROUP:4,8 SWAP THREAD:2,4,8 ...".
 std::string action_space(const UOpPtr& ast, int threads);
@@ -53,15 +58,17 @@ struct CacheHit {
   db::CacheEntry entry;
 };
 
-/// The kernel's cached plan for `threads` (of `settings_key`, or of any settings when empty),
+/// The kernel's cached plan for `threads` (of a key `settings_key` accepts, or of any settings
+/// when empty),
 /// replayed and validated: an entry whose Opts no longer apply or build another kernel is
 /// marked stale (when the mode writes) and skipped; one whose action space doesn't cover
 /// today's is skipped. Counts hits, stale entries and misses in `ctx`.
 std::optional<CacheHit> cache_lookup(CacheContext& ctx, const KernelTask& task, const UOpPtr& ast,
                                      int threads, const std::string& settings_key);
 
-/// Stores a search's winner (when it passed its checks) in the cache; true when stored.
+/// Stores a search's winner (when it passed its checks) in the cache, under the warm key when
+/// a warm start seeded it; true when stored.
 bool cache_store(CacheContext& ctx, const TuneResult& r, const UOpPtr& ast,
-                 const std::string& actions);
+                 const std::string& actions, bool warm_started = false);
 
 } // namespace beamlab::tuner

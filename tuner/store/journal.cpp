@@ -14,11 +14,13 @@ namespace beamlab::tuner {
 TuningJournal::TuningJournal(db::Database& db, int64_t run_id, const KernelTask& task,
                              const std::string& workload, int threads,
                              const SearchSettings& settings, const std::string& actions,
-                             double budget_s)
+                             double budget_s, const std::vector<WarmSeed>& warm)
     : db_(db) {
   int64_t kernel_id = db.upsert_kernel(kernel_record(task));
-  tuning_ = db.open_tuning(run_id, kernel_id, threads, workload, settings_json(settings).dump(),
-                           actions, budget_s);
+  nlohmann::json recorded = settings_json(settings);
+  if (!warm.empty()) recorded["warm_start"] = warm_start_json(warm);
+  tuning_ =
+      db.open_tuning(run_id, kernel_id, threads, workload, recorded.dump(), actions, budget_s);
   if (finished()) return;
   for (const db::CandidateRow& row : db.candidates(tuning_.id))
     replay_.emplace(row.opts, candidate_from_row(row));
@@ -85,21 +87,24 @@ void check_fidelity(TuneResult& r, const KernelTask& task, const UOpPtr& ast, in
 
 Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
                                     WorkerPool& pool, const SearchSettings& settings,
-                                    CacheContext& ctx, const EventSink& sink) {
+                                    CacheContext& ctx, const EventSink& sink,
+                                    const std::vector<WarmSeed>& warm) {
   auto ast = task_graph(task);
   if (!ast) return make_unexpected(ast.error());
   int threads = settings.threads > 0 ? settings.threads : pool.sandbox_options().threads;
   std::string actions = action_space(*ast, threads);
+  SearchSettings seeded = settings;
+  for (std::vector<Opt>& plan : seed_plans(warm)) seeded.seeds.push_back(std::move(plan));
   std::unique_ptr<TuningJournal> journal;
   if (ctx.db && ctx.run_id > 0 && writes(ctx.mode))
     journal = std::make_unique<TuningJournal>(*ctx.db, ctx.run_id, task, workload, threads,
-                                              settings, actions, settings.time_budget_s);
+                                              settings, actions, settings.time_budget_s, warm);
   EventSink record = [&](const Event& e) {
     if (journal) journal->record(e);
     if (sink) sink(e);
   };
   Expected<TuneResult> r =
-      tune_kernel(task, pool, settings, record, journal ? &journal->replay() : nullptr);
+      tune_kernel(task, pool, seeded, record, journal ? &journal->replay() : nullptr);
   if (!r) {
     if (journal) journal->fail(r.error());
     return r;
@@ -107,7 +112,7 @@ Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& w
   if (!settings.control || !settings.control->cancelled())
     check_fidelity(*r, task, *ast, threads, pool);
   if (journal) journal->finish(*r);
-  if (ctx.db) cache_store(ctx, *r, *ast, actions);
+  if (ctx.db) cache_store(ctx, *r, *ast, actions, !warm.empty());
   return r;
 }
 

@@ -13,15 +13,19 @@
 #include "tuner/search/search.hpp"
 #include "tuner/store/cache.hpp"
 #include "tuner/store/records.hpp"
+#include "tuner/store/warm_start.hpp"
 
 namespace beamlab::tuner {
 
 /// One kernel's search in a run, journaled.
 class TuningJournal {
 public:
+  /// The tuning records `settings` and, seeded by a warm start, where each seed came from
+  /// (settings "warm_start", warm_start_json).
   TuningJournal(db::Database& db, int64_t run_id, const KernelTask& task,
                 const std::string& workload, int threads, const SearchSettings& settings,
-                const std::string& actions, double budget_s);
+                const std::string& actions, double budget_s,
+                const std::vector<WarmSeed>& warm = {});
 
   const db::Tuning& tuning() const { return tuning_; }
   /// The search already finished in this run (a resume skips it).
@@ -44,10 +48,12 @@ private:
 
 /// One kernel's search as a batch runs it: journaled in `ctx.run_id` (when the mode writes and
 /// the run is set), its winner stored in the cache, the events passed on to `sink`. A cancel
-/// through `settings.control` stops it like a budget's end.
+/// through `settings.control` stops it like a budget's end. `warm`: a warm start's seeds, added
+/// to the settings' seeds, recorded with the tuning, and the winner cached under the warm key.
 Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
                                     WorkerPool& pool, const SearchSettings& settings,
-                                    CacheContext& ctx, const EventSink& sink = {});
+                                    CacheContext& ctx, const EventSink& sink = {},
+                                    const std::vector<WarmSeed>& warm = {});
 
 /// A plan tried by hand (`tried`, measured in `r` beside the heuristic), appended to run
 /// `run_id`'s "by hand" tuning of the kernel (the reference and the heuristic first, with the

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "tuner/search/structure.hpp"
+
 namespace beamlab::tuner {
 
 db::DeviceInfo this_device() {
@@ -30,6 +32,11 @@ db::Kernel kernel_record(const KernelTask& task) {
   k.flops = task.flops;
   k.bytes = task.bytes;
   k.ast = task.ast;
+  // Its structure, for warm starts of the other kernels of it (none when the AST won't read).
+  if (Expected<UOpPtr> ast = task_graph(task)) {
+    k.structure = hash_hex(structure_key(*ast));
+    k.structure_version = kStructureVersion;
+  }
   return k;
 }
 

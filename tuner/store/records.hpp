@@ -16,7 +16,7 @@ db::DeviceInfo this_device();
 /// This machine's host name, as runs record it.
 std::string host_name();
 
-/// A kernel as the database records it.
+/// A kernel as the database records it, with its structure key (tuner/search/structure.hpp).
 db::Kernel kernel_record(const KernelTask& task);
 /// And back: the task a search of a stored kernel needs. The reason when the record doesn't
 /// read back in this build (a bad AST or shapes, another hash recipe).

@@ -15,6 +15,7 @@
 #include "apps/completion_command.hpp"
 #include "apps/device_command.hpp"
 #include "apps/ir_commands.hpp"
+#include "apps/model_command.hpp"
 #include "apps/replay_command.hpp"
 #include "apps/report_command.hpp"
 #include "apps/run_command.hpp"
@@ -40,6 +41,7 @@ int run(int argc, char** argv) {
   beamlab::cli::add_bench_command(app);
   beamlab::cli::add_report_command(app, exit_code);
   beamlab::cli::add_replay_command(app);
+  beamlab::cli::add_model_command(app);
   beamlab::cli::add_completion_command(app);
   app.footer(beamlab::cli::kExitCodes);
   try {

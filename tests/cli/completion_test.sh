@@ -20,7 +20,7 @@ expect() {
   got=$(reply "$@")
   [[ $got == "$want" ]] || { echo "completing '$*': expected '$want', got '$got'"; exit 1; }
 }
-expect "demo ir run tune cache device bench report search-replay" beamlab ""
+expect "demo ir run tune cache device bench report search-replay model" beamlab ""
 expect "tune" beamlab tu
 expect "list" beamlab cache l
 expect "--format" beamlab cache --db x.db list --f
@@ -28,4 +28,6 @@ expect "text json" beamlab run --format ""
 expect "read-only" beamlab tune matmul --cache r
 expect "matmul" beamlab run matm
 expect "" beamlab run --db ""
+expect "eval" beamlab model ""
+expect "rank regression" beamlab model eval --objective ""
 echo "completion ok"

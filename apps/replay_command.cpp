@@ -70,13 +70,15 @@ KernelReplay replay_one(const tuner::RecordedTuning& r, const ReplayArgs& args,
   k.kernel = r.task.name;
   k.tuning = r.tuning.id;
   k.recorded_s = r.tuning.wall_s;
-  k.recorded_ms = r.tuning.winner_ms.value_or(0);
-  k.recorded_opts = r.tuning.winner_opts;
+  // The search's own winner (the tuning's may be the heuristic, kept by the in-process check).
+  k.recorded_opts = r.search_winner;
+  if (auto plan = parse_opts(r.search_winner))
+    k.recorded_ms = tuner::recorded_ms(r.recording, *plan);
   k.recorded_candidates = static_cast<int>(r.recording.candidates.size());
   tuner::Calibration clock = tuner::calibrate(r);
   auto as_recorded = tuner::replay_search(r, r.settings, clock);
   user_assert(as_recorded.has_value()) << "tuning " << r.tuning.id << ": " << as_recorded.error();
-  k.reproduced = beamlab::to_string(as_recorded->result.best().opts) == r.tuning.winner_opts;
+  k.reproduced = beamlab::to_string(as_recorded->result.best().opts) == r.search_winner;
   tuner::SearchSettings settings = variant_of(r.settings, args);
   std::unique_ptr<tuner::CostModel> model;
   if (args.prune > 0) settings.model = (model = held_out_model(journal, r)).get();

@@ -58,15 +58,28 @@ Expected<RecordedTuning> load_recording(db::Database& db, int64_t tuning_id) {
       if (auto opts = parse_opts(row.opts)) r.settings.seeds.push_back(*opts);
     rec.candidates.emplace(row.opts, candidate_from_row(row));
   }
-  // "SEQ MS MS ..." per finalist.
+  // "SEQ MS MS ..." per finalist; the lowest median wins, the earlier candidate on a tie.
   std::istringstream lines(tuning->round_ms);
+  double best = 0;
+  int best_seq = -1;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     int seq = -1;
     if (!(fields >> seq) || !opts_of.count(seq)) continue;
     std::vector<double>& rounds = rec.rounds[opts_of[seq]];
-    for (double ms; fields >> ms;) rounds.push_back(ms);
+    std::vector<double> present;
+    for (double ms; fields >> ms;) {
+      rounds.push_back(ms);
+      if (ms > 0) present.push_back(ms);
+    }
+    if (present.empty()) continue;
+    double median = quantile(present, 0.5);
+    if (best_seq < 0 || median < best || (median == best && seq < best_seq)) {
+      best = median;
+      best_seq = seq;
+    }
   }
+  r.search_winner = best_seq >= 0 ? opts_of[best_seq] : tuning->winner_opts;
   return r;
 }
 

@@ -15,6 +15,9 @@ struct RecordedTuning {
   /// As the search ran: its settings, with the seeds it measured beside the heuristic.
   SearchSettings settings;
   Recording recording;
+  /// The search's own winner (its Opts' text): the finalist with the lowest median over its
+  /// kept rounds. The tuning's winner differs when the in-process check overruled it.
+  std::string search_winner;
 };
 
 /// The finished search `tuning_id` of the journal. The reason when it can't be replayed: it

@@ -30,15 +30,14 @@ bool failed_to_compile(const Candidate& c) {
           c.status != Status::wrong_result);
 }
 
-// The samples the recorded search ranked the candidate by (its re-measurement's came later).
+const char* const kMissing = "not in the recording";
+
+} // namespace
+
 std::vector<double> search_samples(const Candidate& c, int runs) {
   size_t n = std::min(c.samples_ms.size(), static_cast<size_t>(std::max(1, runs)));
   return {c.samples_ms.begin(), c.samples_ms.begin() + static_cast<std::ptrdiff_t>(n)};
 }
-
-const char* const kMissing = "not in the recording";
-
-} // namespace
 
 RecordedLab::RecordedLab(const Recording& recording, Calibration calibration)
     : recording_(recording), calibration_(calibration),

@@ -46,6 +46,10 @@ struct Calibration {
   double overhead_s = 0;
 };
 
+/// The samples a recorded search ranked `c` by: its first `runs` (the finalists'
+/// re-measurement appended more later).
+std::vector<double> search_samples(const Candidate& c, int runs);
+
 class RecordedLab : public Lab {
 public:
   explicit RecordedLab(const Recording& recording, Calibration calibration = {});

@@ -257,6 +257,7 @@ private:
     std::vector<Opt> plan;
     int parent = -1;
     uint64_t hash = 0; ///< of its optimized AST
+    Features x;        ///< for the model (pruning only)
   };
 
   // A plan worth compiling: not seen (by its text or its optimized AST), valid, within the
@@ -277,12 +278,16 @@ private:
       ++result_.dropped_caps;
       return std::nullopt;
     }
-    return Proposal{plan, parent, shape.hash};
+    Proposal p{plan, parent, shape.hash, {}};
+    // The features come from the kernel applied here, so pruning never applies a plan twice.
+    if (pruning()) p.x = plan_features(*optimized, kernel_features_of(), plan, threads_);
+    return p;
   }
 
   // Makes a screened plan a candidate of this iteration's batch.
   void enqueue(Proposal p) {
     int id = add(std::move(p.plan), p.parent, iteration_).id;
+    if (!p.x.empty()) features_[id] = std::move(p.x);
     seen_ast_.emplace(p.hash, id);
     batch_.push_back(id);
     emit(Event::Kind::queued, &at(id));
@@ -428,7 +433,7 @@ private:
     if (!pruning() || keep >= n || !settings_.model->trained()) return proposals;
     std::vector<Features> rows;
     rows.reserve(n);
-    for (const Proposal& p : proposals) rows.push_back(features_of(p.plan));
+    for (const Proposal& p : proposals) rows.push_back(p.x);
     std::vector<double> cost = settings_.model->predict(rows);
     std::vector<size_t> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = i;
@@ -456,9 +461,16 @@ private:
     return out;
   }
 
-  Features features_of(const std::vector<Opt>& plan) {
+  const Features& kernel_features_of() {
     if (kernel_features_.empty()) kernel_features_ = kernel_features(ast_);
-    auto f = plan_features(ast_, kernel_features_, plan, threads_);
+    return kernel_features_;
+  }
+
+  // A candidate's features: kept from its screening, else (the heuristic, the seeds, a full
+  // pass's plans) computed now.
+  Features features_of(const Candidate& c) {
+    if (auto it = features_.find(c.id); it != features_.end()) return std::move(it->second);
+    auto f = plan_features(ast_, kernel_features_of(), c.opts, threads_);
     return f ? *f : Features(feature_names().size(), 0.0f);
   }
 
@@ -469,8 +481,9 @@ private:
       const Candidate& c = result_.candidates[learnt_];
       bool timed = (c.status == Status::ok || c.status == Status::slow) && !c.samples_ms.empty();
       if (timed && c.id != result_.empty)
-        settings_.model->add(task_.key, features_of(c.opts), c.best_ms());
+        settings_.model->add(task_.key, features_of(c), c.best_ms());
     }
+    features_.clear(); // every candidate so far is taught
     settings_.model->fit();
   }
 
@@ -706,8 +719,9 @@ private:
   std::vector<int> batch_;
   std::unordered_set<std::string> seen_plans_;
   std::unordered_map<uint64_t, int> seen_ast_, seen_code_;
-  Features kernel_features_; ///< computed on first use
-  size_t learnt_ = 0;        ///< candidates taught to the model so far
+  Features kernel_features_;                   ///< computed on first use
+  std::unordered_map<int, Features> features_; ///< by candidate id, until taught
+  size_t learnt_ = 0;                          ///< candidates taught to the model so far
 };
 
 } // namespace

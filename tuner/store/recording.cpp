@@ -136,9 +136,7 @@ double recorded_ms(const Recording& rec, const std::vector<Opt>& plan) {
   }
   auto it = rec.candidates.find(key);
   if (it == rec.candidates.end() || it->second.samples_ms.empty()) return 0;
-  const std::vector<double>& s = it->second.samples_ms;
-  size_t n = std::min(s.size(), static_cast<size_t>(std::max(1, rec.runs)));
-  return quantile(std::vector<double>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n)), 0.5);
+  return quantile(search_samples(it->second, rec.runs), 0.5);
 }
 
 } // namespace beamlab::tuner

@@ -27,6 +27,7 @@ struct CacheArgs {
   std::string kernel;
   std::string file; ///< export: "-" is stdout; import: "-" is stdin
   std::vector<std::string> inputs;
+  bool require_finished = false; ///< merge: an input's unfinished run fails the merge
   OutputFormat format = OutputFormat::Text;
   bool json() const { return format == OutputFormat::Json; }
 };
@@ -224,31 +225,74 @@ void import_json(const CacheArgs& a) {
              added, entries.size(), entries.size() == 1 ? "y" : "ies", db.path());
 }
 
+// Each input is merged whole or not at all; one that can't be read (missing, damaged, another
+// schema) is named and skipped, the others merged, and the command fails at the end.
 void merge(const CacheArgs& a) {
   db::Database db(db_path(a.db));
   Json doc = json_document("cache-merge");
   doc["db"] = db.path();
   Json& rows = doc["inputs"] = Json::array();
+  std::vector<std::string> unreadable, unfinished;
   for (const std::string& in : a.inputs) {
     usage_assert(in != db.path()) << "cache merge: '" << in << "' is the database merged into";
-    db::Database::MergeStats st = db.merge_from(in);
+    db::Database::MergeStats st;
+    try {
+      st = db.merge_from(in);
+    } catch (const UserError& e) {
+      unreadable.push_back(in);
+      rows.push_back({{"file", in}, {"error", e.what()}});
+      std::fprintf(stderr, "beamlab: cache merge: skipped '%s': %s\n", in.c_str(), e.what());
+      continue;
+    }
+    Json open_runs = Json::array();
+    for (const auto& [id, status] : st.unfinished) {
+      open_runs.push_back({{"id", id}, {"status", to_string(status)}});
+      std::fprintf(stderr,
+                   "beamlab: cache merge: run %lld of '%s' is unfinished (%s): merged as it "
+                   "stands; finish it with 'beamlab tune --resume-run %lld --db %s' and merge "
+                   "again (the newer state replaces this one)\n",
+                   static_cast<long long>(id), in.c_str(), to_string(status),
+                   static_cast<long long>(id), shell_word(in).c_str());
+    }
+    if (!st.unfinished.empty()) unfinished.push_back(in);
     rows.push_back({{"file", in},
                     {"runs", st.runs},
+                    {"runs_refreshed", st.refreshed},
                     {"tunings", st.tunings},
                     {"candidates", st.candidates},
                     {"benchmarks", st.benchmarks},
                     {"cache_added", st.cache_added},
-                    {"cache_kept", st.cache_kept}});
+                    {"cache_kept", st.cache_kept},
+                    {"unfinished_runs", open_runs}});
     if (!a.json())
-      fmt::print("{}: {} run(s), {} tuning(s), {} candidate(s), {} benchmark(s); cache: {} "
+      fmt::print("{}: {} run(s){}, {} tuning(s), {} candidate(s), {} benchmark(s); cache: {} "
                  "entr{} taken, {} kept\n",
-                 in, st.runs, st.tunings, st.candidates, st.benchmarks, st.cache_added,
+                 in, st.runs,
+                 st.refreshed ? fmt::format(" ({} replacing an unfinished copy)", st.refreshed)
+                              : "",
+                 st.tunings, st.candidates, st.benchmarks, st.cache_added,
                  st.cache_added == 1 ? "y" : "ies", st.cache_kept);
   }
+  size_t merged = a.inputs.size() - unreadable.size();
   if (a.json())
     print_json(doc);
   else
-    fmt::print("merged {} file(s) into {}\n", a.inputs.size(), db.path());
+    fmt::print("merged {} of {} file(s) into {}\n", merged, a.inputs.size(), db.path());
+  std::fflush(stdout);
+  auto quoted = [](const std::vector<std::string>& files) {
+    std::string list;
+    for (const std::string& f : files) list += (list.empty() ? "'" : ", '") + f + "'";
+    return list;
+  };
+  user_assert(unreadable.empty()) << "cache merge: " << unreadable.size() << " of "
+                                  << a.inputs.size()
+                                  << " file(s) could not be merged: " << quoted(unreadable)
+                                  << " (named above; the others are merged into '" << db.path()
+                                  << "'); restore or re-create them and merge again";
+  user_assert(!a.require_finished || unfinished.empty())
+      << "cache merge: " << quoted(unfinished)
+      << " hold(s) an unfinished run (--require-finished); resume it (scripts/slurm-tune.sh "
+         "--resume SHARD for a Slurm shard) and merge again";
 }
 
 void verify(const CacheArgs& a) {
@@ -319,6 +363,10 @@ void add_cache_command(CLI::App& app) {
       true)
       ->add_option("inputs", args->inputs, "the databases to merge in")
       ->required();
+  cmd->get_subcommand("merge")->add_flag(
+      "--require-finished", args->require_finished,
+      "fail (after merging) when an input holds an unfinished run, e.g. a shard whose task was "
+      "cancelled");
   sub("verify", "Check the database's integrity", verify, true);
 }
 

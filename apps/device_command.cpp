@@ -40,6 +40,8 @@ int device(const DeviceArgs& args) {
     doc["fingerprint"] = d.fingerprint;
     doc["cpu"] = d.info.cpu_model;
     doc["cores"] = d.info.cores;
+    doc["usable_cores"] = usable_cores();
+    doc["allowed_cpus"] = allowed_cpus();
     doc["isa"] = d.info.isa_flags.substr(0, d.info.isa_flags.find(' '));
     doc["db"] = db.path();
     doc["limits_measured_at"] = d.limits_measured_at;
@@ -47,8 +49,9 @@ int device(const DeviceArgs& args) {
     print_json(doc);
     return 0;
   }
-  fmt::print("device {} ({}), {} cores\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
-             d.info.cores, d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
+  fmt::print("device {} ({}), {} cores{}\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
+             d.info.cores, allocation_note(),
+             d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
   fmt::print("limits measured {} with {} threads on {}-byte vectors (in {})\n",
              d.limits_measured_at, l.threads, l.vector_bytes, db.path());
   fmt::print("  FMA peak: {:.1f} GFLOP/s float32, {:.1f} GFLOP/s float64\n", l.fma_f32_gflops,

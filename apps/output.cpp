@@ -3,8 +3,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
 #include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <beamlab/tuning.hpp>
 
 #include "apps/cli_checks.hpp"
 #include "apps/tune_command.hpp"
@@ -78,5 +83,13 @@ std::string json_text(const Json& doc) {
 }
 
 void print_json(const Json& doc) { write_output("-", json_text(doc), "stdout"); }
+
+std::string allocation_note() {
+  int usable = usable_cores();
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (usable >= cores) return "";
+  return fmt::format(" (this process may use {} of the machine's {} CPUs: {})", usable, cores,
+                     allowed_cpus());
+}
 
 } // namespace beamlab::cli

@@ -55,4 +55,8 @@ std::string json_text(const Json& doc);
 /// Prints `doc` to stdout as one document.
 void print_json(const Json& doc);
 
+/// " (this process may use 1 of the machine's 2 CPUs: 1)" when its CPU affinity (a Slurm
+/// allocation, taskset, a cpuset) allows fewer than the machine has; else empty.
+std::string allocation_note();
+
 } // namespace beamlab::cli

@@ -87,6 +87,7 @@ struct Measured {
   std::vector<std::vector<std::string>> model_nodes; ///< each kernel's; empty: not a model
   int runs = 0;
   int cache_hits = 0;
+  int searches = 0; ///< kernels BEAM-searched by this run (--beam, BEAM) for want of a plan
   std::string db;
 };
 
@@ -157,6 +158,7 @@ void print_table_json(const Measured& m) {
   }
   doc["total_ms"] = json_number(total);
   doc["cache_hits"] = m.cache_hits;
+  doc["searches"] = m.searches;
   doc["db"] = m.db;
   print_json(doc);
 }
@@ -204,6 +206,7 @@ void run(const RunArgs& args) {
   for (const Tensor& t : out.outputs) m.outputs.push_back(t.shape());
   if (!out.names.empty()) m.model_nodes = out.kernel_names(schedule);
   m.cache_hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
+  m.searches = beam ? static_cast<int>(beam->results().size()) : 0;
   if (args.format == OutputFormat::Json)
     print_table_json(m);
   else

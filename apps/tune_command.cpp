@@ -342,6 +342,9 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   o.settings.runs = args.runs;
   o.budget_s = args.budget_s;
   std::tie(o.shard, o.shards) = shard_of(args.shard);
+  // Stored resolved, so that --resume tunes the same shard wherever it runs (a resubmitted
+  // Slurm task may be an array of one).
+  if (o.shards > 1) args.shard = fmt::format("{}/{}", o.shard, o.shards);
   o.jobs = args.jobs;
   o.workers = args.workers;
   o.threads = args.threads > 0 ? args.threads : default_threads();
@@ -385,9 +388,9 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   SummaryPlace place{db ? path : "", run ? run->id() : 0};
   std::string target = corpus.path.empty() ? corpus.name : corpus.path;
   fmt::print(json_on_stdout(args) ? stderr : stdout,
-             "{}: {} entr{}, BEAM {} on {} core(s){}{}{}; cache {} in {}\n", target,
+             "{}: {} entr{}, BEAM {} on {} core(s){}{}{}{}; cache {} in {}\n", target,
              corpus.entries.size(), corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
-             o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
+             allocation_note(), o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
              o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "",
              o.warm_start ? ", warm start" : "", cache, db ? path : "nowhere (--cache off)");
   std::fflush(stdout);

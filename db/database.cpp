@@ -1026,7 +1026,33 @@ INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast, struct
 DROP TABLE IF EXISTS temp.run_map;
 CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
 )sql");
-  // Runs merged before (same host, process and start) are not merged again.
+  // A run merged before (same uid) is not merged again, unless the copy here is unfinished
+  // and the other file's has moved on since (a shard resumed after an earlier merge): then the
+  // copy here goes, the newer state comes in below, and the cache entries that named the old
+  // copy name the new one.
+  std::vector<std::pair<std::string, int64_t>> renamed; // (run uid, cache entry id)
+  {
+    Statement moved = conn_->prepare(
+        "SELECT m.id, m.uid FROM main.runs m JOIN src.runs r ON r.uid = m.uid "
+        "WHERE m.status IN ('running', 'interrupted') AND (m.status IS NOT r.status OR "
+        "m.ended_at IS NOT r.ended_at OR (SELECT count(*) FROM src.candidates c JOIN "
+        "src.tunings t ON t.id = c.tuning_id WHERE t.run_id = r.id) != (SELECT count(*) FROM "
+        "main.candidates c JOIN main.tunings t ON t.id = c.tuning_id WHERE t.run_id = m.id))");
+    std::vector<int64_t> replaced;
+    while (moved.step()) {
+      replaced.push_back(moved.i64(0));
+      Statement named = conn_->prepare("SELECT id FROM cache WHERE run_id = ?");
+      named.bind(1, moved.i64(0));
+      while (named.step()) renamed.emplace_back(moved.text(1), named.i64(0));
+    }
+    for (int64_t id : replaced) conn_->prepare("DELETE FROM runs WHERE id = ?").bind(1, id).run();
+    st.refreshed = static_cast<int>(replaced.size());
+  }
+  Statement unfinished =
+      conn_->prepare("SELECT id, status FROM src.runs WHERE status IN ('running', "
+                     "'interrupted') ORDER BY id");
+  while (unfinished.step())
+    st.unfinished.emplace_back(unfinished.i64(0), parse_run_status(unfinished.text(1)));
   Statement runs = conn_->prepare(
       "SELECT r.id, d.fingerprint, r.kind, r.label, r.command, r.settings, r.git_revision, "
       "r.host, r.pid, r.started_at, r.ended_at, r.status, r.uid FROM src.runs r "
@@ -1047,6 +1073,10 @@ CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
         .run();
     ++st.runs;
   }
+  for (const auto& [uid, entry] : renamed)
+    conn_->prepare("UPDATE cache SET run_id = (SELECT id FROM runs WHERE uid = ?) WHERE id = ?")
+        .bind_all(uid, entry)
+        .run();
   constexpr const char* kTuningJoin =
       " FROM src.tunings t JOIN temp.run_map m ON m.old = t.run_id "
       "JOIN src.kernels sk ON sk.id = t.kernel_id JOIN main.kernels k ON k.hash = sk.hash ";

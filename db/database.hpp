@@ -275,10 +275,16 @@ public:
   struct MergeStats {
     int runs = 0, tunings = 0, candidates = 0, benchmarks = 0;
     int cache_added = 0, cache_kept = 0; ///< entries taken from the other file, and not
+    int refreshed =
+        0; ///< of `runs`, unfinished runs merged before and replaced by their newer state
+    /// The other file's unfinished runs (running or interrupted): their id there and status.
+    std::vector<std::pair<int64_t, RunStatus>> unfinished;
   };
   /// Unions another beamlab database into this one: its devices, kernels, runs (with their
-  /// tunings, candidates, samples and benchmarks; a run merged before is skipped) and cache
-  /// entries, where per key the fastest non-stale plan wins and keeps its provenance.
+  /// tunings, candidates, samples and benchmarks) and cache entries, where per key the fastest
+  /// non-stale plan wins and keeps its provenance. A run is known by its uid: one merged before
+  /// is skipped, unless this file's copy is unfinished and the other's has moved on (a shard
+  /// resumed after an earlier merge), which then replaces it. All or nothing.
   MergeStats merge_from(const std::string& other_path);
 
   /// Problems found by SQLite's integrity and foreign-key checks and beamlab's own (empty: ok).

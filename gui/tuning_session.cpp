@@ -122,8 +122,7 @@ void TuningSession::run() {
   Listener listener(*this);
   try {
     db::Database db(options_.db_path);
-    int threads = options_.threads > 0 ? options_.threads
-                                       : std::max(1, int(std::thread::hardware_concurrency()));
+    int threads = options_.threads > 0 ? options_.threads : usable_cores();
     tuner::BatchOptions bo;
     bo.settings.beam = options_.beam;
     bo.settings.threads = threads;

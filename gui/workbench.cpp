@@ -2,7 +2,6 @@
 #include "gui/workbench.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -49,7 +48,7 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
     if (!pool_) {
       tuner::PoolOptions o;
       o.workers = 2;
-      o.sandbox.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+      o.sandbox.threads = usable_cores();
       pool_ = std::make_unique<tuner::WorkerPool>(o);
     }
     tuner::SearchSettings s;

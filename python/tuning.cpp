@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -214,7 +213,7 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
   o.settings.control = &control;
   o.budget_s = a.budget_s;
   o.jobs = a.jobs;
-  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  o.threads = a.threads > 0 ? a.threads : usable_cores();
   o.cache = mode;
   o.warm_start = a.warm_start;
 

@@ -1,6 +1,9 @@
 // The tuner's view of a kernel; see beamlab/tuning.hpp.
 #include <beamlab/tuning.hpp>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -48,6 +51,26 @@ HostIdentity host_identity() {
   h.llvm_version = llvm_version();
   h.beamlab_version = BEAMLAB_VERSION;
   return h;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::string allowed_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::string list;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set) || (c > 0 && CPU_ISSET(c - 1, &set))) continue; // not a run's start
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    list += (list.empty() ? "" : ",") + std::to_string(c);
+    if (last > c) list += "-" + std::to_string(last);
+  }
+  return list;
 }
 
 std::string compiler_identity() {

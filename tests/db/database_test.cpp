@@ -561,6 +561,57 @@ TEST_F(DatabaseTest, MergeUnionsRunsAndKeepsTheFastestPlanOnce) {
   EXPECT_TRUE(m.verify().empty());
 }
 
+// A shard merged while its run was unfinished (a cancelled Slurm task), then resumed and merged
+// again: the newer state replaces the copy, once, and the cache's provenance follows it.
+TEST_F(DatabaseTest, MergeReplacesAnUnfinishedRunThatMovedOnSinceItWasMerged) {
+  std::string d = device().fingerprint();
+  int64_t run = 0;
+  {
+    Database a(file("a.db"));
+    run = journal_run(a, "k1", 3);
+    CacheEntry e = entry("k1", d, 2.0);
+    e.run_id = run;
+    a.cache_put(e);
+  }
+  Database m(file("m.db"));
+  Database::MergeStats first = m.merge_from(file("a.db"));
+  EXPECT_EQ(first.runs, 1);
+  EXPECT_EQ(first.refreshed, 0);
+  ASSERT_EQ(first.unfinished.size(), 1u);
+  EXPECT_EQ(first.unfinished[0], std::make_pair(run, RunStatus::running));
+  EXPECT_EQ(m.candidate_count(), 3);
+  // Unchanged there: nothing to replace.
+  EXPECT_EQ(m.merge_from(file("a.db")).runs, 0);
+  {
+    Database a(file("a.db"));
+    int64_t tuning = *a.connection().scalar_i64("SELECT id FROM tunings");
+    for (int seq = 3; seq < 5; ++seq) {
+      CandidateRow c;
+      c.seq = seq;
+      c.opts = "UPCAST(0,16)";
+      c.status = "ok";
+      c.samples_ms = {0.5};
+      a.save_candidate(tuning, c);
+    }
+    a.end_run(run, RunStatus::done);
+  }
+  Database::MergeStats second = m.merge_from(file("a.db"));
+  EXPECT_EQ(second.runs, 1);
+  EXPECT_EQ(second.refreshed, 1);
+  EXPECT_TRUE(second.unfinished.empty());
+  std::vector<db::Run> rs = m.runs();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].status, RunStatus::done);
+  EXPECT_EQ(m.candidate_count(), 5);
+  EXPECT_EQ(m.connection().scalar_i64("SELECT count(*) FROM samples"), 11);
+  std::vector<CacheEntry> es = m.cache_entries();
+  ASSERT_EQ(es.size(), 1u);
+  EXPECT_EQ(es[0].run_id, rs[0].id); // not left pointing nowhere
+  // A finished copy is never replaced.
+  EXPECT_EQ(m.merge_from(file("a.db")).runs, 0);
+  EXPECT_TRUE(m.verify().empty());
+}
+
 /// Runs `body` in a child process; true when it exited 0.
 pid_t spawn(const std::function<void()>& body) {
   pid_t pid = ::fork();

@@ -219,7 +219,7 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
   int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
   auto job = [&](db::Database& db) {
     PoolOptions pool_options;
-    int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    int cores = usable_cores();
     pool_options.workers = options.workers > 0 ? options.workers : std::max(1, cores / jobs);
     pool_options.sandbox.threads = options.threads;
     pool_options.gate = gate;

@@ -1,6 +1,8 @@
 // The gate and the worker threads; see pool.hpp.
 #include "tuner/measure/pool.hpp"
 
+#include <beamlab/tuning.hpp>
+
 namespace beamlab::tuner {
 
 void Gate::lock(Access a) {
@@ -29,8 +31,7 @@ void Gate::unlock(Access a) {
 
 WorkerPool::WorkerPool(const PoolOptions& options)
     : options_(options), gate_(options.gate ? options.gate : std::make_shared<Gate>()) {
-  int n = options.workers > 0 ? options.workers
-                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int n = options.workers > 0 ? options.workers : usable_cores();
   own_.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) slots_.push_back(std::make_unique<Slot>(i, options.sandbox));
   for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { serve(*slots_[size_t(i)]); });

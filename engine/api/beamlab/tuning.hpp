@@ -49,11 +49,18 @@ inline constexpr int kOptVersion = 1;
 struct HostIdentity {
   std::string cpu_model;       ///< from /proc/cpuinfo ("unknown" elsewhere)
   std::string isa;             ///< the CPU name and features LLVM targets
-  int cores = 0;               ///< logical cores
+  int cores = 0;               ///< logical cores (the machine's, whatever this process may use)
   std::string llvm_version;    ///< "19.1.7"
   std::string beamlab_version; ///< "0.1.0"
 };
 HostIdentity host_identity();
+
+/// The CPUs this process may run on: its affinity mask, which a Slurm allocation, taskset or a
+/// cgroup cpuset narrows (the machine's online CPUs when the mask can't be read); at least 1.
+/// What the tuner sizes its worker pool by and what OpenMP's default thread count follows.
+int usable_cores();
+/// Those CPUs as a list like "0-3,6" (empty when the mask can't be read).
+std::string allowed_cpus();
 
 /// The compiler a plan is tuned with: beamlab and LLVM versions, the hash recipe and the Opt
 /// version, e.g. "beamlab 0.1.0, LLVM 19.1.7, hash v1, opts v1".

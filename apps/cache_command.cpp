@@ -320,8 +320,11 @@ void verify(const CacheArgs& a) {
   } else {
     for (const std::string& p : problems) fmt::print("problem: {}\n", p);
     for (const db::Run* r : unfinished)
-      fmt::print("note: run {} is unfinished ({}); 'beamlab tune --resume-run {}' finishes it\n",
-                 r->id, to_string(r->status), r->id);
+      if (r->status == db::RunStatus::running)
+        fmt::print("note: run {} is running (process {} on {})\n", r->id, r->pid, r->host);
+      else
+        fmt::print("note: run {} is unfinished ({}); 'beamlab tune --resume-run {}' finishes it\n",
+                   r->id, to_string(r->status), r->id);
   }
   user_assert(problems.empty()) << "the database '" << db.path() << "' has " << problems.size()
                                 << " problem(s); restore a copy or merge what is readable "

@@ -2,6 +2,8 @@
 #include "db/database.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -290,6 +292,12 @@ TuningStatus parse_tuning_status(std::string_view name) {
   return TuningStatus::failed;
 }
 
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
 std::string now_utc() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -491,11 +499,12 @@ void Database::set_device_limits(int64_t id, const MachineLimits& limits) {
 
 // --- runs ------------------------------------------------------------------------------------
 
-int64_t Database::begin_run(const NewRun& r) {
+int64_t Database::begin_run(const NewRun& r, RunLock* lock) {
   // A run's identity across files (merges skip a run they have already).
   std::random_device rd;
   std::string uid =
       hash_hex((uint64_t(rd()) << 32) ^ rd()) + hash_hex((uint64_t(rd()) << 32) ^ rd());
+  Transaction t(*conn_); // the lock is held before the row is visible: never running unlocked
   conn_
       ->prepare("INSERT INTO runs (device_id, kind, label, command, settings, git_revision, "
                 "host, pid, uid, started_at, status) "
@@ -503,7 +512,20 @@ int64_t Database::begin_run(const NewRun& r) {
       .bind_all(r.device_id, to_string(r.kind), r.label, r.command, r.settings, r.git_revision,
                 r.host, static_cast<int64_t>(::getpid()), uid, now_utc())
       .run();
-  return conn_->last_insert_rowid();
+  int64_t id = conn_->last_insert_rowid();
+  if (lock) *lock = RunLock::take(path(), id);
+  t.commit();
+  return id;
+}
+
+Liveness Database::liveness(const Run& r, std::string* why) const {
+  if (r.status != RunStatus::running) return Liveness::dead;
+  Liveness l = run_liveness(path(), r.id, why);
+  if (l != Liveness::unknown) return l;
+  if (r.host != host_name()) return Liveness::unknown;
+  bool alive = r.pid > 0 &&
+               (r.pid == ::getpid() || ::kill(static_cast<pid_t>(r.pid), 0) == 0 || errno == EPERM);
+  return alive ? Liveness::alive : Liveness::dead;
 }
 
 void Database::reopen_run(int64_t id) {
@@ -544,14 +566,20 @@ std::optional<Run> Database::run(int64_t id) {
   Statement st = conn_->prepare(std::string(kRunColumns) + " WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return read_run(st);
+  return as_it_is(read_run(st));
 }
 
 std::vector<Run> Database::runs() {
   Statement st = conn_->prepare(std::string(kRunColumns) + " ORDER BY id DESC");
   std::vector<Run> out;
-  while (st.step()) out.push_back(read_run(st));
+  while (st.step()) out.push_back(as_it_is(read_run(st)));
   return out;
+}
+
+Run Database::as_it_is(Run r) const {
+  if (r.status == RunStatus::running && liveness(r) == Liveness::dead)
+    r.status = RunStatus::interrupted;
+  return r;
 }
 
 // --- kernels and tunings ---------------------------------------------------------------------

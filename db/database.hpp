@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "db/run_lock.hpp"
 #include "engine/support/roofline.hpp"
 
 namespace beamlab::db {
@@ -193,10 +194,18 @@ public:
   void set_device_limits(int64_t id, const MachineLimits& limits);
 
   // Runs
-  int64_t begin_run(const NewRun& run);
+  /// Records a new run, running, owned by this process. With `lock`, the run's liveness lock
+  /// (run_lock.hpp) is taken into it before any other process can see the run.
+  int64_t begin_run(const NewRun& run, RunLock* lock = nullptr);
   /// Marks a run running again (a resume), owned by this process.
   void reopen_run(int64_t id);
   void end_run(int64_t id, RunStatus status);
+  /// Whether a run recorded running is alive: its lock decides; without a lock file, or where
+  /// locks are refused, its process id on this host does (another host's: unknown). Sets `why`
+  /// (if given) to the reason the lock couldn't tell.
+  Liveness liveness(const Run& run, std::string* why = nullptr) const;
+  /// A run as recorded, except that one recorded running whose process is gone (liveness dead)
+  /// reads as interrupted, which is what it is.
   std::optional<Run> run(int64_t id);
   /// Newest first.
   std::vector<Run> runs();
@@ -300,11 +309,15 @@ private:
   /// The file is beamlab's, of an older schema than this build's.
   static bool needs_upgrade(const std::string& path);
   void migrate();
+  Run as_it_is(Run r) const;
   std::unique_ptr<Connection> conn_;
   int version_ = 0;
 };
 
 /// The current time as the database stores it (ISO-8601 UTC with milliseconds).
 std::string now_utc();
+
+/// This machine's host name, as runs record it.
+std::string host_name();
 
 } // namespace beamlab::db

@@ -2,6 +2,7 @@
 // and conflict policy, merging, and several processes on one file.
 #include "db/database.hpp"
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
@@ -610,6 +611,95 @@ TEST_F(DatabaseTest, MergeReplacesAnUnfinishedRunThatMovedOnSinceItWasMerged) {
   // A finished copy is never replaced.
   EXPECT_EQ(m.merge_from(file("a.db")).runs, 0);
   EXPECT_TRUE(m.verify().empty());
+}
+
+// --- liveness locks ---------------------------------------------------------------------------
+
+NewRun new_run(Database& db) {
+  return {
+      db.upsert_device(device()), RunKind::tune, "", "beamlab tune test", "{}", "", host_name()};
+}
+
+TEST_F(DatabaseTest, ARunsLockIsHeldUntilReleasedAndSeenFromAnyOpenFile) {
+  Database db(file("a.db"));
+  RunLock lock;
+  int64_t id = db.begin_run(new_run(db), &lock);
+  ASSERT_EQ(lock.outcome(), RunLock::Outcome::taken) << lock.why();
+  EXPECT_TRUE(fs::exists(file("a.db-runs.lock")));
+  EXPECT_EQ(run_liveness(db.path(), id), Liveness::alive);
+  // OFD locks conflict between open files, so this process sees (and can't take) it too.
+  EXPECT_EQ(RunLock::take(db.path(), id).outcome(), RunLock::Outcome::held_elsewhere);
+  EXPECT_EQ(db.run(id)->status, RunStatus::running);
+  // Another run's byte is its own.
+  EXPECT_EQ(run_liveness(db.path(), id + 1), Liveness::dead);
+  lock = RunLock();
+  EXPECT_EQ(run_liveness(db.path(), id), Liveness::dead);
+  // Recorded running, nobody holding it: it reads as what it is.
+  EXPECT_EQ(db.run(id)->status, RunStatus::interrupted);
+  EXPECT_EQ(db.runs()[0].status, RunStatus::interrupted);
+  EXPECT_EQ(*db.connection().scalar_i64("SELECT count(*) FROM runs WHERE status = 'running'"), 1);
+  // A finished run is not asked about.
+  db.end_run(id, RunStatus::done);
+  EXPECT_EQ(db.run(id)->status, RunStatus::done);
+}
+
+TEST_F(DatabaseTest, ALockHeldByAnotherProcessGoesWithItsDeath) {
+  Database db(file("a.db"));
+  int64_t id = db.begin_run(new_run(db));
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    RunLock lock = RunLock::take(file("a.db"), id);
+    char ok = lock.outcome() == RunLock::Outcome::taken ? '1' : '0';
+    (void)!::write(ready[1], &ok, 1);
+    ::pause(); // until killed
+    ::_exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ASSERT_EQ(ok, '1');
+  EXPECT_EQ(db.liveness(*db.run(id)), Liveness::alive);
+  EXPECT_EQ(db.run(id)->status, RunStatus::running);
+  ::kill(pid, SIGKILL);
+  // Dead but not reaped (a zombie, its pid still answering kill(pid, 0)): it holds nothing.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    if (line.find(") Z ") != std::string::npos) break;
+    ::usleep(2000);
+  }
+  EXPECT_EQ(::kill(pid, 0), 0) << "the zombie is still there";
+  EXPECT_EQ(run_liveness(db.path(), id), Liveness::dead);
+  EXPECT_EQ(db.run(id)->status, RunStatus::interrupted);
+  ::waitpid(pid, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+// Without a lock file (a database from before locks, or where none could be made), a run's
+// pid on this host decides; another host's run can't be told.
+TEST_F(DatabaseTest, WithoutALockFileTheProcessIdDecides) {
+  Database db(file("a.db"));
+  int64_t mine = db.begin_run(new_run(db));
+  NewRun elsewhere = new_run(db);
+  elsewhere.host = "another-host";
+  int64_t theirs = db.begin_run(elsewhere);
+  int64_t gone = db.begin_run(new_run(db));
+  db.connection().exec("UPDATE runs SET pid = 999999999 WHERE id = " + std::to_string(gone));
+  ASSERT_FALSE(fs::exists(file("a.db-runs.lock")));
+  std::string why;
+  EXPECT_EQ(run_liveness(db.path(), mine, &why), Liveness::unknown);
+  EXPECT_NE(why.find("a.db-runs.lock"), std::string::npos) << why;
+  EXPECT_EQ(db.liveness(*db.run(mine)), Liveness::alive); // this very process
+  EXPECT_EQ(db.liveness(*db.run(theirs)), Liveness::unknown);
+  EXPECT_EQ(db.run(theirs)->status, RunStatus::running);
+  EXPECT_EQ(db.run(gone)->status, RunStatus::interrupted);
+  // A lock that can't be made (no such folder) holds nothing and says why.
+  RunLock none = RunLock::take(file("no/such/dir/a.db"), 1);
+  EXPECT_EQ(none.outcome(), RunLock::Outcome::unavailable);
+  EXPECT_NE(none.why().find("no/such/dir/a.db-runs.lock"), std::string::npos) << none.why();
 }
 
 /// Runs `body` in a child process; true when it exited 0.

@@ -126,7 +126,7 @@ TEST_F(JournalTest, AFinishedSearchStoresBothItsTies) {
   db::Database db(file("ties.db"));
   KernelTask task = kernel_task(small_matmul().schedule().items.at(0));
   int64_t run = db.begin_run(
-      {db.upsert_device(this_device()), db::RunKind::tune, "", "test", "{}", "", host_name()});
+      {db.upsert_device(this_device()), db::RunKind::tune, "", "test", "{}", "", db::host_name()});
   TuningJournal journal(db, run, task, "test", 2, quick_settings(), "", 10);
   TuneResult r;
   r.candidates.resize(3);
@@ -242,6 +242,74 @@ std::map<std::pair<int64_t, int>, std::vector<double>> journal(const std::string
   return out;
 }
 
+/// Until `pid` has died, without reaping it: a zombie (/proc state Z) whose threads are all
+/// gone (a zombie leader may wait for its other threads to finish exiting).
+void wait_for_zombie(pid_t pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  for (int i = 0; i < 2500; ++i) {
+    std::ifstream stat(proc + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto tasks = std::distance(fs::directory_iterator(proc + "/task"), {});
+    if (line.find(") Z ") != std::string::npos && tasks == 1) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ADD_FAILURE() << "process " << pid << " did not die";
+}
+
+/// Starts `beamlab tune` on the test corpus into `db_path` and returns once it has journaled
+/// some candidates (its run is under way).
+pid_t start_tuning(const std::string& corpus, const std::string& db_path, const std::string& log) {
+  write_corpus(corpus);
+  pid_t pid = start_cli({"tune", corpus, "--beam", "2", "--db", db_path, "--quiet"}, log);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    try {
+      if (fs::exists(db_path) && journal(db_path).size() >= 3) return pid;
+    } catch (const UserError&) {
+    }
+  }
+  ADD_FAILURE() << "no candidates journaled: " << read_file(log);
+  return pid;
+}
+
+// A live run is refused by its lock, whatever pid its row names (a dead one here).
+TEST_F(JournalTest, ALiveRunIsRefusedByItsLockNotItsRecordedPid) {
+  std::string db_path = file("run.db"), log = file("log.txt"), resume_log = file("resume.txt");
+  pid_t pid = start_tuning(file("corpus.json"), db_path, log);
+  {
+    db::Database db(db_path);
+    db.connection().exec("UPDATE runs SET pid = 999999999, host = 'elsewhere'");
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::running);
+  }
+  EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path}, resume_log)), 1);
+  std::string out = read_file(resume_log);
+  EXPECT_NE(out.find("beamlab: error: --resume 1: run 1 is still running (process 999999999 on "
+                     "elsewhere holds it)"),
+            std::string::npos)
+      << out;
+  ::kill(-pid, SIGKILL);
+  wait_cli(pid);
+}
+
+// A run killed long ago whose pid now belongs to an unrelated live process on this host.
+TEST_F(JournalTest, AStalePidOfAnUnrelatedProcessDoesNotBlockAResume) {
+  std::string db_path = file("run.db"), log = file("log.txt");
+  pid_t pid = start_tuning(file("corpus.json"), db_path, log);
+  ::kill(-pid, SIGKILL);
+  wait_cli(pid);
+  {
+    db::Database db(db_path);
+    db.connection().exec("UPDATE runs SET pid = " + std::to_string(::getpid()));
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::interrupted);
+  }
+  EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
+      << read_file(log);
+  db::Database db(db_path, db::Database::Access::read_only);
+  EXPECT_EQ(db.runs()[0].status, db::RunStatus::done);
+}
+
 TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
   write_corpus(file("corpus.json"));
   std::string db_path = file("run.db"), log = file("log.txt");
@@ -262,16 +330,19 @@ TEST_F(JournalTest, ARunKilledWithSigkillResumesWithoutReMeasuring) {
   }
   ASSERT_GE(before.size(), 12u) << read_file(log);
   ::kill(-pid, SIGKILL);
-  EXPECT_EQ(wait_cli(pid), 128 + SIGKILL);
+  // Resumed at once, the killed process not yet reaped (a zombie whose pid still answers, as
+  // under an init that doesn't reap): its lock went with its death.
+  wait_for_zombie(pid);
   before = journal(db_path); // what the kill left: committed rows only
   {
     db::Database db(db_path, db::Database::Access::read_only);
     EXPECT_TRUE(db.verify().empty());
     ASSERT_EQ(db.runs().size(), 1u);
-    EXPECT_EQ(db.runs()[0].status, db::RunStatus::running);
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::interrupted); // recorded running, dead
   }
   EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
       << read_file(log);
+  EXPECT_EQ(wait_cli(pid), 128 + SIGKILL);
   db::Database db(db_path, db::Database::Access::read_only);
   std::vector<db::Run> runs = db.runs();
   ASSERT_EQ(runs.size(), 1u) << "the resume continued the same run";
@@ -369,9 +440,9 @@ TEST_F(JournalTest, ARunEndsOnceAsItsFinishSaysAndFailedWhenDropped) {
     ActiveRun r = begin("done");
     done = r.id();
     EXPECT_EQ(status(done), db::RunStatus::running);
-    EXPECT_EQ(db.run(done)->host, host_name());
+    EXPECT_EQ(db.run(done)->host, db::host_name());
     EXPECT_EQ(db.run(done)->label, "done");
-    EXPECT_NE(r.source().find("run " + std::to_string(done) + " on " + host_name()),
+    EXPECT_NE(r.source().find("run " + std::to_string(done) + " on " + db::host_name()),
               std::string::npos)
         << r.source();
     r.finish(false, false);

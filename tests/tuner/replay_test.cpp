@@ -23,7 +23,7 @@ protected:
   int64_t tune_all(const std::vector<Tensor>& programs, const SearchSettings& settings) {
     db_ = std::make_unique<db::Database>(file("replay.db"));
     int64_t run = db_->begin_run({db_->upsert_device(this_device()), db::RunKind::tune, "", "test",
-                                  R"({"workers": 2})", "", host_name()});
+                                  R"({"workers": 2})", "", db::host_name()});
     PoolOptions o;
     o.workers = 2;
     o.sandbox.threads = 2;

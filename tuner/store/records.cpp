@@ -1,8 +1,6 @@
 // Conversions between the tuner's types and the database's records; see records.hpp.
 #include "tuner/store/records.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "tuner/search/structure.hpp"
@@ -12,12 +10,6 @@ namespace beamlab::tuner {
 db::DeviceInfo this_device() {
   HostIdentity h = host_identity();
   return {h.cpu_model, h.isa, h.cores, h.llvm_version, h.beamlab_version};
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 db::Kernel kernel_record(const KernelTask& task) {

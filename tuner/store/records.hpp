@@ -13,8 +13,6 @@ namespace beamlab::tuner {
 
 /// This machine as the database records it.
 db::DeviceInfo this_device();
-/// This machine's host name, as runs record it.
-std::string host_name();
 
 /// A kernel as the database records it, with its structure key (tuner/search/structure.hpp).
 db::Kernel kernel_record(const KernelTask& task);

@@ -1,8 +1,8 @@
 // A run's life in the database; see run.hpp.
 #include "tuner/store/run.hpp"
 
-#include <csignal>
-#include <unistd.h>
+#include <cstdio>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,13 +10,27 @@
 
 namespace beamlab::tuner {
 
-ActiveRun::ActiveRun(db::Database& db, int64_t id, int64_t device_id)
+namespace {
+
+// Where the lock can't be had, the run goes on; others tell whether it's alive by its pid.
+void warn_unlocked(const db::RunLock& lock, int64_t id) {
+  if (lock.outcome() == db::RunLock::Outcome::unavailable)
+    std::fprintf(stderr,
+                 "beamlab: warning: no lock for run %lld (%s); other processes can tell it is "
+                 "alive only by its process id on this host\n",
+                 static_cast<long long>(id), lock.why().c_str());
+}
+
+} // namespace
+
+ActiveRun::ActiveRun(db::Database& db, int64_t id, int64_t device_id, db::RunLock lock)
     : db_(&db), id_(id), device_id_(device_id),
-      source_(fmt::format("run {} on {} ({})", id, host_name(), db::now_utc())) {}
+      source_(fmt::format("run {} on {} ({})", id, db::host_name(), db::now_utc())),
+      lock_(std::move(lock)) {}
 
 ActiveRun::ActiveRun(ActiveRun&& o) noexcept
     : db_(o.db_), id_(o.id_), device_id_(o.device_id_), source_(std::move(o.source_)),
-      open_(std::exchange(o.open_, false)) {}
+      lock_(std::move(o.lock_)), open_(std::exchange(o.open_, false)) {}
 
 ActiveRun ActiveRun::begin(db::Database& db, const RunSpec& spec) {
   int64_t device = db.upsert_device(this_device());
@@ -27,15 +41,23 @@ ActiveRun ActiveRun::begin(db::Database& db, const RunSpec& spec) {
   r.command = spec.command;
   r.settings = spec.settings;
   r.git_revision = spec.git_revision;
-  r.host = host_name();
-  return ActiveRun(db, db.begin_run(r), device);
+  r.host = db::host_name();
+  db::RunLock lock;
+  int64_t id = db.begin_run(r, &lock);
+  warn_unlocked(lock, id);
+  return ActiveRun(db, id, device, std::move(lock));
 }
 
 ActiveRun ActiveRun::resume(db::Database& db, int64_t id) {
   std::optional<db::Run> run = db.run(id);
   internal_assert(run) << "resuming run " << id << ", which is not in the database";
+  db::RunLock lock = db::RunLock::take(db.path(), id);
+  user_assert(lock.outcome() != db::RunLock::Outcome::held_elsewhere)
+      << "--resume " << id << ": run " << id << " is running in another process (it holds the "
+      << "run's lock in '" << db::run_lock_path(db.path()) << "')";
+  warn_unlocked(lock, id);
   db.reopen_run(id);
-  return ActiveRun(db, id, run->device_id);
+  return ActiveRun(db, id, run->device_id, std::move(lock));
 }
 
 void ActiveRun::finish(bool cancelled, bool failed) {
@@ -74,10 +96,17 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
       << " run, not a tuning run";
   user_assert(run->status != db::RunStatus::done)
       << "--resume " << run->id << ": run " << run->id << " finished already";
-  bool alive = run->status == db::RunStatus::running && run->host == host_name() && run->pid > 0 &&
-               run->pid != ::getpid() && ::kill(static_cast<pid_t>(run->pid), 0) == 0;
-  user_assert(!alive) << "--resume " << run->id << ": run " << run->id
-                      << " is still running (process " << run->pid << ")";
+  // A run recorded running whose process is gone reads as interrupted (Database::run).
+  std::string why;
+  db::Liveness alive = db.liveness(*run, &why);
+  if (run->status == db::RunStatus::running && !why.empty())
+    std::fprintf(stderr,
+                 "beamlab: warning: run %lld's lock can't tell whether it is alive (%s); "
+                 "deciding by its process id on this host\n",
+                 static_cast<long long>(run->id), why.c_str());
+  user_assert(alive != db::Liveness::alive)
+      << "--resume " << run->id << ": run " << run->id << " is still running (process " << run->pid
+      << " on " << run->host << " holds it)";
   return *run;
 }
 

@@ -27,9 +27,11 @@ struct RunSpec {
 
 class ActiveRun {
 public:
-  /// Begins a run on this machine (its device recorded) owned by this process.
+  /// Begins a run on this machine (its device recorded) owned by this process, holding its
+  /// lock (a warning on stderr where locks are refused).
   static ActiveRun begin(db::Database& db, const RunSpec& spec);
-  /// Makes run `id` running again, owned by this process.
+  /// Makes run `id` running again, owned by this process: takes its lock first, and refuses
+  /// (a UserError) when another process holds it.
   static ActiveRun resume(db::Database& db, int64_t id);
 
   ActiveRun(ActiveRun&& o) noexcept;
@@ -46,16 +48,17 @@ public:
   void finish(bool cancelled, bool failed);
 
 private:
-  ActiveRun(db::Database& db, int64_t id, int64_t device_id);
+  ActiveRun(db::Database& db, int64_t id, int64_t device_id, db::RunLock lock);
   db::Database* db_;
   int64_t id_ = 0, device_id_ = 0;
   std::string source_;
+  db::RunLock lock_; ///< held while this process runs it: what tells others it is alive
   bool open_ = true;
 };
 
 /// The run `beamlab tune --resume` continues: run `id`, or with 0 the newest unfinished tune
 /// run. A UserError (naming the flag) when there is none, it is another kind, it finished, or
-/// its process is still alive on this host.
+/// it is alive in another process (its lock is held; db::Database::liveness).
 db::Run run_to_resume(db::Database& db, int64_t id);
 
 } // namespace beamlab::tuner

@@ -85,6 +85,31 @@ TEST_F(ReplayTest, TheSameStrategyRetracesEachSearchExactly) {
   }
 }
 
+// The search ranks the unoptimized kernel by the one time its reference runs gave; the samples
+// the finalists' rounds append to it later (faster ones, on a loaded machine) must not move it
+// up the replay's first beam.
+TEST_F(ReplayTest, TheReferenceRanksByItsOwnTimeNotByTheRoundsItJoinedLater) {
+  int64_t run = tune_all({programs()[0]}, small_search());
+  db::Tuning t = db_->tunings(run).at(0);
+  auto rec = load_recording(*db_, t.id);
+  ASSERT_TRUE(rec) << rec.error();
+  double fastest = 0;
+  for (const auto& [opts, c] : rec->recording.candidates)
+    if (!c.samples_ms.empty() && (fastest <= 0 || c.best_ms() < fastest)) fastest = c.best_ms();
+  Candidate& reference = rec->recording.candidates.at("");
+  ASSERT_FALSE(reference.samples_ms.empty());
+  reference.samples_ms.insert(reference.samples_ms.end(), {fastest / 10, fastest / 10});
+  auto replay = replay_search(*rec, rec->settings, {});
+  ASSERT_TRUE(replay) << replay.error();
+  std::vector<db::CandidateRow> rows = db_->candidates(t.id);
+  const TuneResult& r = replay->result;
+  ASSERT_EQ(r.candidates.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(beamlab::to_string(r.candidates[i].opts), rows[i].opts) << "#" << i;
+    EXPECT_EQ(r.candidates[i].parent, rows[i].parent) << "#" << i;
+  }
+}
+
 TEST_F(ReplayTest, APlanTheJournalLacksIsCountedNotInvented) {
   int64_t run = tune_all({programs()[0]}, small_search());
   db::Tuning t = db_->tunings(run).at(0);

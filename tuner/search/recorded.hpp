@@ -47,7 +47,8 @@ struct Calibration {
 };
 
 /// The samples a recorded search ranked `c` by: its first `runs` (the finalists'
-/// re-measurement appended more later).
+/// re-measurement appended more later); the unoptimized kernel's (the reference's), its first
+/// only: the fastest of its reference runs.
 std::vector<double> search_samples(const Candidate& c, int runs);
 
 class RecordedLab : public Lab {

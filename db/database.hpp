@@ -284,8 +284,8 @@ public:
   struct MergeStats {
     int runs = 0, tunings = 0, candidates = 0, benchmarks = 0;
     int cache_added = 0, cache_kept = 0; ///< entries taken from the other file, and not
-    int refreshed =
-        0; ///< of `runs`, unfinished runs merged before and replaced by their newer state
+    /// Of `runs`, the unfinished runs merged before and replaced by their newer state.
+    int refreshed = 0;
     /// The other file's unfinished runs (running or interrupted): their id there and status.
     std::vector<std::pair<int64_t, RunStatus>> unfinished;
   };

@@ -96,10 +96,11 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
       << " run, not a tuning run";
   user_assert(run->status != db::RunStatus::done)
       << "--resume " << run->id << ": run " << run->id << " finished already";
-  // A run recorded running whose process is gone reads as interrupted (Database::run).
+  // A run recorded running whose process is gone reads as interrupted (Database::run); `why`
+  // is set only when the lock of a running one couldn't tell.
   std::string why;
   db::Liveness alive = db.liveness(*run, &why);
-  if (run->status == db::RunStatus::running && !why.empty())
+  if (!why.empty())
     std::fprintf(stderr,
                  "beamlab: warning: run %lld's lock can't tell whether it is alive (%s); "
                  "deciding by its process id on this host\n",

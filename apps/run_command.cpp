@@ -86,6 +86,7 @@ struct Measured {
   std::vector<KernelProfile> kernels;
   std::vector<std::vector<std::string>> model_nodes; ///< each kernel's; empty: not a model
   int runs = 0;
+  int threads = 0;
   int cache_hits = 0;
   int searches = 0; ///< kernels BEAM-searched by this run (--beam, BEAM) for want of a plan
   std::string db;
@@ -113,25 +114,44 @@ void list_workloads(OutputFormat format) {
   }
 }
 
+// "16x7 0.93": 16 threads run 7 parallel chunks each at most, 0.93 of the most on average.
+std::string split_text(const ParallelProfile& p) {
+  return fmt::format("{}x{} {:.2f}", p.used, p.per_thread, p.balance);
+}
+
 void print_table(const Measured& m) {
   std::string shapes;
   for (const Shape& s : m.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
-  fmt::print("{}{}{}: {} kernel(s), median of {} runs\n", m.label, shapes.empty() ? "" : " ",
-             shapes, m.kernels.size(), m.runs);
+  fmt::print("{}{}{}: {} kernel(s), {} on {} thread(s)\n", m.label, shapes.empty() ? "" : " ",
+             shapes, m.kernels.size(),
+             m.runs > 0 ? fmt::format("median of {} runs", m.runs) : "plans only (--runs 0)",
+             m.threads);
   // A model's kernels are also named by the model's nodes each computes.
   bool named = !m.model_nodes.empty();
-  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s", "GB/s",
-             "compile ms", named ? "opts | model nodes" : "opts");
+  fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10} {:>10}  {}\n", "kernel", "time ms", "GFLOP/s",
+             "GB/s", "compile ms", "split", named ? "opts | model nodes" : "opts");
   double total = 0;
+  int uneven = 0;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const KernelProfile& k = m.kernels[i];
     total += k.ms;
+    uneven += k.split.fills() ? 0 : 1;
     std::string opts = k.opts.empty() ? "-" : k.opts;
     if (named) opts += " | " + join_names(m.model_nodes[i]);
-    fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f}  {}\n", k.name, k.ms, k.gflops, k.gbps,
-               k.compile_ms, opts);
+    if (m.runs > 0)
+      fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f} {:>10}  {}\n", k.name, k.ms,
+                 k.gflops, k.gbps, k.compile_ms, split_text(k.split), opts);
+    else // nothing ran
+      fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10.1f} {:>10}  {}\n", k.name, "-", "-", "-",
+                 k.compile_ms, split_text(k.split), opts);
   }
-  fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  if (m.runs > 0) fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  fmt::print("split: threads used x parallel chunks each, and their balance (mean / most work);"
+             " {}\n",
+             uneven == 0 ? fmt::format("every kernel fills the threads its work pays for")
+                         : fmt::format("{} kernel(s) fill fewer threads than their work pays "
+                                       "for, or unevenly (below {})",
+                                       uneven, kMinBalance));
   if (m.cache_hits > 0)
     fmt::print("{} kernel(s) with plans from the tuning cache in {}\n", m.cache_hits, m.db);
 }
@@ -141,6 +161,7 @@ void print_table_json(const Measured& m) {
   doc["program"] = m.label;
   doc["outputs"] = m.outputs;
   doc["runs"] = m.runs;
+  doc["threads"] = m.threads;
   Json& rows = doc["kernels"] = Json::array();
   double total = 0;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
@@ -154,6 +175,15 @@ void print_table_json(const Measured& m) {
          {"gbps", json_number(k.gbps)},
          {"compile_ms", json_number(k.compile_ms)},
          {"opts", k.opts},
+         {"split",
+          {{"threads", k.split.threads},
+           {"chunks", k.split.chunks},
+           {"used", k.split.used},
+           {"per_thread", k.split.per_thread},
+           {"balance", json_number(k.split.balance)},
+           {"work", k.split.work},
+           {"worth", k.split.worth},
+           {"fills", k.split.fills()}}},
          {"model_nodes", m.model_nodes.empty() ? std::vector<std::string>{} : m.model_nodes[i]}});
   }
   doc["total_ms"] = json_number(total);
@@ -200,8 +230,9 @@ void run(const RunArgs& args) {
   ExecutionPlan plan = prepare(schedule, out, {.threads = args.threads, .policy = policy}, args);
   Measured m;
   m.label = entry.label;
-  m.kernels = plan.profile(args.runs);
+  m.kernels = args.runs > 0 ? plan.profile(args.runs) : plan.describe();
   m.runs = args.runs;
+  m.threads = plan.threads();
   m.db = path;
   for (const Tensor& t : out.outputs) m.outputs.push_back(t.shape());
   if (!out.names.empty()) m.model_nodes = out.kernel_names(schedule);
@@ -310,9 +341,11 @@ void add_run_command(CLI::App& app) {
           "OPTS"));
   cmd->add_option("--kernel", args->kernel, "the kernel (name or hex key) --opts applies to")
       ->default_val("*");
-  cmd->add_option("--runs", args->runs, "timed runs per kernel (median reported)")
+  cmd->add_option("--runs", args->runs,
+                  "timed runs per kernel (median reported); 0: compile and show each kernel's "
+                  "plan and split, running nothing (plans for --threads 64 on any machine)")
       ->default_val(10)
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--threads", args->threads, "cores to use (0: all)")
       ->default_val(0)
       ->check(CLI::Range(0, 1024));

@@ -153,6 +153,7 @@ public:
     return k ? k->lanes : 0;
   }
   const std::vector<Opt>& opts() const { return opts_; }
+  const OptimizedKernel& kernel() const { return kernel_; }
 
 private:
   void refresh() {
@@ -264,9 +265,6 @@ int64_t load_reuse(const std::vector<AxisAccess>& axes, size_t j) {
 }
 constexpr int64_t kPackReuse = 16;
 
-// The fewest iterations (all axes' extents multiplied) worth running across the cores.
-constexpr int64_t kMinThreadedWork = int64_t{1} << 14;
-
 // The inputs (PACK's numbering: by buffer slot) worth copying into panels: read in the
 // reduction's loop at a row stride that is a multiple of 1 KiB, not along the tile axis, and at
 // more than 1 MiB of them.
@@ -285,6 +283,120 @@ std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile
       out.push_back(inputs[j]);
   }
   return out;
+}
+
+// The divisors of n from 2 up, n last.
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 2; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// The first Loop axis of more than one iteration, in nesting order (-1 if none).
+int first_loop(const Planner& p) {
+  for (size_t i = 0; i < p.axes().size(); ++i)
+    if (p.axes()[i].kind == AxisKind::Loop && p.axes()[i].extent > 1) return static_cast<int>(i);
+  return -1;
+}
+
+// Across the cores: as many threads as the kernel's work pays for (threads_worth: none below
+// 16K iterations, where 16x16x16 elementwise runs in 0.5 us alone and 2.4 us threaded), each
+// with an equal share. The parallel axis takes whole loop axes, outermost first, and a part
+// of the next one: the fewest iterations that split evenly (balance >= 0.9) over those
+// threads, so THREAD over a convolution's two 32-channel blocks goes on into its rows on 16
+// cores, and a matmul's 8-row tiles into its column blocks. Where every loop axis together
+// can't (a 7x7 layer's 32 x 7 tiles on 64 cores), the reduction is split too (GROUP: split-K);
+// else the most even split found stays.
+void spread_across_cores(Planner& p, int threads) {
+  int64_t work = parallel_profile(p.kernel(), threads).work;
+  if (threads_worth(work, threads) <= 1) return;
+  int64_t chunks = 1;
+  std::vector<int64_t> loops; // the loop axes' extents, outermost first
+  for (const AxisAccess& a : p.axes()) {
+    if (a.kind == AxisKind::Parallel) chunks *= a.extent;
+    if (a.kind == AxisKind::Loop && a.extent > 1) loops.push_back(a.extent);
+  }
+  auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
+  auto effective = [&](int64_t c) {
+    ParallelProfile f = profile(c);
+    return static_cast<double>(f.chunks) / static_cast<double>(f.per_thread);
+  };
+  if (profile(chunks).fills()) return;
+  // The choice: the first `whole` loop axes whole and `part` iterations of the next.
+  size_t whole = 0;
+  int64_t part = 1, prefix = chunks, best = chunks;
+  bool found = false;
+  for (size_t k = 0; k < loops.size() && !found; prefix *= loops[k], ++k)
+    for (int64_t m : divisors(loops[k])) {
+      int64_t c = prefix * m;
+      if (profile(c).fills() || effective(c) > effective(best)) {
+        whole = k, part = m, best = c;
+        found = profile(c).fills();
+        if (found) break;
+      }
+    }
+  auto thread = [](Planner& q, size_t axes, int64_t last) {
+    for (size_t k = 0; k < axes; ++k) {
+      int a = first_loop(q);
+      q.try_apply({OptOp::Thread, a, q.axes()[static_cast<size_t>(a)].extent});
+    }
+    if (last > 1) q.try_apply({OptOp::Thread, first_loop(q), last});
+  };
+  if (!found) {
+    // Split-K: every loop axis across the cores, and the outermost reduce axis in parts.
+    int64_t all = chunks;
+    for (int64_t e : loops) all *= e;
+    Planner split = p;
+    thread(split, loops.size(), 1);
+    for (size_t r = 0; r < split.axes().size(); ++r) {
+      if (split.axes()[r].kind != AxisKind::Reduce) continue;
+      for (int64_t g : divisors(split.axes()[r].extent))
+        if (profile(all * g).fills() && split.try_apply({OptOp::Group, static_cast<int>(r), g})) {
+          p = std::move(split);
+          return;
+        }
+      break;
+    }
+  }
+  thread(p, whole, part);
+}
+
+// The plan `p` spread across the cores. Where its register tile leaves fewer tiles than the
+// threads its work pays for and the reduction can't be split (an attention's two reductions
+// under 16 x 16 lanes: 8 tiles for 64 threads), the tile shrinks: each UPCAST after the first
+// (the vector) is halved in turn, last first, until the plan fills the threads; else the plan
+// that keeps the most threads busy.
+std::vector<Opt> fill_the_cores(const UOpPtr& ast, Planner p, int threads) {
+  auto busy = [&](const Planner& q) {
+    ParallelProfile f = parallel_profile(q.kernel(), threads);
+    return std::pair(f.fills(), static_cast<double>(f.chunks) / static_cast<double>(f.per_thread));
+  };
+  std::vector<Opt> core = p.opts();
+  spread_across_cores(p, threads);
+  Planner best = p;
+  for (int step = 0; step < 8 && !busy(best).first; ++step) {
+    std::vector<Opt> smaller = core;
+    auto first = std::find_if(smaller.begin(), smaller.end(),
+                              [](const Opt& o) { return o.op == OptOp::Upcast; });
+    if (first == smaller.end()) break;
+    auto last = std::find_if(smaller.rbegin(), smaller.rend(), [&](const Opt& o) {
+      return o.op == OptOp::Upcast && &o != &*first && o.arg % 2 == 0;
+    });
+    if (last == smaller.rend()) break;
+    if (last->arg == 2)
+      smaller.erase(std::next(last).base());
+    else
+      last->arg /= 2;
+    Planner q(ast);
+    bool applies =
+        std::all_of(smaller.begin(), smaller.end(), [&](const Opt& o) { return q.try_apply(o); });
+    if (!applies) break;
+    core = smaller;
+    spread_across_cores(q, threads);
+    if (busy(q) > busy(best)) best = std::move(q);
+  }
+  return best.opts();
 }
 
 } // namespace
@@ -538,20 +650,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
          inputs_to_pack(base, static_cast<size_t>(tile_axis), base_stage, itemsize_of_output(ast)))
       if (std::find(packs.begin(), packs.end(), input) == packs.end()) packs.push_back(input);
   for (int input : packs) p.try_apply({OptOp::Pack, input, 0});
-  // Across the cores, unless the kernel is too small to pay for starting them: about 2 us to
-  // fork and join, where 16x16x16 elementwise runs in 0.5 us alone (2.4 us threaded).
-  int64_t work = 1;
-  for (const AxisAccess& a : base) work *= a.extent;
-  if (threads > 1 && work >= kMinThreadedWork) {
-    int outer = find([](const AxisAccess& a) {
-      return a.kind == AxisKind::Parallel || (a.kind == AxisKind::Loop && a.extent > 1);
-    });
-    if (outer >= 0 && p.axes()[static_cast<size_t>(outer)].kind == AxisKind::Loop) {
-      int64_t n = p.axes()[static_cast<size_t>(outer)].extent;
-      p.try_apply({OptOp::Thread, outer, n % threads == 0 ? int64_t{threads} : n});
-    }
-  }
-  return p.opts();
+  return fill_the_cores(ast, p, threads);
 }
 
 std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& applied,
@@ -567,10 +666,35 @@ std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& ap
     next.push_back(o);
     if (apply_opts(ast, next)) out.push_back(o);
   };
-  for (int axis = 0; axis < n; ++axis) {
+  // THREAD also takes a whole axis, or the part that brings the parallel axis to 1, 2 or 4
+  // times the threads (a convolution's 2 channel blocks, then 8 of its rows on 16 cores).
+  // A kernel whose split fills the threads already gets no more of either (the menu stays as
+  // small as it was on 2 cores).
+  int64_t parallel = 1, work = 1;
+  for (const Axis& a : base->axes) {
+    work *= a.extent;
+    if (a.kind == AxisKind::Parallel) parallel *= a.extent;
+  }
+  bool filled = parallel > 1 && parallel_profile(parallel, work, threads).fills();
+  auto thread_amounts = [&](int64_t extent) {
+    std::vector<int64_t> amounts = opt_amounts(OptOp::Thread, threads);
+    if (threads > 1) {
+      amounts.push_back(extent);
+      for (int64_t k : {1, 2, 4})
+        if (int64_t want = k * threads; want % parallel == 0) amounts.push_back(want / parallel);
+    }
+    std::sort(amounts.begin(), amounts.end());
+    amounts.erase(std::unique(amounts.begin(), amounts.end()), amounts.end());
+    return amounts;
+  };
+  for (int axis = 0; axis < n; ++axis) { // lanes are last: the first n axes are addressed
+    int64_t extent = base->axes[static_cast<size_t>(axis)].extent;
     for (OptOp op :
-         {OptOp::Upcast, OptOp::Unroll, OptOp::Tile, OptOp::Thread, OptOp::Group, OptOp::Padto})
-      for (int64_t amt : opt_amounts(op, threads)) consider({op, axis, amt});
+         {OptOp::Upcast, OptOp::Unroll, OptOp::Tile, OptOp::Thread, OptOp::Group, OptOp::Padto}) {
+      if (filled && (op == OptOp::Thread || op == OptOp::Group)) continue;
+      for (int64_t amt : op == OptOp::Thread ? thread_amounts(extent) : opt_amounts(op, threads))
+        consider({op, axis, amt});
+    }
     for (int other = axis + 1; other < n; ++other) consider({OptOp::Swap, axis, other});
   }
   // PACK addresses the buffers the kernel reads.

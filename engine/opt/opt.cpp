@@ -152,8 +152,8 @@ public:
     }
     case OptOp::Thread:
       if (kind != AxisKind::Loop) return reject("THREAD applies to loop axes");
-      if (has_parallel) return reject("the kernel already runs an axis in parallel");
-      split(at, amt, AxisKind::Parallel, 0, n / amt, AxisKind::Loop);
+      split(at, amt, AxisKind::Parallel, has_parallel ? 1 : 0, n / amt, AxisKind::Loop);
+      merge_parallel();
       return {};
     case OptOp::Tile: {
       if (kind != AxisKind::Loop) return reject("TILE applies to loop axes");
@@ -302,7 +302,6 @@ private:
   Expected<void> group(size_t at, int64_t amt, AxisKind kind, bool has_parallel,
                        const Reject& reject) {
     if (kind != AxisKind::Reduce) return reject("GROUP applies to reduce axes");
-    if (has_parallel) return reject("the kernel already runs an axis in parallel");
     if (combine_) return reject("the kernel is already grouped");
     std::vector<UOpPtr> reduces;
     for (const UOpPtr& u : toposort(ast_))
@@ -339,8 +338,8 @@ private:
     // (The group index is a placeholder until the split makes the group loop.)
     UOpPtr placeholder = UOp::variable("group", 0, amt - 1);
     ast_ = sink({store(index(scratch, slot_of(placeholder)), red)});
-    UOpPtr g =
-        split(at, amt, AxisKind::Parallel, 0, extent_of(*loops_[at].range) / amt, AxisKind::Reduce);
+    UOpPtr g = split(at, amt, AxisKind::Parallel, has_parallel ? 1 : 0,
+                     extent_of(*loops_[at].range) / amt, AxisKind::Reduce);
     // Each group reduces only its share: the group loop is not one of the REDUCE's loops.
     std::unordered_map<const UOp*, UOpPtr> ungroup{{placeholder.get(), g}};
     for (const UOpPtr& u : toposort(ast_))
@@ -357,7 +356,25 @@ private:
       return std::find(present.begin(), present.end(), l.range) == present.end();
     });
     renumber();
+    merge_parallel();
     return {};
+  }
+
+  // A kernel runs one parallel range, split into contiguous chunks across the cores: a second
+  // one (THREAD or GROUP on a kernel already parallel) is folded into the first, the first
+  // varying slowest, so THREAD over channels and then rows splits channels x rows.
+  void merge_parallel() {
+    if (loops_.size() < 2 || loops_[0].kind != AxisKind::Parallel ||
+        loops_[1].kind != AxisKind::Parallel)
+      return;
+    UOpPtr outer = loops_[0].range, inner = loops_[1].range;
+    int64_t inner_extent = extent_of(*inner);
+    UOpPtr both = fresh_range(extent_of(*outer) * inner_extent, AxisKind::Parallel);
+    ast_ = simplify_kernel(
+        substitute(ast_, {{outer.get(), both / inner_extent}, {inner.get(), both % inner_extent}}));
+    loops_.erase(loops_.begin(), loops_.begin() + 2);
+    loops_.insert(loops_.begin(), {both, AxisKind::Parallel});
+    renumber();
   }
 
   // PADTO: the loop runs to a multiple of `amt`; every memory access that moves with it is
@@ -550,6 +567,34 @@ Expected<OptimizedKernel> apply_opts(const UOpPtr& ast, const std::vector<Opt>& 
   for (const Opt& o : opts)
     if (Expected<void> ok = k.apply(o); !ok) return make_unexpected(ok.error());
   return k.result();
+}
+
+int64_t threads_worth(int64_t work, int threads) {
+  if (threads <= 1 || work < 2 * kThreadGrain) return 1;
+  return std::clamp<int64_t>(work / kThreadGrain, 1, threads);
+}
+
+bool ParallelProfile::fills() const { return used >= worth && balance >= kMinBalance; }
+
+ParallelProfile parallel_profile(const OptimizedKernel& k, int threads) {
+  int64_t chunks = 1, work = 1;
+  for (const Axis& a : k.axes) {
+    work *= a.extent;
+    if (a.kind == AxisKind::Parallel) chunks *= a.extent;
+  }
+  return parallel_profile(chunks, work, threads);
+}
+
+ParallelProfile parallel_profile(int64_t chunks, int64_t work, int threads) {
+  ParallelProfile p;
+  p.threads = std::max(threads, 1);
+  p.chunks = std::max<int64_t>(chunks, 1);
+  p.work = work;
+  p.used = std::min<int64_t>(p.threads, p.chunks);
+  p.per_thread = (p.chunks + p.used - 1) / p.used;
+  p.balance = static_cast<double>(p.chunks) / static_cast<double>(p.used * p.per_thread);
+  p.worth = threads_worth(p.work, p.threads);
+  return p;
 }
 
 std::vector<Axis> kernel_axes(const UOpPtr& ast) { return KernelState(ast).result().axes; }

@@ -8,8 +8,11 @@
 //
 //   UPCAST(a, n)   loop axis a: its last n iterations per step become n vector lanes
 //   UNROLL(a, n)   reduce axis a: the same, reduced across lanes each step
-//   THREAD(a, n)   loop axis a: split into n chunks run in parallel across cores (outermost)
-//   GROUP(a, n)    reduce axis a: n partial reductions in parallel, then a combining stage
+//   THREAD(a, n)   loop axis a: split into n chunks run in parallel across cores (outermost);
+//                  on a kernel already parallel, its n parts join the parallel axis (which
+//                  becomes old x n iterations), so several THREADs split several axes at once
+//   GROUP(a, n)    reduce axis a: n partial reductions in parallel (joining the parallel axis
+//                  as THREAD does: split-K), then a combining stage
 //   TILE(a, n)     loop axis a: blocks of n, the block loop moved outermost (cache blocking)
 //   SWAP(a, b)     axes a and b exchange nesting positions: two loop axes, or two reduce axes of
 //                  one reduction
@@ -98,6 +101,33 @@ std::vector<int64_t> input_slots(const UOpPtr& ast);
 
 /// How far the index `idx` moves when `range` steps by one, if that is a constant.
 std::optional<int64_t> stride_of(const UOpPtr& idx, const UOpPtr& range);
+
+/// How a plan's parallel work falls on `threads` cores, computed without running it. The
+/// runtime splits the main stage's parallel axis (its `chunks` iterations, each the same work)
+/// into one contiguous run per thread, over min(threads, chunks) threads.
+struct ParallelProfile {
+  int threads = 1;        ///< the cores it was asked about
+  int64_t chunks = 1;     ///< parallel iterations (1: the kernel runs serially)
+  int64_t used = 1;       ///< threads that get work: min(threads, chunks)
+  int64_t per_thread = 1; ///< the most chunks one of them runs
+  /// chunks / (used * per_thread): the busy threads' mean work over their most, 1 when even
+  double balance = 1;
+  int64_t work = 1;  ///< iterations of the main stage (every axis's extent multiplied)
+  int64_t worth = 1; ///< the threads its work pays for (threads_worth)
+  /// True when the plan fills the threads its work pays for, evenly: used >= worth and
+  /// balance >= kMinBalance.
+  bool fills() const;
+};
+inline constexpr double kMinBalance = 0.9;
+/// The fewest iterations worth one more thread: a smaller share runs faster than the thread
+/// starts (about 2 us to fork and join).
+inline constexpr int64_t kThreadGrain = int64_t{1} << 13;
+/// The threads a kernel of `work` iterations pays for on `threads` cores: one per
+/// kThreadGrain, at least 1, at most `threads` (1 below two grains).
+int64_t threads_worth(int64_t work, int threads);
+ParallelProfile parallel_profile(const OptimizedKernel& k, int threads);
+/// The profile of a parallel axis of `chunks` iterations in a kernel of `work` iterations.
+ParallelProfile parallel_profile(int64_t chunks, int64_t work, int threads);
 
 /// A good default Opt list for this host with `threads` cores (see heuristic.cpp).
 std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads);

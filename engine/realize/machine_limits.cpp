@@ -200,8 +200,17 @@ MachineLimits measure_machine_limits(const LimitsOptions& options) {
   MachineLimits limits;
   limits.threads = meter.threads();
   limits.vector_bytes = host_vector_bytes();
-  limits.fma_f32_gflops = meter.fma_gflops(*k.fma_f32, LimitKernel::fma_f32);
-  limits.fma_f64_gflops = meter.fma_gflops(*k.fma_f64, LimitKernel::fma_f64);
+  // A peak under 1 GFLOP/s a thread is no core's (a process stalled for the whole trial, on a
+  // loaded machine, once stored 0 and a roof% in the millions): measured again, up to three
+  // times, then left unknown (0: no roofline is drawn against it; `describe` says unknown).
+  auto peak = [&](const LoadedKernel& kernel, LimitKernel kind) {
+    double floor = meter.threads();
+    for (int attempt = 0; attempt < 4; ++attempt)
+      if (double g = meter.fma_gflops(kernel, kind); g >= floor) return g;
+    return 0.0;
+  };
+  limits.fma_f32_gflops = peak(*k.fma_f32, LimitKernel::fma_f32);
+  limits.fma_f64_gflops = peak(*k.fma_f64, LimitKernel::fma_f64);
 
   std::vector<CacheSize> caches = data_caches();
   int64_t below = 0; // the capacity of the level inside this one

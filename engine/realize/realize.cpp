@@ -277,22 +277,33 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample
       samples[i].push_back(mean_ms([&] { run_kernel(kernels_[i]); }, launches[i]));
   std::vector<KernelProfile> out;
   for (size_t i = 0; i < kernels_.size(); ++i) {
-    const PlannedKernel& k = kernels_[i];
-    KernelProfile p;
-    p.name = k.item.name;
-    p.key = k.item.key;
-    p.opts = to_string(k.opts);
+    KernelProfile p = describe(kernels_[i]);
     p.ms = quantile(samples[i], 0.5);
     p.samples_ms = std::move(samples[i]);
     p.launches_per_sample = launches[i];
-    p.cost = kernel_cost(k.item);
     if (p.ms > 0) {
       p.gflops = static_cast<double>(p.cost.flops) / (p.ms * 1e6);
       p.gbps = static_cast<double>(p.cost.bytes) / (p.ms * 1e6);
     }
-    for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
     out.push_back(p);
   }
+  return out;
+}
+
+KernelProfile ExecutionPlan::describe(const PlannedKernel& k) const {
+  KernelProfile p;
+  p.name = k.item.name;
+  p.key = k.item.key;
+  p.opts = to_string(k.opts);
+  p.cost = kernel_cost(k.item);
+  for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
+  p.split = parallel_profile(k.optimized, threads_);
+  return p;
+}
+
+std::vector<KernelProfile> ExecutionPlan::describe() const {
+  std::vector<KernelProfile> out;
+  for (const PlannedKernel& k : kernels_) out.push_back(describe(k));
   return out;
 }
 

@@ -123,6 +123,7 @@ struct KernelProfile {
   double gbps = 0;
   double compile_ms = 0;
   KernelCost cost;
+  ParallelProfile split; ///< how its parallel work falls on the plan's threads
 };
 
 /// One kernel of a traced execution: when it started and ended and what each thread did,
@@ -155,6 +156,9 @@ public:
   /// `min_sample_ms`, each sample is the mean of as many back-to-back launches as take that
   /// long (calibrated per kernel), so a microsecond kernel's samples aren't launch jitter.
   std::vector<KernelProfile> profile(int repeats, double min_sample_ms = 0);
+  /// Each kernel's plan, cost, compile time and split over the plan's threads, running
+  /// nothing (times 0): a plan for more cores than this machine has can be read here.
+  std::vector<KernelProfile> describe() const;
   /// The whole plan's time, `repeats` samples in ms (after one warm-up), each the mean of as
   /// many back-to-back runs as take `min_sample_ms` (calibrated like profile's).
   std::vector<double> sample(int repeats, double min_sample_ms = 0);
@@ -175,6 +179,7 @@ public:
 
 private:
   void run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace = nullptr);
+  KernelProfile describe(const PlannedKernel& k) const;
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::unordered_map<int64_t, int> slot_of_id_;
   std::vector<PlannedKernel> kernels_;

@@ -21,6 +21,8 @@ Expected<pid_t> spawn_process(const std::vector<std::string>& args, const SpawnO
     err = posix_spawn_file_actions_adddup2(&actions, options.stdin_fd, STDIN_FILENO);
   if (err == 0 && options.stdout_fd >= 0)
     err = posix_spawn_file_actions_adddup2(&actions, options.stdout_fd, STDOUT_FILENO);
+  if (err == 0 && options.stderr_fd >= 0)
+    err = posix_spawn_file_actions_adddup2(&actions, options.stderr_fd, STDERR_FILENO);
   if (err == 0 && !options.log.empty()) {
     int flags = O_WRONLY | O_CREAT | (options.truncate_log ? O_TRUNC : O_APPEND);
     err =

@@ -13,6 +13,7 @@ namespace beamlab {
 
 struct SpawnOptions {
   int stdin_fd = -1, stdout_fd = -1; ///< dup'ed onto the child's stdin and stdout (-1: kept)
+  int stderr_fd = -1;                ///< dup'ed onto the child's stderr (-1: kept, or the log)
   std::string log;                   ///< stdout and stderr appended to this file ("": kept)
   bool truncate_log = false;         ///< start the log empty
   bool own_process_group = false;    ///< a Ctrl-C at the terminal reaches the parent only

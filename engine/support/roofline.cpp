@@ -32,7 +32,10 @@ std::string Roof::over_note() const {
 }
 
 std::string describe(const MachineLimits& limits) {
-  std::string out = fmt::format("FMA {:.0f} GFLOP/s f32", limits.fma_f32_gflops);
+  std::string out = limits.fma_f32_gflops > 0
+                        ? fmt::format("FMA {:.0f} GFLOP/s f32", limits.fma_f32_gflops)
+                        : std::string("FMA unknown (not measurable: `beamlab device --measure` "
+                                      "on a quiet machine)");
   for (const MemoryLevel& m : limits.levels)
     out += fmt::format(" · {} {:.0f}/{:.0f}", m.name, m.read_gbps, m.triad_gbps);
   return out + fmt::format(" GB/s read/triad ({} threads)", limits.threads);

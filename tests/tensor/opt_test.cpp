@@ -64,8 +64,8 @@ TEST(Opts, InapplicableOptsAreRejectedWithAReason) {
   EXPECT_THAT(why({{OptOp::Unroll, 0, 4}}), ::testing::HasSubstr("UNROLL applies to reduce axes"));
   EXPECT_THAT(why({{OptOp::Upcast, 0, 5}}), ::testing::HasSubstr("not a multiple of 5"));
   EXPECT_THAT(why({{OptOp::Upcast, 7, 2}}), ::testing::HasSubstr("out of range"));
-  EXPECT_THAT(why({{OptOp::Thread, 0, 2}, {OptOp::Thread, 1, 2}}),
-              ::testing::HasSubstr("already runs an axis in parallel"));
+  EXPECT_THAT(why({{OptOp::Thread, 0, 2}, {OptOp::Thread, 0, 2}}),
+              ::testing::HasSubstr("THREAD applies to loop axes"));
   EXPECT_THAT(why({{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 0, 32}, {OptOp::Unroll, 0, 2}}),
               ::testing::HasSubstr("lanes"));
   EXPECT_THAT(why({{OptOp::Swap, 0, 2}}), ::testing::HasSubstr("SWAP exchanges two loop axes"));
@@ -347,6 +347,90 @@ TEST(Opts, ExplicitListThroughThePolicy) {
   double want = 0;
   for (float x : v) want += x;
   EXPECT_NEAR(static_cast<const float*>(plan.buffer(*sched.outputs[0])->data())[0], want, 1e-4);
+}
+
+// Several THREADs fold into one parallel axis (the first varying slowest), and a GROUP on a
+// kernel already parallel joins it too (split-K): each computes what the serial kernel does.
+TEST(Opts, ThreadsOverSeveralAxesAndSplitK) {
+  Tensor a = Tensor::rand({24, 40}, 1), b = Tensor::rand({40, 32}, 2);
+  auto result = [&](std::vector<Opt> opts, int threads) {
+    HeuristicPolicy p;
+    p.set("*", std::move(opts));
+    Tensor t = a.matmul(b);
+    t.realize({.threads = threads, .policy = &p});
+    return t.to_vector<float>();
+  };
+  std::vector<float> want = result({}, 1);
+  UOpPtr ast = a.matmul(b).schedule().items.at(0).ast;
+  for (const std::vector<Opt>& plan : std::vector<std::vector<Opt>>{
+           {{OptOp::Thread, 0, 2}, {OptOp::Thread, 1, 4}},                        // 2 x 4
+           {{OptOp::Upcast, 1, 8}, {OptOp::Thread, 0, 6}, {OptOp::Thread, 1, 4}}, // rows, columns
+           {{OptOp::Thread, 0, 24}, {OptOp::Thread, 1, 32}},                      // every output
+           {{OptOp::Thread, 0, 3}, {OptOp::Group, 3, 5}},                         // split-K
+           {{OptOp::Upcast, 1, 8},
+            {OptOp::Thread, 0, 4},
+            {OptOp::Group, 3, 4},
+            {OptOp::Unroll, 3, 2}}}) {
+    Expected<OptimizedKernel> k = apply_opts(ast, plan);
+    ASSERT_TRUE(k) << to_string(plan) << ": " << k.error();
+    int parallel = 0;
+    for (const Axis& x : k->axes) parallel += x.kind == AxisKind::Parallel ? 1 : 0;
+    EXPECT_EQ(parallel, 1) << to_string(plan);
+    for (int threads : {1, 2, 5, 16}) {
+      std::vector<float> got = result(plan, threads);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4) << to_string(plan) << " on " << threads << " at " << i;
+    }
+  }
+  Expected<OptimizedKernel> k = apply_opts(ast, {{OptOp::Thread, 0, 2}, {OptOp::Thread, 1, 4}});
+  EXPECT_EQ(k->axes.at(0).extent, 8);
+  EXPECT_EQ(parallel_profile(*k, 16).chunks, 8);
+}
+
+// A split's profile by hand: P chunks over min(T, P) threads, ceil(P / used) each at most.
+TEST(Opts, ParallelProfileByHand) {
+  ParallelProfile p = parallel_profile(112, int64_t{1} << 30, 64);
+  EXPECT_EQ(p.used, 64);
+  EXPECT_EQ(p.per_thread, 2);
+  EXPECT_DOUBLE_EQ(p.balance, 112.0 / 128.0);
+  EXPECT_FALSE(p.fills());                         // 0.875
+  p = parallel_profile(784, int64_t{1} << 30, 64); // 13 each at most, 12.25 on average
+  EXPECT_NEAR(p.balance, 784.0 / (64 * 13), 1e-12);
+  EXPECT_TRUE(p.fills());
+  p = parallel_profile(3, int64_t{1} << 30, 16); // 3 threads of 16: even, but too few
+  EXPECT_EQ(p.used, 3);
+  EXPECT_DOUBLE_EQ(p.balance, 1.0);
+  EXPECT_EQ(p.worth, 16);
+  EXPECT_FALSE(p.fills());
+  p = parallel_profile(1, kThreadGrain, 16); // too small to pay for a second thread
+  EXPECT_EQ(p.worth, 1);
+  EXPECT_TRUE(p.fills());
+  EXPECT_EQ(threads_worth(5 * kThreadGrain, 64), 5);
+  EXPECT_EQ(threads_worth(int64_t{1} << 40, 64), 64);
+}
+
+// The heuristic sizes its split by the threads it is given: a 3x3 convolution whose register
+// tile leaves two blocks of 32 channels goes on into rows, then columns (the plan on 16 cores
+// once ran on 2 of them); a 7x7 layer's tiles, too few for 64 threads, split the reduction.
+TEST(Opts, HeuristicSplitsByTheThreadsItIsGiven) {
+  auto conv_ast = [](int64_t c, int64_t hw) {
+    Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({c, c, 3, 3}, 6);
+    return x.conv2d(w, std::nullopt, 1, 1).schedule().items.back().ast;
+  };
+  UOpPtr conv = conv_ast(64, 56);
+  for (int threads : {2, 8, 16, 64}) {
+    std::vector<Opt> opts = heuristic_opts(conv, threads);
+    ParallelProfile p = parallel_profile(*apply_opts(conv, opts), threads);
+    EXPECT_EQ(p.used, threads) << to_string(opts);
+    EXPECT_GE(p.balance, kMinBalance) << to_string(opts);
+  }
+  EXPECT_THAT(to_string(heuristic_opts(conv, 2)), ::testing::EndsWith("THREAD(0,2)"));
+  EXPECT_THAT(to_string(heuristic_opts(conv, 16)), ::testing::EndsWith("THREAD(0,2) THREAD(1,8)"));
+  UOpPtr small = conv_ast(512, 7);
+  std::vector<Opt> opts = heuristic_opts(small, 64);
+  EXPECT_THAT(to_string(opts), ::testing::HasSubstr("GROUP")) << to_string(opts);
+  EXPECT_TRUE(parallel_profile(*apply_opts(small, opts), 64).fills()) << to_string(opts);
 }
 
 // A kernel that reads only an input's padding doesn't bind that input: GROUP's scratch

@@ -1,6 +1,7 @@
 // The worker process and its pipes; see sandbox.hpp.
 #include "tuner/measure/sandbox.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -125,14 +126,24 @@ void Sandbox::start() {
   // A clean environment: nothing of the user's (tokens, paths, LD_PRELOAD) reaches the worker.
   // A process group of its own: a Ctrl-C at the terminal reaches the tuner (which stops the
   // search and ends its workers), not the workers mid-candidate.
+  // Its stderr, until confinement closes it, comes back through a pipe: a worker that can't
+  // start (a shared library missing, a namespace refused) says why there.
+  int err[2] = {-1, -1};
+  bool keep_stderr = std::find(args.begin(), args.end(), "--keep-stderr") != args.end();
+  if (!keep_stderr && ::pipe2(err, O_CLOEXEC) != 0) err[0] = err[1] = -1;
   SpawnOptions spawn;
   spawn.stdin_fd = in[0];
   spawn.stdout_fd = out[1];
+  spawn.stderr_fd = err[1];
   spawn.own_process_group = true;
   spawn.empty_environment = true;
   Expected<pid_t> pid = spawn_process(args, spawn);
   ::close(in[0]);
   ::close(out[1]);
+  if (err[1] >= 0) ::close(err[1]);
+  worker_stderr_ = err[0];
+  answered_ = false;
+  if (worker_stderr_ >= 0) ::fcntl(worker_stderr_, F_SETFL, O_NONBLOCK);
   if (!pid) {
     ::close(in[1]);
     ::close(out[0]);
@@ -167,8 +178,19 @@ CallResult Sandbox::stop(CallStatus verdict, std::string detail) {
   }
   if (to_worker_ >= 0) ::close(to_worker_);
   if (from_worker_ >= 0) ::close(from_worker_);
-  to_worker_ = from_worker_ = -1;
+  if (worker_stderr_ >= 0) ::close(worker_stderr_);
+  to_worker_ = from_worker_ = worker_stderr_ = -1;
   return r;
+}
+
+std::string Sandbox::last_words() const {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; worker_stderr_ >= 0 && (n = ::read(worker_stderr_, buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (size_t nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
+  return text;
 }
 
 CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payload_bytes) {
@@ -181,6 +203,7 @@ CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payl
   if (t == Transfer::ok)
     t = read_message(from_worker_, r.reply, deadline, {kMaxReplyHeaderBytes, payload_bytes});
   if (t == Transfer::ok) {
+    answered_ = true;
     Expected<void> valid = check_reply(request.header, r.reply, payload_bytes);
     if (!valid) return stop(CallStatus::malformed, "a malformed reply: " + valid.error());
     if (r.reply.header.value("retiring", false)) { // its last answer: a fresh worker is next
@@ -207,7 +230,16 @@ CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payl
       break;
     ::usleep(1000);
   }
-  return stop(CallStatus::lost, "the worker closed its pipe");
+  // A worker that exits (no signal) before its first reply never started: the run can't go
+  // on, and the worker's own words say why (a shared library the loader could not find: exit
+  // status 127).
+  bool never_started = !answered_;
+  std::string words = never_started ? last_words() : "";
+  CallResult dead = stop(CallStatus::lost, "the worker closed its pipe");
+  if (never_started && dead.detail.starts_with("the worker exited with status"))
+    throw std::runtime_error("sandbox: the worker '" + options_.worker + "' could not start (" +
+                             dead.detail.substr(11) + (words.empty() ? "" : ": " + words) + ")");
+  return dead;
 }
 
 } // namespace beamlab::tuner

@@ -68,9 +68,14 @@ private:
   /// that a worker found dead when the verdict is `lost` is reported by how it died.
   CallResult stop(CallStatus verdict, std::string detail);
 
+  /// The last line the worker wrote to stderr before its confinement closed it ("" if none).
+  std::string last_words() const;
+
   SandboxOptions options_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
+  int worker_stderr_ = -1; ///< what the worker wrote before its confinement closed stderr
+  bool answered_ = false;  ///< this worker process has replied at least once
   int starts_ = 0;
   int retired_ = 0;
 };

@@ -62,7 +62,10 @@ std::vector<Tracked> expected_after(std::vector<Tracked> t, const Opt& o, size_t
   case OptOp::Thread:
   case OptOp::Group:
     keep_the_rest();
-    t.insert(t.begin(), {child, {o.arg, AxisKind::Parallel}});
+    if (has_parallel) // its parts join the parallel axis, which is first
+      t.front().axis.extent *= o.arg;
+    else
+      t.insert(t.begin(), {child, {o.arg, AxisKind::Parallel}});
     return t;
   case OptOp::Tile:
     at->axis.extent = o.arg;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <beamlab/beamlab.hpp>
 
@@ -102,6 +103,56 @@ Json row_json(const SummaryRow& row) {
           {"error", k.result.error}};
 }
 
+// Each program whole, tuned against the heuristic (tuner/batch/whole_program.hpp).
+void print_programs(const tuner::BatchReport& r, std::FILE* out) {
+  if (r.programs.empty()) return;
+  fmt::print(out,
+             "whole programs, the batch's plans against the heuristic's in this process, "
+             "paired ({:.1f} s):\n",
+             r.programs_s);
+  for (const tuner::ProgramCheck& p : r.programs) {
+    if (p.plans == 0) {
+      fmt::print(out, "  {:<36} {}\n", p.label, p.note);
+      continue;
+    }
+    int kept = p.plans - static_cast<int>(p.reverted.size());
+    if (kept == 0) {
+      fmt::print(out,
+                 "  {:<36} {:.4f} ms: the heuristic's plans kept; the tuned ones were no "
+                 "faster inside it ({})\n",
+                 p.label, p.heuristic_ms, fmt::join(p.reverted, ", "));
+      continue;
+    }
+    std::string verdict = p.speedup.significant()
+                              ? fmt::format("{:.2f}x faster", p.speedup.estimate)
+                              : fmt::format("tie ({:.2f}x)", p.speedup.estimate);
+    fmt::print(out,
+               "  {:<36} {:.4f} -> {:.4f} ms  {} (95% CI {:.2f}-{:.2f}), {} tuned plan(s) "
+               "of {} kernel(s)",
+               p.label, p.heuristic_ms, p.tuned_ms, verdict, p.speedup.lo, p.speedup.hi, kept,
+               p.kernels);
+    if (!p.reverted.empty())
+      fmt::print(out, "; not kept, no faster inside it: {}", fmt::join(p.reverted, ", "));
+    fmt::print(out, "\n");
+  }
+}
+
+Json programs_json(const tuner::BatchReport& r) {
+  Json rows = Json::array();
+  for (const tuner::ProgramCheck& p : r.programs)
+    rows.push_back({{"program", p.label},
+                    {"kernels", p.kernels},
+                    {"plans", p.plans},
+                    {"reverted", p.reverted},
+                    {"heuristic_ms", json_number(p.heuristic_ms)},
+                    {"tuned_ms", json_number(p.tuned_ms)},
+                    {"speedup", json_number(p.speedup.estimate)},
+                    {"ci95", {json_number(p.speedup.lo), json_number(p.speedup.hi)}},
+                    {"faster", p.speedup.significant()},
+                    {"note", p.note}});
+  return rows;
+}
+
 } // namespace
 
 void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FILE* out) {
@@ -144,6 +195,7 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
              r.count(tuner::BatchKernel::Outcome::cached),
              r.count(tuner::BatchKernel::Outcome::resumed), t.failed, t.candidates, t.search_s,
              t.search_s > 0 ? t.candidates / t.search_s : 0.0, r.wall_s, r.prepare_s);
+  print_programs(r, out);
   if (r.warm_start)
     fmt::print(
         out,
@@ -188,6 +240,8 @@ Json summary_json(const tuner::BatchReport& r, const SummaryPlace& at, const std
                    {"search_s", json_number(t.search_s)},
                    {"wall_s", json_number(r.wall_s)},
                    {"prepare_s", json_number(r.prepare_s)}};
+  doc["programs"] = programs_json(r);
+  doc["programs_s"] = json_number(r.programs_s);
   doc["device_limits"] = limits_json(r.limits);
   return doc;
 }

@@ -1,5 +1,6 @@
 // Batch tuning; see batch.hpp.
 #include "tuner/batch/batch.hpp"
+#include "tuner/batch/whole_program.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -290,6 +291,13 @@ BatchReport run_batch(const Corpus& corpus, const BatchOptions& options, const B
     if (static_cast<int>(i) % options.shards == options.shard)
       report.kernels.push_back(std::move(all[i]));
   search_kernels(report, options, store, listener, main_db, t0);
+  // Tuned is never slower: each program whole, the batch's plans against the heuristic's.
+  if (!(options.settings.control && options.settings.control->cancelled())) {
+    auto t1 = Clock::now();
+    report.programs = check_programs(corpus, report, options, main_db);
+    report.programs_s = seconds_since(t1);
+    report.wall_s = seconds_since(t0);
+  }
   return report;
 }
 

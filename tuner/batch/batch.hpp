@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/support/statistics.hpp"
 #include "tuner/batch/corpus.hpp"
 #include "tuner/store/device.hpp"
 #include "tuner/store/journal.hpp"
@@ -72,12 +73,25 @@ public:
   virtual void pool_stopping(WorkerPool& /*pool*/) {}
 };
 
+/// One program of the corpus timed whole with the batch's plans (tuner/batch/whole_program.hpp).
+struct ProgramCheck {
+  std::string label;   ///< the corpus entry
+  int kernels = 0;     ///< its kernels
+  int plans = 0;       ///< of them, with a plan other than the heuristic's from this batch
+  PairedRatio speedup; ///< the heuristic's whole time over the tuned one's, as kept
+  double heuristic_ms = 0, tuned_ms = 0; ///< medians of the rounds, as kept
+  std::vector<std::string> reverted;     ///< kernels whose plan was not kept
+  std::string note;                      ///< why a program was not checked
+};
+
 struct BatchReport {
   std::vector<BatchKernel> kernels; ///< this shard's, in key order
   int total_kernels = 0;            ///< over every shard
   double prepare_s = 0, wall_s = 0;
   MachineLimits limits;    ///< the device's, for the rooflines
   bool warm_start = false; ///< searches were seeded by warm starts (BatchOptions::warm_start)
+  std::vector<ProgramCheck> programs; ///< each program whole, tuned against the heuristic
+  double programs_s = 0;              ///< the time those checks took
   int count(BatchKernel::Outcome o) const;
   /// Kernels whose search a warm start seeded.
   int warm_started() const;

@@ -1,0 +1,160 @@
+// The whole-program check of a batch's plans; see whole_program.hpp.
+#include "tuner/batch/whole_program.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "tuner/store/cache.hpp"
+#include <beamlab/tuning.hpp>
+
+namespace beamlab::tuner {
+namespace {
+
+// Each whole-program sample lasts at least this long (back-to-back runs of a short program).
+constexpr double kSampleMs = 2;
+
+// The two plans' whole times in `rounds` rounds, each round running both back to back, the
+// order alternating so neither always runs second (warmer caches, a later clock ramp).
+std::pair<std::vector<double>, std::vector<double>>
+paired_rounds(ExecutionPlan& heuristic, ExecutionPlan& tuned, int rounds) {
+  std::vector<double> h, t;
+  for (int r = 0; r < rounds; ++r) {
+    if (r % 2 == 0) {
+      h.push_back(heuristic.sample(1, kSampleMs).at(0));
+      t.push_back(tuned.sample(1, kSampleMs).at(0));
+    } else {
+      t.push_back(tuned.sample(1, kSampleMs).at(0));
+      h.push_back(heuristic.sample(1, kSampleMs).at(0));
+    }
+  }
+  return {h, t};
+}
+
+// Each kernel's median time inside the program, by key.
+std::map<uint64_t, double> kernel_times(ExecutionPlan& plan, int runs) {
+  std::map<uint64_t, double> out;
+  for (const KernelProfile& p : plan.profile(runs, kSampleMs / 4)) out[p.key] += p.ms;
+  return out;
+}
+
+// The kernel's cache entries for this batch's settings, staled, and the heuristic's plan stored
+// in their place.
+void revert(db::Database& db, const BatchKernel& k, const BatchOptions& options,
+            const std::string& why) {
+  std::string device = this_device().fingerprint(), compiler = compiler_identity();
+  std::string cold = settings_key(options.settings), warm = settings_key(options.settings, true);
+  Expected<UOpPtr> ast = task_graph(k.task);
+  Expected<std::vector<Opt>> heuristic = parse_opts(k.result.heuristic_opts);
+  if (!ast || !heuristic) return;
+  Expected<uint64_t> optimized = plan_hash(*ast, *heuristic);
+  if (!optimized) return;
+  for (db::CacheEntry e :
+       db.cache_lookup(hash_hex(k.task.key), device, compiler, options.threads)) {
+    if (e.stale || (e.settings_key != cold && e.settings_key != warm)) continue;
+    db.cache_mark_stale(e.id, why);
+    e.opts = k.result.heuristic_opts;
+    e.optimized_hash = hash_hex(*optimized);
+    e.ms = k.heuristic_ms() > 0 ? k.heuristic_ms() : e.ms;
+    e.source += " (the heuristic's plan: " + why + ")";
+    e.created_at.clear();
+    db.cache_put(e);
+  }
+}
+
+} // namespace
+
+std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport& report,
+                                         const BatchOptions& options, db::Database& db,
+                                         int rounds) {
+  std::map<uint64_t, const BatchKernel*> by_key;
+  for (const BatchKernel& k : report.kernels) by_key[k.task.key] = &k;
+  auto tuned_plan = [](const BatchKernel& k) {
+    bool planned = k.outcome == BatchKernel::Outcome::tuned ||
+                   k.outcome == BatchKernel::Outcome::cached ||
+                   k.outcome == BatchKernel::Outcome::resumed;
+    return planned && k.result.winner_opts != k.result.heuristic_opts;
+  };
+  std::vector<ProgramCheck> out;
+  std::vector<uint64_t> reverted; // a kernel shared by two programs is reverted once
+  for (const CorpusEntry& entry : corpus.entries) {
+    ProgramCheck c;
+    c.label = entry.label;
+    Program program = build_entry(entry);
+    Schedule schedule = program.schedule();
+    c.kernels = static_cast<int>(schedule.items.size());
+    HeuristicPolicy heuristic, tuned;
+    std::vector<const BatchKernel*> planned;
+    for (const ScheduleItem& item : schedule.items) {
+      auto k = by_key.find(item.key);
+      if (k == by_key.end() || !tuned_plan(*k->second) ||
+          std::find(reverted.begin(), reverted.end(), item.key) != reverted.end())
+        continue;
+      Expected<std::vector<Opt>> opts = parse_opts(k->second->result.winner_opts);
+      if (!opts) continue;
+      tuned.set(hash_hex(item.key), *opts);
+      planned.push_back(k->second);
+    }
+    c.plans = static_cast<int>(planned.size());
+    if (planned.empty()) {
+      c.note = by_key.empty() ? "no kernel of it in this shard" : "no plan but the heuristic's";
+      out.push_back(c);
+      continue;
+    }
+    RealizeOptions ro{.threads = options.threads, .policy = &heuristic};
+    ExecutionPlan base = ExecutionPlan::prepare(schedule, program.inputs(), ro);
+    ro.policy = &tuned;
+    ExecutionPlan mine = ExecutionPlan::prepare(schedule, program.inputs(), ro);
+    auto [h, t] = paired_rounds(base, mine, rounds);
+    c.speedup = paired_ratio(h, t);
+    if (!c.speedup.significant()) {
+      // Which plans lose inside the program: each kernel timed in it both ways.
+      std::map<uint64_t, double> base_ms = kernel_times(base, rounds),
+                                 mine_ms = kernel_times(mine, rounds);
+      HeuristicPolicy kept;
+      for (const BatchKernel* k : planned) {
+        if (mine_ms[k->task.key] < 0.98 * base_ms[k->task.key]) {
+          kept.set(hash_hex(k->task.key), *parse_opts(k->result.winner_opts));
+          continue;
+        }
+        c.reverted.push_back(k->task.name);
+        reverted.push_back(k->task.key);
+        if (writes(options.cache))
+          revert(db, *k, options,
+                 fmt::format("in {} it ran {:.4f} ms against the heuristic's {:.4f} ms",
+                             entry.label, mine_ms[k->task.key], base_ms[k->task.key]));
+      }
+      if (!c.reverted.empty()) {
+        ro.policy = &kept;
+        mine = ExecutionPlan::prepare(schedule, program.inputs(), ro);
+        std::tie(h, t) = paired_rounds(base, mine, rounds);
+        c.speedup = paired_ratio(h, t);
+      }
+      if (c.speedup.hi < 1) { // still slower beyond noise: none is kept
+        for (const BatchKernel* k : planned) {
+          if (std::find(reverted.begin(), reverted.end(), k->task.key) != reverted.end()) continue;
+          c.reverted.push_back(k->task.name);
+          reverted.push_back(k->task.key);
+          if (writes(options.cache))
+            revert(db, *k, options,
+                   fmt::format("{} as a whole ran {:.2f}x slower with the tuned plans", entry.label,
+                               1 / c.speedup.estimate));
+        }
+        c.speedup = PairedRatio{1, 1, 1, c.speedup.rounds};
+        t = h;
+      }
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    c.heuristic_ms = median(h);
+    c.tuned_ms = median(t);
+    out.push_back(c);
+  }
+  return out;
+}
+
+} // namespace beamlab::tuner

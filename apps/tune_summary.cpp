@@ -62,8 +62,17 @@ bool failed(const tuner::BatchKernel& k) {
 
 struct Totals {
   int failed = 0, candidates = 0;
-  double search_s = 0;
+  double search_s = 0, reference_s = 0, compiling_s = 0, timing_s = 0;
+  double compile_cpu_s = 0, searched_compiling_s = 0; ///< of the kernels searched now
 };
+
+// Where a search's time went (db::Tuning), for JSON.
+Json search_time_json(double wall_s, double reference_s, double compiling_s, double timing_s) {
+  return {{"reference_s", json_number(reference_s)},
+          {"compiling_s", json_number(compiling_s)},
+          {"timing_s", json_number(timing_s)},
+          {"other_s", json_number(std::max(0.0, wall_s - reference_s - compiling_s - timing_s))}};
+}
 
 Totals totals_of(const tuner::BatchReport& r) {
   Totals t;
@@ -74,6 +83,13 @@ Totals totals_of(const tuner::BatchReport& r) {
     }
     t.candidates += k.candidates;
     t.search_s += k.result.wall_s;
+    t.reference_s += k.result.reference_s;
+    t.compiling_s += k.result.compiling_s;
+    t.timing_s += k.result.timing_s;
+    if (k.outcome == tuner::BatchKernel::Outcome::tuned) {
+      t.compile_cpu_s += k.compile_cpu_s;
+      t.searched_compiling_s += k.result.compiling_s;
+    }
   }
   return t;
 }
@@ -96,6 +112,8 @@ Json row_json(const SummaryRow& row) {
           {"bound", row.roof ? Json(row.roof->bound) : Json(nullptr)},
           {"candidates", k.candidates},
           {"search_s", json_number(k.result.wall_s)},
+          {"search_time", search_time_json(k.result.wall_s, k.result.reference_s,
+                                           k.result.compiling_s, k.result.timing_s)},
           {"opts", k.result.winner_opts},
           {"statuses", k.status_counts},
           {"budget_s", json_number(k.budget_s)},
@@ -195,6 +213,23 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
              r.count(tuner::BatchKernel::Outcome::cached),
              r.count(tuner::BatchKernel::Outcome::resumed), t.failed, t.candidates, t.search_s,
              t.search_s > 0 ? t.candidates / t.search_s : 0.0, r.wall_s, r.prepare_s);
+  if (t.search_s > 0) {
+    auto share = [&](double x) {
+      return fmt::format("{:.1f} s ({:.0f}%)", x, 100 * x / t.search_s);
+    };
+    // How busy the sandboxes were while the searches waited for compiles: low on a machine of
+    // many cores when an iteration has too few plans for them, or one compile holds it up.
+    std::string busy =
+        t.searched_compiling_s > 0 && r.sandboxes > 0
+            ? fmt::format(", {} sandboxes {:.0f}% busy", r.sandboxes,
+                          100 * t.compile_cpu_s / (t.searched_compiling_s * r.sandboxes))
+            : "";
+    fmt::print(out,
+               "search time: compiling {}{}, timing {} (alone on the machine), the reference {}, "
+               "the search's own work {}\n",
+               share(t.compiling_s), busy, share(t.timing_s), share(t.reference_s),
+               share(std::max(0.0, t.search_s - t.compiling_s - t.timing_s - t.reference_s)));
+  }
   print_programs(r, out);
   if (r.warm_start)
     fmt::print(
@@ -229,17 +264,21 @@ Json summary_json(const tuner::BatchReport& r, const SummaryPlace& at, const std
       for (const std::string& n : notes_of(row)) notes.push_back(n);
   }
   Totals t = totals_of(r);
-  doc["totals"] = {{"kernels", r.kernels.size()},
-                   {"total_kernels", r.total_kernels},
-                   {"tuned", r.count(tuner::BatchKernel::Outcome::tuned)},
-                   {"cached", r.count(tuner::BatchKernel::Outcome::cached)},
-                   {"resumed", r.count(tuner::BatchKernel::Outcome::resumed)},
-                   {"failed", t.failed},
-                   {"warm_started", r.warm_start ? Json(r.warm_started()) : Json(nullptr)},
-                   {"candidates", t.candidates},
-                   {"search_s", json_number(t.search_s)},
-                   {"wall_s", json_number(r.wall_s)},
-                   {"prepare_s", json_number(r.prepare_s)}};
+  doc["totals"] = {
+      {"kernels", r.kernels.size()},
+      {"total_kernels", r.total_kernels},
+      {"tuned", r.count(tuner::BatchKernel::Outcome::tuned)},
+      {"cached", r.count(tuner::BatchKernel::Outcome::cached)},
+      {"resumed", r.count(tuner::BatchKernel::Outcome::resumed)},
+      {"failed", t.failed},
+      {"warm_started", r.warm_start ? Json(r.warm_started()) : Json(nullptr)},
+      {"candidates", t.candidates},
+      {"search_s", json_number(t.search_s)},
+      {"search_time", search_time_json(t.search_s, t.reference_s, t.compiling_s, t.timing_s)},
+      {"sandboxes", r.sandboxes},
+      {"compile_cpu_s", json_number(t.compile_cpu_s)},
+      {"wall_s", json_number(r.wall_s)},
+      {"prepare_s", json_number(r.prepare_s)}};
   doc["programs"] = programs_json(r);
   doc["programs_s"] = json_number(r.programs_s);
   doc["device_limits"] = limits_json(r.limits);

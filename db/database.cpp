@@ -198,12 +198,19 @@ ALTER TABLE kernels ADD COLUMN structure TEXT NOT NULL DEFAULT '';
 ALTER TABLE kernels ADD COLUMN structure_version INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX kernels_by_structure ON kernels(structure);
 )sql",
+    // 5: where a search's wall time went: the reference's run, waiting for its compile phases,
+    // and timing alone on the machine (the rest is the search's own work).
+    R"sql(
+ALTER TABLE tunings ADD COLUMN reference_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE tunings ADD COLUMN compiling_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE tunings ADD COLUMN timing_s REAL NOT NULL DEFAULT 0;
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
 
 bool file_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -221,7 +228,7 @@ void check_header(const std::string& path) {
 
 /// The size of the file at `path` (0 when there is none).
 int64_t file_size(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
@@ -646,7 +653,8 @@ constexpr const char* kTuningColumns =
     "SELECT id, run_id, kernel_id, workload, threads, settings, actions, status, heuristic_opts, "
     "winner_opts, heuristic_ms, winner_ms, noise, tie, stop_reason, error, iterations, wall_s, "
     "budget_s, restarts, tie_with_heuristic, speedup, speedup_lo, speedup_hi, rounds_disturbed, "
-    "round_ms, in_process_speedup, in_process_lo, in_process_hi, fidelity FROM tunings";
+    "round_ms, in_process_speedup, in_process_lo, in_process_hi, fidelity, reference_s, "
+    "compiling_s, timing_s FROM tunings";
 Tuning read_tuning(const Statement& st) {
   Tuning t;
   t.id = st.i64(0);
@@ -679,6 +687,9 @@ Tuning read_tuning(const Statement& st) {
       x && lo && hi)
     t.in_process = PairedSpeedup{*x, *lo, *hi};
   t.fidelity = st.text(29);
+  t.reference_s = st.f64(30);
+  t.compiling_s = st.f64(31);
+  t.timing_s = st.f64(32);
   return t;
 }
 } // namespace
@@ -706,8 +717,8 @@ void Database::finish_tuning(const Tuning& t) {
           "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, tie_with_heuristic = ?, "
           "stop_reason = ?, error = ?, iterations = ?, wall_s = ?, restarts = ?, speedup = ?, "
           "speedup_lo = ?, speedup_hi = ?, rounds_disturbed = ?, round_ms = ?, "
-          "in_process_speedup = ?, in_process_lo = ?, in_process_hi = ?, fidelity = ? "
-          "WHERE id = ?")
+          "in_process_speedup = ?, in_process_lo = ?, in_process_hi = ?, fidelity = ?, "
+          "reference_s = ?, compiling_s = ?, timing_s = ? WHERE id = ?")
       .bind_all(to_string(t.status), t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms,
                 t.noise, static_cast<int64_t>(t.tie), static_cast<int64_t>(t.tie_with_heuristic),
                 t.stop_reason, t.error, t.iterations, t.wall_s, t.restarts,
@@ -716,7 +727,8 @@ void Database::finish_tuning(const Tuning& t) {
                 t.speedup ? std::optional(t.speedup->hi) : std::nullopt, t.rounds_disturbed,
                 t.round_ms, t.in_process ? std::optional(t.in_process->estimate) : std::nullopt,
                 t.in_process ? std::optional(t.in_process->lo) : std::nullopt,
-                t.in_process ? std::optional(t.in_process->hi) : std::nullopt, t.fidelity, t.id)
+                t.in_process ? std::optional(t.in_process->hi) : std::nullopt, t.fidelity,
+                t.reference_s, t.compiling_s, t.timing_s, t.id)
       .run();
 }
 
@@ -1116,13 +1128,14 @@ CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
                   "winner_ms, noise, tie, tie_with_heuristic, speedup, speedup_lo, speedup_hi, "
                   "rounds_disturbed, round_ms, in_process_speedup, in_process_lo, "
                   "in_process_hi, fidelity, iterations, stop_reason, "
-                  "wall_s, restarts, error) SELECT m.new, k.id, t.workload, t.threads, "
+                  "wall_s, restarts, error, reference_s, compiling_s, timing_s) SELECT m.new, "
+                  "k.id, t.workload, t.threads, "
                   "t.settings, t.actions, t.budget_s, t.status, t.heuristic_opts, "
                   "t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise, t.tie, "
                   "t.tie_with_heuristic, t.speedup, t.speedup_lo, t.speedup_hi, "
                   "t.rounds_disturbed, t.round_ms, t.in_process_speedup, t.in_process_lo, "
                   "t.in_process_hi, t.fidelity, t.iterations, t.stop_reason, t.wall_s, "
-                  "t.restarts, t.error") +
+                  "t.restarts, t.error, t.reference_s, t.compiling_s, t.timing_s") +
       kTuningJoin);
   st.tunings = conn_->changes();
   conn_->exec(std::string("INSERT INTO candidates (tuning_id, seq, opts, parent, iteration, "

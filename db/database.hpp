@@ -29,7 +29,7 @@ namespace beamlab::db {
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {
@@ -127,6 +127,9 @@ struct Tuning {
   std::string stop_reason, error;
   int iterations = 0;
   double wall_s = 0, budget_s = 0;
+  /// Where wall_s went: the reference's run, waiting for compiles, timing alone on the machine
+  /// (the rest is the search's own work); 0 in files older than schema 5.
+  double reference_s = 0, compiling_s = 0, timing_s = 0;
   int restarts = 0;
 };
 

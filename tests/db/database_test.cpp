@@ -77,7 +77,13 @@ TEST_F(DatabaseTest, CreatesAVersionedSchemaInWalModeWithForeignKeys) {
 }
 
 // Takes a file of this schema back to version 3's tables and columns.
+void drop_schema_5(Database& db) {
+  for (const char* column : {"reference_s", "compiling_s", "timing_s"})
+    db.connection().exec(std::string("ALTER TABLE tunings DROP COLUMN ") + column);
+}
+
 void drop_schema_4(Database& db) {
+  drop_schema_5(db);
   db.connection().exec("DROP INDEX kernels_by_structure");
   db.connection().exec("ALTER TABLE kernels DROP COLUMN structure");
   db.connection().exec("ALTER TABLE kernels DROP COLUMN structure_version");
@@ -173,6 +179,40 @@ int64_t tuned_kernel(Database& db, const std::string& hash, const std::string& s
   int64_t id = db.upsert_kernel(k);
   db.cache_put(entry(hash, "dev", ms));
   return id;
+}
+
+// A version-4 file's tunings say nothing of where their search time went: migrated, they read
+// 0 for each part; a tuning finished since keeps its parts, and a merge carries them.
+TEST_F(DatabaseTest, AVersionFourFileGetsSearchTimeColumns) {
+  {
+    Database db(file("v4.db"));
+    journal_run(db, "k1", 2);
+    drop_schema_5(db);
+    db.connection().exec("PRAGMA user_version = 4");
+  }
+  Database db(file("v4.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  ASSERT_EQ(db.runs().size(), 1u);
+  std::vector<Tuning> old = db.tunings(db.runs().at(0).id);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].timing_s, 0);
+  Tuning t = old[0];
+  t.status = TuningStatus::done;
+  t.wall_s = 10;
+  t.reference_s = 0.5;
+  t.compiling_s = 4;
+  t.timing_s = 5;
+  db.finish_tuning(t);
+  Tuning back = db.tunings(t.run_id).at(0);
+  EXPECT_EQ(back.reference_s, 0.5);
+  EXPECT_EQ(back.compiling_s, 4);
+  EXPECT_EQ(back.timing_s, 5);
+  Database merged(file("merged.db"));
+  merged.merge_from(file("v4.db"));
+  ASSERT_EQ(merged.runs().size(), 1u);
+  Tuning copied = merged.tunings(merged.runs().at(0).id).at(0);
+  EXPECT_EQ(copied.compiling_s, 4);
+  EXPECT_EQ(copied.timing_s, 5);
 }
 
 // A version-3 file's kernels have no structure: migrated, they read as not yet known (version
@@ -335,9 +375,7 @@ TEST_F(DatabaseTest, AnotherApplicationsDatabaseIsAnError) {
 
 TEST_F(DatabaseTest, ANewerSchemaIsAnError) {
   std::string path = file("new.db");
-  {
-    Database db(path);
-  }
+  { Database db(path); }
   {
     Connection c(path, false);
     c.exec("PRAGMA user_version = 99");
@@ -725,9 +763,7 @@ bool exited_ok(pid_t pid) {
 
 TEST_F(DatabaseTest, TwoWritersOnOneFileLoseNothing) {
   std::string path = file("shared.db");
-  {
-    Database db(path);
-  } // created before the writers race
+  { Database db(path); } // created before the writers race
   constexpr int kEach = 150;
   std::vector<pid_t> writers;
   for (int w = 0; w < 2; ++w)
@@ -750,9 +786,7 @@ TEST_F(DatabaseTest, TwoWritersOnOneFileLoseNothing) {
 
 TEST_F(DatabaseTest, AReaderSeesAConsistentJournalWhileAWriterWrites) {
   std::string path = file("live.db");
-  {
-    Database db(path);
-  }
+  { Database db(path); }
   constexpr int kRows = 300;
   pid_t writer = spawn([&] {
     Database db(path);

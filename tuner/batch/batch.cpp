@@ -65,6 +65,7 @@ void from_result(BatchKernel& k, const TuneResult& r) {
   summarize(k.result, r);
   k.candidates = static_cast<int>(r.candidates.size());
   k.status_counts = r.status_counts();
+  k.compile_cpu_s = r.compile_s;
 }
 
 /// A search finished before the run was interrupted: its journaled result.
@@ -222,6 +223,7 @@ void search_kernels(BatchReport& report, const BatchOptions& options, const Batc
     PoolOptions pool_options;
     int cores = usable_cores();
     pool_options.workers = options.workers > 0 ? options.workers : std::max(1, cores / jobs);
+    report.sandboxes = pool_options.workers * jobs;
     pool_options.sandbox.threads = options.threads;
     pool_options.gate = gate;
     WorkerPool pool(pool_options);

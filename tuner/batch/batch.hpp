@@ -53,6 +53,7 @@ struct BatchKernel {
   int candidates = 0;
   std::string status_counts; ///< "ok 120, slow 40"
   int warm_seeds = 0;        ///< plans a warm start seeded its search with
+  double compile_cpu_s = 0;  ///< its candidates' compile times summed (searched now only)
   /// The plan's time (0 unknown), and the heuristic's.
   double tuned_ms() const { return result.winner_ms.value_or(0); }
   double heuristic_ms() const { return result.heuristic_ms.value_or(0); }
@@ -90,6 +91,7 @@ struct BatchReport {
   double prepare_s = 0, wall_s = 0;
   MachineLimits limits;    ///< the device's, for the rooflines
   bool warm_start = false; ///< searches were seeded by warm starts (BatchOptions::warm_start)
+  int sandboxes = 0;       ///< the worker sandboxes the searches spread their compiles over
   std::vector<ProgramCheck> programs; ///< each program whole, tuned against the heuristic
   double programs_s = 0;              ///< the time those checks took
   int count(BatchKernel::Outcome o) const;

@@ -47,15 +47,15 @@ void revert(db::Database& db, const BatchKernel& k, const BatchOptions& options,
   std::string device = this_device().fingerprint(), compiler = compiler_identity();
   std::string cold = settings_key(options.settings), warm = settings_key(options.settings, true);
   Expected<UOpPtr> ast = task_graph(k.task);
-  Expected<std::vector<Opt>> heuristic = parse_opts(k.result.heuristic_opts);
-  if (!ast || !heuristic) return;
-  Expected<uint64_t> optimized = plan_hash(*ast, *heuristic);
+  if (!ast) return;
+  std::vector<Opt> heuristic = heuristic_opts(*ast, options.threads);
+  Expected<uint64_t> optimized = plan_hash(*ast, heuristic);
   if (!optimized) return;
   for (db::CacheEntry e :
        db.cache_lookup(hash_hex(k.task.key), device, compiler, options.threads)) {
     if (e.stale || (e.settings_key != cold && e.settings_key != warm)) continue;
     db.cache_mark_stale(e.id, why);
-    e.opts = k.result.heuristic_opts;
+    e.opts = to_string(heuristic);
     e.optimized_hash = hash_hex(*optimized);
     e.ms = k.heuristic_ms() > 0 ? k.heuristic_ms() : e.ms;
     e.source += " (the heuristic's plan: " + why + ")";
@@ -71,11 +71,12 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
                                          int rounds) {
   std::map<uint64_t, const BatchKernel*> by_key;
   for (const BatchKernel& k : report.kernels) by_key[k.task.key] = &k;
-  auto tuned_plan = [](const BatchKernel& k) {
+  // A plan other than the heuristic's (which a cache hit doesn't record: it is computed).
+  auto tuned_plan = [&](const BatchKernel& k, const ScheduleItem& item) {
     bool planned = k.outcome == BatchKernel::Outcome::tuned ||
                    k.outcome == BatchKernel::Outcome::cached ||
                    k.outcome == BatchKernel::Outcome::resumed;
-    return planned && k.result.winner_opts != k.result.heuristic_opts;
+    return planned && k.result.winner_opts != to_string(heuristic_opts(item.ast, options.threads));
   };
   std::vector<ProgramCheck> out;
   std::vector<uint64_t> reverted; // a kernel shared by two programs is reverted once
@@ -89,7 +90,7 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
     std::vector<const BatchKernel*> planned;
     for (const ScheduleItem& item : schedule.items) {
       auto k = by_key.find(item.key);
-      if (k == by_key.end() || !tuned_plan(*k->second) ||
+      if (k == by_key.end() || !tuned_plan(*k->second, item) ||
           std::find(reverted.begin(), reverted.end(), item.key) != reverted.end())
         continue;
       Expected<std::vector<Opt>> opts = parse_opts(k->second->result.winner_opts);

@@ -321,7 +321,10 @@ private:
     // Compile, in parallel over the sandboxes.
     std::vector<std::future<Compiled>> compiles;
     WaitForAll pending{compiles};
+    double compiling_from = lab_.now_s();
     for (int id : batch) compiles.push_back(lab_.compile(id, at(id).opts));
+    for (auto& c : compiles) c.wait();
+    result_.compiling_s += lab_.now_s() - compiling_from;
     std::vector<Placement> placed(batch.size());
     std::vector<int> to_time;
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -617,9 +620,11 @@ private:
     // Each finalist stays compiled in one sandbox for the rounds.
     std::vector<std::future<Compiled>> jobs;
     WaitForAll pending{jobs};
+    double compiling_from = lab_.now_s();
     for (int id : finalists) jobs.push_back(lab_.compile(id, at(id).opts));
     std::vector<Compiled> placed;
     for (auto& j : jobs) placed.push_back(j.get());
+    result_.compiling_s += lab_.now_s() - compiling_from;
     // rounds[i][r]: finalist i's median in round r (0: it failed or was out).
     std::vector<std::vector<double>> rounds(finalists.size());
     std::unordered_map<int, std::vector<double>> samples;

@@ -164,7 +164,11 @@ struct TuneResult {
   std::map<int, std::vector<double>> round_ms;
   int iterations = 0;
   std::string stop_reason;
-  double wall_s = 0, reference_s = 0, compile_s = 0, timing_s = 0;
+  /// Where the search's wall time went: running the reference, waiting for its compile phases
+  /// (compiles spread over the sandboxes), timing (alone on the machine: the search's timing
+  /// and the finalists' rounds), and the rest (proposing and screening plans, the cost model,
+  /// journaling). compile_s sums the candidates' own compile times (CPU, in parallel).
+  double wall_s = 0, reference_s = 0, compiling_s = 0, timing_s = 0, compile_s = 0;
   int restarts = 0;
   int replayed = 0; ///< candidates taken from an interrupted search (see Replay)
   /// Plans dropped before compiling: invalid, seen (same optimized AST), over a cap, or ranked

@@ -125,6 +125,9 @@ void summarize(db::Tuning& t, const TuneResult& r) {
   t.stop_reason = r.stop_reason;
   t.iterations = r.iterations;
   t.wall_s = r.wall_s;
+  t.reference_s = r.reference_s;
+  t.compiling_s = r.compiling_s;
+  t.timing_s = r.timing_s;
   t.restarts = r.restarts;
 }
 
@@ -228,8 +231,9 @@ nlohmann::json result_json(const TuneResult& r) {
           {"stop_reason", r.stop_reason},
           {"wall_s", r.wall_s},
           {"reference_s", r.reference_s},
-          {"compile_s", r.compile_s},
+          {"compiling_s", r.compiling_s},
           {"timing_s", r.timing_s},
+          {"compile_s", r.compile_s},
           {"restarts", r.restarts},
           {"replayed", r.replayed},
           {"dropped",

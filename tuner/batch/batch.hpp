@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/support/statistics.hpp"
 #include "tuner/batch/corpus.hpp"
 #include "tuner/store/device.hpp"
 #include "tuner/store/journal.hpp"

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/support/statistics.hpp"
 #include "tuner/batch/batch.hpp"
 #include "tuner/batch/corpus.hpp"
 

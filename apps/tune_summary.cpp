@@ -66,12 +66,17 @@ struct Totals {
   double compile_cpu_s = 0, searched_compiling_s = 0; ///< of the kernels searched now
 };
 
+// A search's own work: its wall time less the reference, the compile phases and timing.
+double own_work_s(double wall_s, double reference_s, double compiling_s, double timing_s) {
+  return std::max(0.0, wall_s - reference_s - compiling_s - timing_s);
+}
+
 // Where a search's time went (db::Tuning), for JSON.
 Json search_time_json(double wall_s, double reference_s, double compiling_s, double timing_s) {
   return {{"reference_s", json_number(reference_s)},
           {"compiling_s", json_number(compiling_s)},
           {"timing_s", json_number(timing_s)},
-          {"other_s", json_number(std::max(0.0, wall_s - reference_s - compiling_s - timing_s))}};
+          {"other_s", json_number(own_work_s(wall_s, reference_s, compiling_s, timing_s))}};
 }
 
 Totals totals_of(const tuner::BatchReport& r) {
@@ -228,7 +233,7 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
                "search time: compiling {}{}, timing {} (alone on the machine), the reference {}, "
                "the search's own work {}\n",
                share(t.compiling_s), busy, share(t.timing_s), share(t.reference_s),
-               share(std::max(0.0, t.search_s - t.compiling_s - t.timing_s - t.reference_s)));
+               share(own_work_s(t.search_s, t.reference_s, t.compiling_s, t.timing_s)));
   }
   print_programs(r, out);
   if (r.warm_start)

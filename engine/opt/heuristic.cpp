@@ -309,30 +309,23 @@ int first_loop(const Planner& p) {
 // can't (a 7x7 layer's 32 x 7 tiles on 64 cores), the reduction is split too (GROUP: split-K);
 // else the most even split found stays.
 void spread_across_cores(Planner& p, int threads) {
-  int64_t work = parallel_profile(p.kernel(), threads).work;
-  if (threads_worth(work, threads) <= 1) return;
-  int64_t chunks = 1;
+  ParallelProfile now = parallel_profile(p.kernel(), threads);
+  if (now.worth <= 1 || now.fills()) return;
+  int64_t chunks = now.chunks, work = now.work;
   std::vector<int64_t> loops; // the loop axes' extents, outermost first
-  for (const AxisAccess& a : p.axes()) {
-    if (a.kind == AxisKind::Parallel) chunks *= a.extent;
+  for (const AxisAccess& a : p.axes())
     if (a.kind == AxisKind::Loop && a.extent > 1) loops.push_back(a.extent);
-  }
   auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
-  auto effective = [&](int64_t c) {
-    ParallelProfile f = profile(c);
-    return static_cast<double>(f.chunks) / static_cast<double>(f.per_thread);
-  };
-  if (profile(chunks).fills()) return;
   // The choice: the first `whole` loop axes whole and `part` iterations of the next.
   size_t whole = 0;
   int64_t part = 1, prefix = chunks, best = chunks;
   bool found = false;
   for (size_t k = 0; k < loops.size() && !found; prefix *= loops[k], ++k)
     for (int64_t m : divisors(loops[k])) {
-      int64_t c = prefix * m;
-      if (profile(c).fills() || effective(c) > effective(best)) {
-        whole = k, part = m, best = c;
-        found = profile(c).fills();
+      ParallelProfile f = profile(prefix * m);
+      if (f.fills() || f.effective() > profile(best).effective()) {
+        whole = k, part = m, best = f.chunks;
+        found = f.fills();
         if (found) break;
       }
     }
@@ -370,7 +363,7 @@ void spread_across_cores(Planner& p, int threads) {
 std::vector<Opt> fill_the_cores(const UOpPtr& ast, Planner p, int threads) {
   auto busy = [&](const Planner& q) {
     ParallelProfile f = parallel_profile(q.kernel(), threads);
-    return std::pair(f.fills(), static_cast<double>(f.chunks) / static_cast<double>(f.per_thread));
+    return std::pair(f.fills(), f.effective());
   };
   std::vector<Opt> core = p.opts();
   spread_across_cores(p, threads);
@@ -670,12 +663,9 @@ std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& ap
   // times the threads (a convolution's 2 channel blocks, then 8 of its rows on 16 cores).
   // A kernel whose split fills the threads already gets no more of either (the menu stays as
   // small as it was on 2 cores).
-  int64_t parallel = 1, work = 1;
-  for (const Axis& a : base->axes) {
-    work *= a.extent;
-    if (a.kind == AxisKind::Parallel) parallel *= a.extent;
-  }
-  bool filled = parallel > 1 && parallel_profile(parallel, work, threads).fills();
+  ParallelProfile now = parallel_profile(*base, threads);
+  int64_t parallel = now.chunks;
+  bool filled = parallel > 1 && now.fills();
   auto thread_amounts = [&](int64_t extent) {
     std::vector<int64_t> amounts = opt_amounts(OptOp::Thread, threads);
     if (threads > 1) {

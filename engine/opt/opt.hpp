@@ -117,6 +117,8 @@ struct ParallelProfile {
   /// True when the plan fills the threads its work pays for, evenly: used >= worth and
   /// balance >= kMinBalance.
   bool fills() const;
+  /// The threads' worth of work done in the time of the busiest: chunks / per_thread.
+  double effective() const { return static_cast<double>(chunks) / static_cast<double>(per_thread); }
 };
 inline constexpr double kMinBalance = 0.9;
 /// The fewest iterations worth one more thread: a smaller share runs faster than the thread

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -80,8 +79,17 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
   };
   std::vector<ProgramCheck> out;
   std::vector<uint64_t> reverted; // a kernel shared by two programs is reverted once
+  auto is_reverted = [&](uint64_t key) {
+    return std::find(reverted.begin(), reverted.end(), key) != reverted.end();
+  };
   for (const CorpusEntry& entry : corpus.entries) {
     ProgramCheck c;
+    // The kernel's plan is not kept: named in the check, and its cache entry reverted.
+    auto drop = [&](const BatchKernel& k, const std::string& why) {
+      c.reverted.push_back(k.task.name);
+      reverted.push_back(k.task.key);
+      if (writes(options.cache)) revert(db, k, options, why);
+    };
     c.label = entry.label;
     Program program = build_entry(entry);
     Schedule schedule = program.schedule();
@@ -90,9 +98,7 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
     std::vector<const BatchKernel*> planned;
     for (const ScheduleItem& item : schedule.items) {
       auto k = by_key.find(item.key);
-      if (k == by_key.end() || !tuned_plan(*k->second, item) ||
-          std::find(reverted.begin(), reverted.end(), item.key) != reverted.end())
-        continue;
+      if (k == by_key.end() || !tuned_plan(*k->second, item) || is_reverted(item.key)) continue;
       Expected<std::vector<Opt>> opts = parse_opts(k->second->result.winner_opts);
       if (!opts) continue;
       tuned.set(hash_hex(item.key), *opts);
@@ -120,11 +126,7 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
           kept.set(hash_hex(k->task.key), *parse_opts(k->result.winner_opts));
           continue;
         }
-        c.reverted.push_back(k->task.name);
-        reverted.push_back(k->task.key);
-        if (writes(options.cache))
-          revert(db, *k, options,
-                 fmt::format("in {} it ran {:.4f} ms against the heuristic's {:.4f} ms",
+        drop(*k, fmt::format("in {} it ran {:.4f} ms against the heuristic's {:.4f} ms",
                              entry.label, mine_ms[k->task.key], base_ms[k->task.key]));
       }
       if (!c.reverted.empty()) {
@@ -134,25 +136,16 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
         c.speedup = paired_ratio(h, t);
       }
       if (c.speedup.hi < 1) { // still slower beyond noise: none is kept
-        for (const BatchKernel* k : planned) {
-          if (std::find(reverted.begin(), reverted.end(), k->task.key) != reverted.end()) continue;
-          c.reverted.push_back(k->task.name);
-          reverted.push_back(k->task.key);
-          if (writes(options.cache))
-            revert(db, *k, options,
-                   fmt::format("{} as a whole ran {:.2f}x slower with the tuned plans", entry.label,
-                               1 / c.speedup.estimate));
-        }
+        for (const BatchKernel* k : planned)
+          if (!is_reverted(k->task.key))
+            drop(*k, fmt::format("{} as a whole ran {:.2f}x slower with the tuned plans",
+                                 entry.label, 1 / c.speedup.estimate));
         c.speedup = PairedRatio{1, 1, 1, c.speedup.rounds};
         t = h;
       }
     }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v.empty() ? 0.0 : v[v.size() / 2];
-    };
-    c.heuristic_ms = median(h);
-    c.tuned_ms = median(t);
+    c.heuristic_ms = quantile(h, 0.5);
+    c.tuned_ms = quantile(t, 0.5);
     out.push_back(c);
   }
   return out;

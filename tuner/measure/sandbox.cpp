@@ -1,7 +1,6 @@
 // The worker process and its pipes; see sandbox.hpp.
 #include "tuner/measure/sandbox.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -38,7 +37,8 @@ CallResult death(int status, CallResult r) {
     if (sig == SIGXCPU) r.detail += " (the sandbox's CPU-time limit)";
   } else if (WIFEXITED(status)) {
     r.status = CallStatus::crashed;
-    r.detail = "the worker exited with status " + std::to_string(WEXITSTATUS(status));
+    r.exit_status = WEXITSTATUS(status);
+    r.detail = "the worker exited with status " + std::to_string(r.exit_status);
   }
   return r;
 }
@@ -121,15 +121,15 @@ void Sandbox::start() {
                                    std::to_string(options_.lifetime_cpu_seconds)};
   if (options_.allow_faults) args.push_back("--allow-faults");
   if (!options_.seccomp) args.push_back("--no-seccomp");
-  if (const char* keep = std::getenv("BEAMLAB_WORKER_STDERR"); keep && *keep == '1')
-    args.push_back("--keep-stderr");
+  const char* keep = std::getenv("BEAMLAB_WORKER_STDERR");
+  bool keep_stderr = keep && *keep == '1';
+  if (keep_stderr) args.push_back("--keep-stderr");
   // A clean environment: nothing of the user's (tokens, paths, LD_PRELOAD) reaches the worker.
   // A process group of its own: a Ctrl-C at the terminal reaches the tuner (which stops the
   // search and ends its workers), not the workers mid-candidate.
   // Its stderr, until confinement closes it, comes back through a pipe: a worker that can't
   // start (a shared library missing, a namespace refused) says why there.
   int err[2] = {-1, -1};
-  bool keep_stderr = std::find(args.begin(), args.end(), "--keep-stderr") != args.end();
   if (!keep_stderr && ::pipe2(err, O_CLOEXEC) != 0) err[0] = err[1] = -1;
   SpawnOptions spawn;
   spawn.stdin_fd = in[0];
@@ -236,9 +236,11 @@ CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payl
   bool never_started = !answered_;
   std::string words = never_started ? last_words() : "";
   CallResult dead = stop(CallStatus::lost, "the worker closed its pipe");
-  if (never_started && dead.detail.starts_with("the worker exited with status"))
-    throw std::runtime_error("sandbox: the worker '" + options_.worker + "' could not start (" +
-                             dead.detail.substr(11) + (words.empty() ? "" : ": " + words) + ")");
+  if (never_started && dead.exit_status >= 0)
+    throw std::runtime_error(fmt::format("sandbox: the worker '{}' could not start (exited with "
+                                         "status {}{})",
+                                         options_.worker, dead.exit_status,
+                                         words.empty() ? "" : ": " + words));
   return dead;
 }
 

@@ -34,8 +34,9 @@ const char* to_string(CallStatus s);
 
 struct CallResult {
   CallStatus status = CallStatus::ok;
-  Message reply;      ///< when ok
-  std::string detail; ///< otherwise: the signal or reason ("SIGSEGV", "no answer in 2.0 s")
+  Message reply;        ///< when ok
+  std::string detail;   ///< otherwise: the signal or reason ("SIGSEGV", "no answer in 2.0 s")
+  int exit_status = -1; ///< the worker's exit status, when it exited on its own (no signal)
 };
 
 class Sandbox {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <vector>
 
@@ -224,19 +225,30 @@ void BM_Conv2d(benchmark::State& state, const bench::ConvShape& conv, bool tuned
 }();
 
 // A real network at batch 1, one forward pass an iteration, with the heuristic's plans or the
-// tuning cache's (/cache: the default database, e.g. after `beamlab tune corpora/models.json`).
-// The models come from scripts/export_models.py, in BEAMLAB_MODELS (default corpora/models);
-// a missing one is skipped with the command that makes it. Not in `beamlab bench`'s default
-// suite (a few seconds each); its PyTorch reference is the export script's --latency.
-void BM_Model(benchmark::State& state, const char* name, bool cached) {
+// tuning cache's (/cache: the default database, e.g. after `beamlab tune corpora/models.json`),
+// and ONNX Runtime 1.30 on the same model and thread count (/ort, its own runs timed in its
+// process: bench/references.hpp). The beamlab rows carry ORT's median as `ort_ms` and their
+// ratio to it as `vs_ort` (below 1: faster than ONNX Runtime). The models come from
+// scripts/export_models.py, in BEAMLAB_MODELS (default corpora/models); a missing model or a
+// missing ONNX Runtime is a skipped row with the command that fixes it. Not in `beamlab
+// bench`'s default suite (a few seconds each).
+std::string model_path(benchmark::State& state, const char* name) {
   const char* dir = std::getenv("BEAMLAB_MODELS");
   std::string path = std::string(dir ? dir : "corpora/models") + "/" + name + "/model.onnx";
   if (!std::filesystem::exists(path)) {
     state.SkipWithError((path + " is missing: /usr/bin/python3 scripts/export_models.py " +
                          (dir ? dir : "corpora/models"))
                             .c_str());
-    return;
+    return "";
   }
+  return path;
+}
+
+void BM_Model(benchmark::State& state, const char* name, bool cached) {
+  std::string path = model_path(state, name);
+  if (path.empty()) return;
+  // ORT first (measured once per process): this process's threads are then asleep.
+  Expected<double> ort = bench::ort_median_ms(path, default_threads());
   Program p = tuner::build_entry(tuner::model_entry(path, {}));
   HeuristicPolicy heuristic;
   std::unique_ptr<tuner::CachePolicy> cache;
@@ -248,15 +260,46 @@ void BM_Model(benchmark::State& state, const char* name, bool cached) {
   state.counters["ms"] = m.seconds * 1e3;
   state.counters["kernels"] = static_cast<double>(p.schedule().items.size());
   if (cache) state.counters["cache_hits"] = cache->hits();
+  if (ort) {
+    state.counters["ort_ms"] = *ort;
+    state.counters["vs_ort"] = m.seconds * 1e3 / *ort;
+  }
 }
+
+void BM_OrtModel(benchmark::State& state, const char* name) {
+  std::string path = model_path(state, name);
+  if (path.empty()) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(250)); // as in ort_median_ms
+  auto session = bench::OrtSession::open(path, default_threads());
+  if (!session) {
+    state.SkipWithError(("ONNX Runtime: " + session.error()).c_str());
+    return;
+  }
+  (*session)->time_ms(5); // warm-up
+  for (auto _ : state) {
+    auto ms = (*session)->time_ms(1);
+    if (!ms) {
+      state.SkipWithError(("ONNX Runtime: " + ms.error()).c_str());
+      return;
+    }
+    state.SetIterationTime(ms->at(0) / 1e3);
+  }
+  state.SetLabel("ONNX Runtime 1.30");
+}
+
 [[maybe_unused]] const bool model_benchmarks = [] {
-  for (const char* name : {"resnet18", "mobilenet_v2", "bert_layer"})
+  for (const char* name : {"resnet18", "mobilenet_v2", "bert_layer"}) {
     for (bool cached : {false, true})
       benchmark::RegisterBenchmark(
           (std::string("BM_Model/") + name + (cached ? "/cache" : "/heuristic")).c_str(), BM_Model,
           name, cached)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+    benchmark::RegisterBenchmark((std::string("BM_Model/") + name + "/ort").c_str(), BM_OrtModel,
+                                 name)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime();
+  }
   return true;
 }();
 

@@ -3,14 +3,25 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <thread>
+#include <unistd.h>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <cblas.h>
 #include <dnnl.hpp>
 
 #include "engine/realize/machine_limits.hpp"
 #include "engine/runtime/buffer.hpp"
+#include "engine/support/process.hpp"
+#include "engine/support/statistics.hpp"
 
 namespace beamlab::bench {
 namespace {
@@ -126,6 +137,110 @@ double openblas_sgemm_gflops(int64_t m, int64_t n, int64_t k) {
 
 std::string openblas_core() {
   return std::string(openblas_get_corename()) + " (" + openblas_get_config() + ")";
+}
+
+namespace {
+
+// `name` on PATH, as a shell finds it ("" if it isn't there).
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::filesystem::path p = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    if (!p.parent_path().empty() && ::access(p.c_str(), X_OK) == 0) return p.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+} // namespace
+
+Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model, int threads) {
+  const std::string fix = "install it with 'bash scripts/install-ort'";
+  std::string node = on_path("node");
+  if (node.empty()) return make_unexpected("Node.js is not on PATH (" + fix + ")");
+  std::filesystem::path script =
+      std::filesystem::read_symlink("/proc/self/exe").parent_path() / "ort_reference.cjs";
+  if (!std::filesystem::exists(script))
+    return make_unexpected(script.string() + " is missing: build the beamlab-bench target");
+  int to[2], from[2];
+  if (::pipe2(to, O_CLOEXEC) != 0 || ::pipe2(from, O_CLOEXEC) != 0)
+    return make_unexpected(std::string("pipe: ") + std::strerror(errno));
+  std::unique_ptr<OrtSession> s(new OrtSession());
+  s->to_child_ = to[1];
+  s->from_child_ = from[0];
+  SpawnOptions o;
+  o.stdin_fd = to[0];
+  o.stdout_fd = from[1];
+  Expected<pid_t> pid = spawn_process(
+      {node, script.string(), model, "--threads", std::to_string(threads)}, o);
+  ::close(to[0]);
+  ::close(from[1]);
+  if (!pid) return make_unexpected("cannot start " + node + ": " + pid.error());
+  s->pid_ = *pid;
+  Expected<std::string> ready = s->request("");
+  if (!ready) return make_unexpected(ready.error());
+  return s;
+}
+
+OrtSession::~OrtSession() {
+  if (to_child_ >= 0) {
+    std::string quit = "quit\n";
+    [[maybe_unused]] ssize_t n = ::write(to_child_, quit.data(), quit.size());
+    ::close(to_child_);
+  }
+  if (from_child_ >= 0) ::close(from_child_);
+  if (pid_ > 0) wait_process(pid_);
+}
+
+// Sends `line` (none if empty) and reads the child's one-line JSON answer: the line, or the
+// error it reported (or that it ended).
+Expected<std::string> OrtSession::request(const std::string& line) {
+  if (!line.empty()) {
+    std::string out = line + "\n";
+    if (::write(to_child_, out.data(), out.size()) != static_cast<ssize_t>(out.size()))
+      return make_unexpected(std::string("ONNX Runtime's process ended"));
+  }
+  size_t eol;
+  while ((eol = pending_.find('\n')) == std::string::npos) {
+    char buf[4096];
+    ssize_t n = ::read(from_child_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_unexpected(std::string("ONNX Runtime's process ended without an answer"));
+    pending_.append(buf, static_cast<size_t>(n));
+  }
+  std::string answer = pending_.substr(0, eol);
+  pending_.erase(0, eol + 1);
+  nlohmann::json j = nlohmann::json::parse(answer, nullptr, false);
+  if (j.is_discarded()) return make_unexpected("ONNX Runtime's process said: " + answer);
+  if (j.contains("error")) return make_unexpected(j["error"].get<std::string>());
+  return answer;
+}
+
+Expected<std::vector<double>> OrtSession::time_ms(int runs) {
+  Expected<std::string> answer = request("time " + std::to_string(runs));
+  if (!answer) return make_unexpected(answer.error());
+  return nlohmann::json::parse(*answer).value("ms", std::vector<double>{});
+}
+
+Expected<double> ort_median_ms(const std::string& model, int threads) {
+  static std::map<std::pair<std::string, int>, Expected<double>> measured;
+  auto key = std::make_pair(model, threads);
+  if (auto it = measured.find(key); it != measured.end()) return it->second;
+  // This process's OpenMP threads spin a while (KMP_BLOCKTIME, 200 ms) after its last kernel:
+  // let them sleep before the reference runs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  Expected<double> ms = [&]() -> Expected<double> {
+    auto s = OrtSession::open(model, threads);
+    if (!s) return make_unexpected(s.error());
+    (*s)->time_ms(5); // warm-up
+    auto runs = (*s)->time_ms(31);
+    if (!runs) return make_unexpected(runs.error());
+    return quantile(*runs, 0.5);
+  }();
+  return measured.emplace(key, ms).first->second;
 }
 
 } // namespace beamlab::bench

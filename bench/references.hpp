@@ -1,11 +1,17 @@
 // What the bench's figures are judged against, measured in the same run: the machine's limits
 // (engine/realize/machine_limits.hpp: FMA peak, each memory level's bandwidth), oneDNN (the
 // vendor library: matmul, and conv2d in its blocked layout and in NCHW) first, OpenBLAS sgemm
-// second (its kernel choice follows OPENBLAS_CORETYPE; the core it ran is reported).
+// second (its kernel choice follows OPENBLAS_CORETYPE; the core it ran is reported). Whole
+// models are judged against ONNX Runtime 1.30 on the same thread count (OrtSession).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "engine/support/error.hpp"
 
 #include "engine/support/roofline.hpp"
 
@@ -42,5 +48,33 @@ double onednn_conv2d_gflops(const ConvShape& conv, bool blocked);
 double openblas_sgemm_gflops(int64_t m, int64_t n, int64_t k);
 /// The kernel OpenBLAS runs ("Haswell", "SkylakeX", "Zen") and its build configuration.
 std::string openblas_core();
+
+/// ONNX Runtime 1.30 running one model in a child process: bench/ort_reference.cjs (installed
+/// beside this executable) under Node.js, onnxruntime-node from BEAMLAB_ORT (default
+/// build/ort; `bash scripts/install-ort` fills it). The session has `threads` intra-op threads
+/// and is fed random inputs of the model's own shapes, as BM_Model feeds beamlab.
+class OrtSession {
+public:
+  /// Starts the child and loads the model: fails with the command that fixes it when Node.js,
+  /// the script or ONNX Runtime is missing, or with ORT's reason when it can't load the model.
+  static Expected<std::unique_ptr<OrtSession>> open(const std::string& model, int threads);
+  ~OrtSession();
+  OrtSession(const OrtSession&) = delete;
+  OrtSession& operator=(const OrtSession&) = delete;
+
+  /// `runs` runs, each timed in the child around its session.run: milliseconds.
+  Expected<std::vector<double>> time_ms(int runs);
+
+private:
+  OrtSession() = default;
+  Expected<std::string> request(const std::string& line);
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string pending_; ///< read past the last line
+};
+
+/// ONNX Runtime's median milliseconds on the model (31 runs), measured once per process and
+/// model; the error says why there is none.
+Expected<double> ort_median_ms(const std::string& model, int threads);
 
 } // namespace beamlab::bench

@@ -70,6 +70,7 @@ private:
   std::vector<UOpPtr> movement_indices(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
                                        UOpPtr& cond);
   bool hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const;
+  int64_t computed_times(const std::vector<UOpPtr>& idxs) const;
   UOpPtr param(const UOpPtr& buffer);
   void computes(const UOpPtr& node) {
     if (computed_.insert(node.get()).second) nodes_.push_back(node);
@@ -257,8 +258,11 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   // A reduction's epilogue (bias, residual add, activation) read through a window would be
   // recomputed, with all its loads, once per tap: computed once where the reduction is, it is
   // one load per tap instead.
+  // The same holds for one read inside a loop it doesn't vary with (a LayerNorm or GELU read
+  // by the next GEMM, once per output column block: BERT's two big GEMMs ran at a third of the
+  // plain one's rate).
   if (node != root_ && !is_movement(node->op()) && s_.after_reduce(node.get()) &&
-      runs_of(ranges_in(idxs)) > shape_numel(s_.shapes.of(node))) {
+      computed_times(idxs) > shape_numel(s_.shapes.of(node))) {
     return load_realized(node, idxs, valid);
   }
   computes(node);
@@ -337,6 +341,20 @@ bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs, int64_t results) 
   return true;
 }
 
+// How often a value reached with `idxs` is computed: once per value of the loops it varies with
+// and of each open loop it doesn't vary with that encloses one of those (the code generator
+// hoists it only out of the loops nested inside all it uses).
+int64_t KernelBuilder::computed_times(const std::vector<UOpPtr>& idxs) const {
+  std::vector<const UOp*> used = ranges_in(idxs);
+  int64_t innermost_used = -1;
+  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
+  int64_t times = runs_of(used);
+  for (const UOp* r : context_)
+    if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
+      times *= r->src(0)->const_value();
+  return times;
+}
+
 UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs,
                                   const UOpPtr& valid) {
   std::vector<const UOp*> key;
@@ -358,10 +376,13 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
     inner[a] = kernel_range(in[a], next_axis_++, "reduce");
     ranges.push_back(inner[a]);
   }
-  size_t depth = context_.size();
+  // Fused below the root it is hoisted out of the loops it doesn't vary with: inside it, only
+  // the loops it uses and its own are open.
+  std::vector<const UOp*> outside = context_;
+  if (node != root_) context_ = ranges_in(idxs);
   for (const UOpPtr& r : ranges) context_.push_back(r.get());
   UOpPtr v = emit(node->src(0), inner, valid);
-  context_.resize(depth);
+  context_ = std::move(outside);
   return ranges.empty() ? v : reduce_over(v, ranges, reduce_op(*node));
 }
 

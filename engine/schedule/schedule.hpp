@@ -10,8 +10,9 @@
 // generator hoists it out of them (softmax and layernorm over the last axis are one kernel).
 // Otherwise the reduction is realized into a buffer by a kernel of its own. So is an
 // elementwise node computed from a reduction (a conv's bias, residual add and activation) when
-// its reader would compute it more times than it has results (through a convolution's window):
-// it is computed once, with the reduction, and each tap loads it.
+// its reader would compute it more times than it has results (through a convolution's window,
+// or inside a loop it doesn't vary with, as the next GEMM reads a GELU or a layernorm): it is
+// computed once, with the reduction, and each read loads it.
 //
 // A kernel AST is a SINK of one STORE to DEFINE_GLOBAL 0 (the output); inputs are the next
 // slots in first-use order. With buffers renumbered this way, the AST's hash is the kernel's

@@ -159,6 +159,17 @@ std::string render_markdown(const RunSummary& s) {
     }
     out += "\n";
   }
+  if (std::vector<AgainstOrt> ort = s.against_ort(); !ort.empty()) {
+    out += "### Models against ONNX Runtime (same run, same threads)\n\n"
+           "| model | plans | beamlab ms | ONNX Runtime ms | beamlab / ORT |\n"
+           "|---|---|---:|---:|---:|\n";
+    for (const AgainstOrt& a : ort)
+      out += fmt::format("| {} | {} | {} ({}) | {} ({}) | {:.2f}x |\n", cell(a.model),
+                         cell(a.plans), format_ms(a.beamlab.median),
+                         format_spread(a.beamlab.spread()), format_ms(a.ort.median),
+                         format_spread(a.ort.spread()), a.ratio());
+    out += "\nmedians (IQR/median); below 1x beamlab is faster\n\n";
+  }
   if (s.tunings.empty() && s.data.items.empty()) out += "The run recorded no measurements.\n";
   for (const std::string& n : s.over_roof_notes()) out += "- ! " + inline_text(n) + "\n";
   return out;

@@ -52,6 +52,34 @@ std::vector<const Measurement*> RunSummary::measured(Section section) const {
   return out;
 }
 
+std::vector<AgainstOrt> RunSummary::against_ort() const {
+  // Suite names are "BM_Model/NAME/PLANS/real_time" (or manual_time, for ORT's own timing).
+  auto parts = [](const std::string& name) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= name.size();) {
+      size_t slash = std::min(name.find('/', at), name.size());
+      out.push_back(name.substr(at, slash - at));
+      at = slash + 1;
+    }
+    return out;
+  };
+  std::map<std::string, const Measurement*> ort;
+  for (const Measurement* m : measured(Section::suite)) {
+    std::vector<std::string> p = parts(m->name);
+    if (p.size() >= 3 && p[0] == "BM_Model" && p[2] == "ort" && !m->samples_ms.empty())
+      ort[p[1]] = m;
+  }
+  std::vector<AgainstOrt> out;
+  for (const Measurement* m : measured(Section::suite)) {
+    std::vector<std::string> p = parts(m->name);
+    if (p.size() < 3 || p[0] != "BM_Model" || p[2] == "ort" || m->samples_ms.empty()) continue;
+    auto o = ort.find(p[1]);
+    if (o == ort.end()) continue;
+    out.push_back({p[1], p[2], describe(m->samples_ms), describe(o->second->samples_ms)});
+  }
+  return out;
+}
+
 RunSummary summarize_run(db::Database& db, int64_t run_id) {
   RunSummary s;
   s.data = load_run_data(db, run_id);

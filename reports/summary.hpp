@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reports/run_data.hpp"
+#include "reports/stats.hpp"
 
 namespace beamlab::reports {
 
@@ -33,6 +34,14 @@ struct TunedKernel {
 TunedKernel tuned_kernel(db::Database& db, const db::Tuning& t,
                          const std::optional<db::Device>& device);
 
+/// A network timed by beamlab-bench's BM_Model (`plans`: heuristic or cache) beside ONNX
+/// Runtime on the same model in the same run (BM_Model/NAME/ort).
+struct AgainstOrt {
+  std::string model, plans;
+  SampleStats beamlab, ort;
+  double ratio() const { return ort.median > 0 ? beamlab.median / ort.median : 0; }
+};
+
 struct RunSummary {
   RunData data; ///< the run, its device and (for a benchmark run) its measurements
   std::vector<TunedKernel> tunings;
@@ -43,6 +52,8 @@ struct RunSummary {
   /// The measurements of `section` a summary lists (a tuning run's kernels are its tunings,
   /// listed apart).
   std::vector<const Measurement*> measured(Section section) const;
+  /// Each BM_Model row that has ONNX Runtime's row of its model beside it.
+  std::vector<AgainstOrt> against_ort() const;
 };
 
 RunSummary summarize_run(db::Database& db, int64_t run_id);

@@ -164,7 +164,25 @@ void KernelCandidate::run(const std::vector<void*>& buffers, int threads) const 
 
 namespace {
 std::atomic<const OptPolicy*> g_default_policy{nullptr};
+
+// The DEFINE_GLOBAL slots a stage loads from and the one it stores to (-1: none).
+struct StageAccess {
+  std::vector<int64_t> reads;
+  int64_t writes = -1;
+};
+StageAccess stage_access(const UOpPtr& stage) {
+  StageAccess a;
+  for (const UOpPtr& u : toposort(stage)) {
+    if (u->op() != Op::Load && u->op() != Op::Store) continue;
+    const UOpPtr& global = u->src(0)->src(0);
+    if (global->op() != Op::DefineGlobal) continue;
+    int64_t slot = global->arg().as_int();
+    if (u->op() == Op::Store) a.writes = slot;
+    else if (std::find(a.reads.begin(), a.reads.end(), slot) == a.reads.end()) a.reads.push_back(slot);
+  }
+  return a;
 }
+} // namespace
 
 void set_default_policy(const OptPolicy* policy) { g_default_policy.store(policy); }
 
@@ -217,6 +235,7 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     best->free_after = last;
     return best->slot;
   };
+  const size_t forever = schedule.items.size(); // a storage no later kernel may take
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
     PlannedKernel k;
@@ -240,26 +259,46 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       }
       k.slots.push_back(plan.slot_of_id_.at(id));
     }
-    for (const ScratchBuffer& s : k.optimized.scratch)
-      k.slots.push_back(place(scratch_bytes(s), i, i));
+    // A PACK of constants is copied once, here, into a scratch buffer of its own for good.
+    k.prepared.assign(k.optimized.stages.size(), false);
+    std::vector<bool> kept(k.optimized.scratch.size(), false);
+    for (size_t s = 0; s < k.optimized.main; ++s) {
+      StageAccess a = stage_access(k.optimized.stages[s]);
+      bool constant = !a.reads.empty() && a.writes >= static_cast<int64_t>(item.buffers.size());
+      for (int64_t r : a.reads)
+        constant &= r < static_cast<int64_t>(item.buffers.size()) &&
+                    plan.buffers_[static_cast<size_t>(k.slots[static_cast<size_t>(r)])]->constant();
+      if (!constant) continue;
+      k.prepared[s] = true;
+      kept[static_cast<size_t>(a.writes) - item.buffers.size()] = true;
+    }
+    for (size_t s = 0; s < k.optimized.scratch.size(); ++s)
+      k.slots.push_back(place(scratch_bytes(k.optimized.scratch[s]), i, kept[s] ? forever : i));
     auto stages = compile_stages(k.optimized, item.name);
     if (!stages)
       user_error << "kernel " << item.name << " with opts '" << to_string(k.opts)
                  << "' failed to compile: " << stages.error();
     k.stages = std::move(*stages);
+    plan.run_stages(k, true);
     plan.kernels_.push_back(std::move(k));
   }
   plan.storage_count_ = storages.size();
   return plan;
 }
 
-void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {
+void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
+                               std::vector<ThreadSpan>* trace) {
   std::vector<void*> ptrs;
   ptrs.reserve(k.slots.size());
   for (int s : k.slots) ptrs.push_back(buffers_[static_cast<size_t>(s)]->data());
-  for (const auto& stage : k.stages)
-    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads_,
-           trace);
+  for (size_t s = 0; s < k.stages.size(); ++s)
+    if (k.prepared[s] == prepared)
+      launch(k.stages[s]->code->entry(), ptrs.data(), nullptr,
+             k.stages[s]->kernel.parallel_extent, threads_, trace);
+}
+
+void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {
+  run_stages(k, false, trace);
 }
 
 void ExecutionPlan::run() {

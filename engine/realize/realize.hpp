@@ -141,6 +141,9 @@ struct PlannedKernel {
   OptimizedKernel optimized;
   std::vector<std::shared_ptr<const CompiledStage>> stages;
   std::vector<int> slots; ///< the plan's buffer for each DEFINE_GLOBAL slot (incl. scratch)
+  /// Stages run once, when the plan was prepared, and skipped by every run: PACK copies of
+  /// constant buffers (a model's weights into a GEMM's panels).
+  std::vector<bool> prepared;
 };
 
 class ExecutionPlan {
@@ -179,6 +182,8 @@ public:
 
 private:
   void run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace = nullptr);
+  /// The kernel's stages that were run when the plan was prepared (`prepared`), or the others.
+  void run_stages(const PlannedKernel& k, bool prepared, std::vector<ThreadSpan>* trace = nullptr);
   KernelProfile describe(const PlannedKernel& k) const;
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::unordered_map<int64_t, int> slot_of_id_;

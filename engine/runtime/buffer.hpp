@@ -29,6 +29,12 @@ public:
   /// RuntimeFailure otherwise: a kernel's vector accesses may touch every aligned line).
   static Buffer borrowed(void* data, size_t bytes, std::shared_ptr<const void> owner);
 
+  /// Marks the contents as fixed from now on (a model's weights): a plan copies such an input
+  /// into a kernel's layout (PACK) once, when it is prepared, instead of on every run. Writing
+  /// a constant buffer afterwards leaves those copies stale.
+  void mark_constant() { constant_ = true; }
+  bool constant() const { return constant_; }
+
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }
@@ -53,6 +59,7 @@ private:
   };
   std::unique_ptr<void, Free> data_;
   size_t bytes_ = 0;
+  bool constant_ = false;
 };
 
 /// This machine's physical memory in bytes: what no tensor, input or program may need half of.

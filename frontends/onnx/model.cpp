@@ -139,7 +139,7 @@ Tensor blocked_conv_weight(const HostTensor& h) {
       std::copy_n(h.bytes.begin() + static_cast<std::ptrdiff_t>((o * inner + i) * item), item,
                   bytes.begin() + static_cast<std::ptrdiff_t>(to * item));
     }
-  Tensor blocked = Tensor::from_bytes(bytes, {cout / kBlock, s[1], s[2], s[3], kBlock}, h.dtype);
+  Tensor blocked = to_constant({h.dtype, {cout / kBlock, s[1], s[2], s[3], kBlock}, bytes});
   return blocked.permute({0, 4, 1, 2, 3}).reshape(s);
 }
 
@@ -163,7 +163,7 @@ void prepare(ModelImpl& m, const InputShapes& given) {
   for (const auto& [name, h] : decoded)
     m.initializers[name] = h.numel() == 0        ? Value::empty(h.shape, h.dtype)
                            : blocked.count(name) ? Value(blocked_conv_weight(h))
-                                                 : Value(to_tensor(h));
+                                                 : Value(to_constant(h));
   for (const auto& vi : g.input()) {
     if (m.initializers.count(vi.name())) continue;
     user_assert(vi.type().has_tensor_type())

@@ -184,6 +184,16 @@ Tensor to_tensor(const HostTensor& h) {
   return Tensor::from_bytes(h.bytes, h.shape, h.dtype);
 }
 
+Tensor to_constant(const HostTensor& h) {
+  if (h.dtype.is_bool()) return to_tensor(h); // bytes other than 0 and 1 normalized there
+  user_assert(h.numel() > 0) << "a tensor of shape " << shape_str(h.shape)
+                             << " is empty; beamlab does not compute on empty tensors";
+  auto storage = std::make_shared<Buffer>(h.bytes.size());
+  std::memcpy(storage->data(), h.bytes.data(), h.bytes.size());
+  storage->mark_constant();
+  return Tensor::from_storage(std::move(storage), h.shape, h.dtype);
+}
+
 HostTensor to_host(const Tensor& t) { return {t.dtype(), t.shape(), t.to_bytes()}; }
 
 } // namespace beamlab::onnx

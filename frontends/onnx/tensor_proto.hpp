@@ -48,6 +48,9 @@ HostTensor read_tensor_file(const std::string& path);
 
 /// A lazy tensor holding a copy of the host values.
 Tensor to_tensor(const HostTensor& h);
+/// The same in a buffer marked constant (Buffer::mark_constant): a model's initializer, which
+/// plans may copy into a kernel's layout once.
+Tensor to_constant(const HostTensor& h);
 
 /// The realized values of `t` on the host.
 HostTensor to_host(const Tensor& t);

@@ -353,6 +353,45 @@ TEST(Opts, ExplicitListThroughThePolicy) {
   EXPECT_NEAR(static_cast<const float*>(plan.buffer(*sched.outputs[0])->data())[0], want, 1e-4);
 }
 
+// A PACK of a constant buffer (a model's weight) is copied once, when the plan is prepared,
+// into a scratch buffer no other kernel shares; a PACK of any other input on every run.
+TEST(Opts, APackOfAConstantIsCopiedOncePerPlan) {
+  const int64_t m = 16, k = 96, n = 64;
+  Tensor a = Tensor::rand({m, k}, 1);
+  auto weight = std::make_shared<Buffer>(static_cast<size_t>(k * n) * sizeof(float));
+  std::span<float> w = weight->as<float>();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3;
+  auto plan_for = [&](bool constant) {
+    if (constant) weight->mark_constant();
+    Tensor b = Tensor::from_storage(weight, {k, n}, Scalar::Float32);
+    HeuristicPolicy p;
+    p.set("*", {{OptOp::Upcast, 1, 32}, {OptOp::Pack, 1, 0}});
+    Tensor out = a.matmul(b);
+    Schedule s = out.schedule();
+    ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2, .policy = &p});
+    return std::make_pair(std::move(plan), s.outputs.at(0));
+  };
+  auto value = [&](ExecutionPlan& plan, const UOpPtr& out, int64_t i, int64_t j) {
+    plan.run();
+    return static_cast<const float*>(plan.buffer(*out)->data())[i * n + j];
+  };
+  std::vector<float> av = a.to_vector<float>();
+  auto want = [&](int64_t i, int64_t j) {
+    double sum = 0;
+    for (int64_t q = 0; q < k; ++q) sum += double(av[size_t(i * k + q)]) * w[size_t(q * n + j)];
+    return sum;
+  };
+  auto [live, live_out] = plan_for(false);
+  ASSERT_EQ(live.kernels().at(0).prepared, (std::vector<bool>{false, false}));
+  EXPECT_NEAR(value(live, live_out, 3, 5), want(3, 5), 1e-3);
+  w[size_t(7 * n + 5)] += 1; // a new weight: the next run copies it again
+  EXPECT_NEAR(value(live, live_out, 3, 5), want(3, 5), 1e-3);
+  auto [fixed, fixed_out] = plan_for(true);
+  ASSERT_EQ(fixed.kernels().at(0).prepared, (std::vector<bool>{true, false}));
+  EXPECT_NEAR(value(fixed, fixed_out, 3, 5), want(3, 5), 1e-3);
+  EXPECT_NEAR(value(fixed, fixed_out, 2, 40), want(2, 40), 1e-3); // the copy serves every run
+}
+
 // Several THREADs fold into one parallel axis (the first varying slowest), and a GROUP on a
 // kernel already parallel joins it too (split-K): each computes what the serial kernel does.
 TEST(Opts, ThreadsOverSeveralAxesAndSplitK) {

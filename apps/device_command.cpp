@@ -46,6 +46,10 @@ int device(const DeviceArgs& args) {
     doc["db"] = db.path();
     doc["limits_measured_at"] = d.limits_measured_at;
     doc.update(limits_json(l));
+    LaunchOverhead launch = measure_launch_overhead();
+    doc["launch_us"] = {{"one_thread", launch.one_thread_us},
+                        {"all_threads", launch.all_threads_us},
+                        {"threads", launch.threads}};
     print_json(doc);
     return 0;
   }
@@ -62,6 +66,10 @@ int device(const DeviceArgs& args) {
     fmt::print("  {:<6} {:>10} {:>12} {:>10.1f} {:>11.1f}\n", m.name,
                m.capacity_bytes ? format_bytes(m.capacity_bytes) : "-",
                format_bytes(m.working_set_bytes), m.read_gbps, m.triad_gbps);
+  LaunchOverhead launch = measure_launch_overhead();
+  fmt::print("  launch: {:.2f} us on 1 thread, {:.2f} us across {} threads (a kernel doing "
+             "nothing; measured now, every kernel of a program pays it each run)\n",
+             launch.one_thread_us, launch.all_threads_us, launch.threads);
   fmt::print("A kernel is judged against the roof of the level its data fits in (its buffers' "
              "bytes against 'holds'); triad counts a, b and c once (STREAM's convention).\n");
   return 0;

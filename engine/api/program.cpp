@@ -3,6 +3,8 @@
 
 #include <unordered_set>
 
+#include "engine/support/statistics.hpp"
+
 namespace beamlab {
 
 Schedule Program::schedule() const {
@@ -65,6 +67,20 @@ std::string join_names(const std::vector<std::string>& names, size_t max) {
   size_t head = (max + 1) / 2, tail = max / 2;
   return join(0, head) + " ... " + join(names.size() - tail, names.size()) + " (" +
          std::to_string(names.size()) + " nodes)";
+}
+
+LaunchOverhead measure_launch_overhead(int threads) {
+  threads = threads > 0 ? threads : default_threads();
+  auto launch_us = [](int t) {
+    Tensor x = Tensor::rand({16 * int64_t{t}}, 1);
+    Tensor y = x + 1.0;
+    HeuristicPolicy plan_of;
+    plan_of.set("*", t > 1 ? std::vector<Opt>{{OptOp::Thread, 0, t}} : std::vector<Opt>{});
+    ExecutionPlan plan =
+        ExecutionPlan::prepare(y.schedule(), y.inputs(), {.threads = t, .policy = &plan_of});
+    return quantile(plan.sample(15, 2.0), 0.5) * 1e3; // each sample a 2 ms batch's mean
+  };
+  return {threads, launch_us(1), launch_us(threads)};
 }
 
 } // namespace beamlab

@@ -37,6 +37,15 @@ struct Program {
   Program& realize(const RealizeOptions& options = {});
 };
 
+/// What launching a kernel costs beyond its work, in microseconds: the median launch of one
+/// that does nearly nothing (16 elements per thread), run on one thread and across `threads`
+/// (0: every core; OpenMP's fork and join). Every kernel of a program pays it once a run.
+struct LaunchOverhead {
+  int threads = 0;
+  double one_thread_us = 0, all_threads_us = 0;
+};
+LaunchOverhead measure_launch_overhead(int threads = 0);
+
 /// `names` as one short label: all of them up to `max`, else the first and last few with the
 /// count ("conv1, bn1, relu" or "layer1.0.conv1 ... layer1.0.relu (7 nodes)").
 std::string join_names(const std::vector<std::string>& names, size_t max = 4);

@@ -67,9 +67,10 @@ int device(const DeviceArgs& args) {
                m.capacity_bytes ? format_bytes(m.capacity_bytes) : "-",
                format_bytes(m.working_set_bytes), m.read_gbps, m.triad_gbps);
   LaunchOverhead launch = measure_launch_overhead();
-  fmt::print("  launch: {:.2f} us on 1 thread, {:.2f} us across {} threads (a kernel doing "
+  fmt::print("  launch: {:.2f} us on 1 thread, {:.2f} us across {} thread{} (a kernel doing "
              "nothing; measured now, every kernel of a program pays it each run)\n",
-             launch.one_thread_us, launch.all_threads_us, launch.threads);
+             launch.one_thread_us, launch.all_threads_us, launch.threads,
+             launch.threads == 1 ? "" : "s");
   fmt::print("A kernel is judged against the roof of the level its data fits in (its buffers' "
              "bytes against 'holds'); triad counts a, b and c once (STREAM's convention).\n");
   return 0;

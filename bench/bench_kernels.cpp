@@ -284,7 +284,7 @@ void BM_OrtModel(benchmark::State& state, const char* name) {
     }
     state.SetIterationTime(ms->at(0) / 1e3);
   }
-  state.SetLabel("ONNX Runtime 1.30");
+  state.SetLabel("ONNX Runtime " + (*session)->version());
 }
 
 [[maybe_unused]] const bool model_benchmarks = [] {

@@ -43,35 +43,43 @@ function parseArgs(argv) {
 
 function loadOrt() {
   const dir = path.resolve(process.env.BEAMLAB_ORT || 'build/ort');
+  let where;
   try {
-    return require(require.resolve('onnxruntime-node', { paths: [path.join(dir, 'node_modules')] }));
+    where = require.resolve('onnxruntime-node', { paths: [path.join(dir, 'node_modules')] });
   } catch (e) {
     fail(`ONNX Runtime is not installed in ${dir}: run 'bash scripts/install-ort' (or set BEAMLAB_ORT)`);
   }
+  try {
+    return require(where);
+  } catch (e) {
+    fail(`ONNX Runtime in ${dir} does not load: ${String(e.message || e).split('\n')[0]}`);
+  }
 }
 
-// Random values of the input's type: floats in [-1, 1), integers in [0, 8) (token ids, indices).
+// Random values of the input's type, as beamlab's Model::random_inputs draws them: floats in
+// [0, 1), integers 0 or 1 (a valid index into any table: BERT's token types have two rows).
 function randomTensor(ort, type, dims) {
   const n = dims.reduce((p, d) => p * d, 1);
   const floats = { float32: Float32Array, float64: Float64Array };
   const ints = { int32: Int32Array, int8: Int8Array, uint8: Uint8Array };
-  if (floats[type]) return new ort.Tensor(type, floats[type].from({ length: n }, () => 2 * Math.random() - 1), dims);
-  if (ints[type]) return new ort.Tensor(type, ints[type].from({ length: n }, () => Math.floor(8 * Math.random())), dims);
-  if (type === 'int64') return new ort.Tensor(type, BigInt64Array.from({ length: n }, () => BigInt(Math.floor(8 * Math.random()))), dims);
+  const bit = () => (Math.random() < 0.5 ? 1 : 0);
+  if (floats[type]) return new ort.Tensor(type, floats[type].from({ length: n }, () => Math.random()), dims);
+  if (ints[type]) return new ort.Tensor(type, ints[type].from({ length: n }, bit), dims);
+  if (type === 'int64') return new ort.Tensor(type, BigInt64Array.from({ length: n }, () => BigInt(bit())), dims);
   if (type === 'bool') return new ort.Tensor(type, Uint8Array.from({ length: n }, () => Math.random() < 0.5 ? 1 : 0), dims);
   fail(`input type ${type} is not supported by the reference`);
 }
 
-// Per node: its kernel time summed over the trace (ORT's "Node" events, named NODE_kernel_time).
+// Per node: its kernel time summed over the trace (ORT's "Node" events, named NODE_kernel_time),
+// leaving out each node's first call (the untimed first run's, cold).
 function nodeTimes(traceFile) {
   const events = JSON.parse(fs.readFileSync(traceFile, 'utf8'));
   const byName = new Map();
   for (const e of events) {
     if (e.cat !== 'Node' || !String(e.name).endsWith('_kernel_time')) continue;
     const name = e.name.slice(0, -'_kernel_time'.length);
-    const row = byName.get(name) || { name, op: (e.args && e.args.op_name) || '', us: 0, calls: 0 };
-    row.us += e.dur;
-    row.calls += 1;
+    const row = byName.get(name) || { name, op: (e.args && e.args.op_name) || '', us: 0, calls: -1 };
+    if (++row.calls > 0) row.us += e.dur;
     byName.set(name, row);
   }
   return [...byName.values()];
@@ -101,8 +109,12 @@ async function main() {
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const feeds = {}, shapes = {};
   for (const meta of session.inputMetadata) {
-    const dims = a.inputs[meta.name] ||
-      meta.shape.map(d => (typeof d === 'number' && d > 0 ? d : 1)); // symbolic dims: 1
+    let dims = a.inputs[meta.name];
+    if (!dims) {
+      if (meta.shape.some(d => typeof d !== 'number' || d <= 0))
+        fail(`input '${meta.name}' has symbolic dims (${meta.shape.join('x')}): give its shape, --input ${meta.name}=DIMS`);
+      dims = meta.shape;
+    }
     feeds[meta.name] = randomTensor(ort, meta.type, dims);
     shapes[meta.name] = dims;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -165,9 +166,15 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
       std::filesystem::read_symlink("/proc/self/exe").parent_path() / "ort_reference.cjs";
   if (!std::filesystem::exists(script))
     return make_unexpected(script.string() + " is missing: build the beamlab-bench target");
+  // A child that ended (an error it reported) must fail a write, not kill this process.
+  std::signal(SIGPIPE, SIG_IGN);
   int to[2], from[2];
-  if (::pipe2(to, O_CLOEXEC) != 0 || ::pipe2(from, O_CLOEXEC) != 0)
+  if (::pipe2(to, O_CLOEXEC) != 0) return make_unexpected(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(from, O_CLOEXEC) != 0) {
+    ::close(to[0]);
+    ::close(to[1]);
     return make_unexpected(std::string("pipe: ") + std::strerror(errno));
+  }
   std::unique_ptr<OrtSession> s(new OrtSession());
   s->to_child_ = to[1];
   s->from_child_ = from[0];
@@ -182,15 +189,12 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
   s->pid_ = *pid;
   Expected<std::string> ready = s->request("");
   if (!ready) return make_unexpected(ready.error());
+  s->version_ = nlohmann::json::parse(*ready).value("ort", "?");
   return s;
 }
 
 OrtSession::~OrtSession() {
-  if (to_child_ >= 0) {
-    std::string quit = "quit\n";
-    [[maybe_unused]] ssize_t n = ::write(to_child_, quit.data(), quit.size());
-    ::close(to_child_);
-  }
+  if (to_child_ >= 0) ::close(to_child_); // the end of its input: it quits
   if (from_child_ >= 0) ::close(from_child_);
   if (pid_ > 0) wait_process(pid_);
 }

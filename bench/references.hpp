@@ -64,6 +64,8 @@ public:
 
   /// `runs` runs, each timed in the child around its session.run: milliseconds.
   Expected<std::vector<double>> time_ms(int runs);
+  /// The onnxruntime-node version that runs the model ("1.30.0").
+  const std::string& version() const { return version_; }
 
 private:
   OrtSession() = default;
@@ -71,6 +73,7 @@ private:
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   std::string pending_; ///< read past the last line
+  std::string version_;
 };
 
 /// ONNX Runtime's median milliseconds on the model (31 runs), measured once per process and

@@ -165,22 +165,14 @@ void KernelCandidate::run(const std::vector<void*>& buffers, int threads) const 
 namespace {
 std::atomic<const OptPolicy*> g_default_policy{nullptr};
 
-// The DEFINE_GLOBAL slots a stage loads from and the one it stores to (-1: none).
-struct StageAccess {
-  std::vector<int64_t> reads;
-  int64_t writes = -1;
-};
-StageAccess stage_access(const UOpPtr& stage) {
-  StageAccess a;
-  for (const UOpPtr& u : toposort(stage)) {
-    if (u->op() != Op::Load && u->op() != Op::Store) continue;
-    const UOpPtr& global = u->src(0)->src(0);
-    if (global->op() != Op::DefineGlobal) continue;
-    int64_t slot = global->arg().as_int();
-    if (u->op() == Op::Store) a.writes = slot;
-    else if (std::find(a.reads.begin(), a.reads.end(), slot) == a.reads.end()) a.reads.push_back(slot);
-  }
-  return a;
+// The one DEFINE_GLOBAL slot a stage stores to (-1: none, or several).
+int64_t stored_slot(const UOpPtr& stage) {
+  int64_t slot = -1;
+  int stores = 0;
+  for (const UOpPtr& u : toposort(stage))
+    if (u->op() == Op::Store && u->src(0)->op() == Op::Index)
+      slot = ++stores == 1 ? u->src(0)->src(0)->arg().as_int() : -1;
+  return slot;
 }
 } // namespace
 
@@ -235,7 +227,6 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     best->free_after = last;
     return best->slot;
   };
-  const size_t forever = schedule.items.size(); // a storage no later kernel may take
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
     PlannedKernel k;
@@ -259,27 +250,36 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       }
       k.slots.push_back(plan.slot_of_id_.at(id));
     }
-    // A PACK of constants is copied once, here, into a scratch buffer of its own for good.
+    // A PACK of constants is copied once, before the first run, into a scratch buffer of its own.
     k.prepared.assign(k.optimized.stages.size(), false);
     std::vector<bool> kept(k.optimized.scratch.size(), false);
     for (size_t s = 0; s < k.optimized.main; ++s) {
-      StageAccess a = stage_access(k.optimized.stages[s]);
-      bool constant = !a.reads.empty() && a.writes >= static_cast<int64_t>(item.buffers.size());
-      for (int64_t r : a.reads)
-        constant &= r < static_cast<int64_t>(item.buffers.size()) &&
+      const auto own = static_cast<int64_t>(item.buffers.size());
+      std::vector<int64_t> reads = input_slots(k.optimized.stages[s]);
+      int64_t writes = stored_slot(k.optimized.stages[s]);
+      bool constant = !reads.empty() && writes >= own;
+      for (int64_t r : reads)
+        constant &= r < own &&
                     plan.buffers_[static_cast<size_t>(k.slots[static_cast<size_t>(r)])]->constant();
       if (!constant) continue;
       k.prepared[s] = true;
-      kept[static_cast<size_t>(a.writes) - item.buffers.size()] = true;
+      kept[static_cast<size_t>(writes - own)] = true;
     }
-    for (size_t s = 0; s < k.optimized.scratch.size(); ++s)
-      k.slots.push_back(place(scratch_bytes(k.optimized.scratch[s]), i, kept[s] ? forever : i));
+    for (size_t s = 0; s < k.optimized.scratch.size(); ++s) {
+      size_t bytes = scratch_bytes(k.optimized.scratch[s]);
+      if (!kept[s]) {
+        k.slots.push_back(place(bytes, i, i));
+        continue;
+      }
+      // Its own storage: a freed one would be written again by the earlier kernel that used it.
+      k.slots.push_back(add_buffer(std::make_shared<Buffer>(bytes)));
+      plan.intermediate_bytes_ += bytes;
+    }
     auto stages = compile_stages(k.optimized, item.name);
     if (!stages)
       user_error << "kernel " << item.name << " with opts '" << to_string(k.opts)
                  << "' failed to compile: " << stages.error();
     k.stages = std::move(*stages);
-    plan.run_stages(k, true);
     plan.kernels_.push_back(std::move(k));
   }
   plan.storage_count_ = storages.size();
@@ -298,6 +298,10 @@ void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
 }
 
 void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {
+  if (!prepared_ran_) { // on the first run, not in prepare: a plan only described runs nothing
+    prepared_ran_ = true;
+    for (const PlannedKernel& each : kernels_) run_stages(each, true);
+  }
   run_stages(k, false, trace);
 }
 

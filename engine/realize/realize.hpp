@@ -141,7 +141,7 @@ struct PlannedKernel {
   OptimizedKernel optimized;
   std::vector<std::shared_ptr<const CompiledStage>> stages;
   std::vector<int> slots; ///< the plan's buffer for each DEFINE_GLOBAL slot (incl. scratch)
-  /// Stages run once, when the plan was prepared, and skipped by every run: PACK copies of
+  /// Stages run once, before the plan's first run, and skipped by every run: PACK copies of
   /// constant buffers (a model's weights into a GEMM's panels).
   std::vector<bool> prepared;
 };
@@ -186,6 +186,7 @@ private:
   void run_stages(const PlannedKernel& k, bool prepared, std::vector<ThreadSpan>* trace = nullptr);
   KernelProfile describe(const PlannedKernel& k) const;
   std::vector<std::shared_ptr<Buffer>> buffers_;
+  bool prepared_ran_ = false; ///< the kernels' prepared stages have run
   std::unordered_map<int64_t, int> slot_of_id_;
   std::vector<PlannedKernel> kernels_;
   int threads_ = 0;

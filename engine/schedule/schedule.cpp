@@ -71,6 +71,7 @@ private:
                                        UOpPtr& cond);
   bool hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const;
   int64_t computed_times(const std::vector<UOpPtr>& idxs) const;
+  std::vector<const UOp*> enclosing_unused(const std::vector<const UOp*>& used) const;
   UOpPtr param(const UOpPtr& buffer);
   void computes(const UOpPtr& node) {
     if (computed_.insert(node.get()).second) nodes_.push_back(node);
@@ -326,33 +327,33 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
   return res;
 }
 
+// The open loops that don't move `used` but enclose one that does: a value computed inside
+// them is computed again on each of their steps (the code generator hoists a value only out of
+// loops nested inside all it uses).
+std::vector<const UOp*> KernelBuilder::enclosing_unused(const std::vector<const UOp*>& used) const {
+  int64_t innermost_used = -1;
+  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
+  std::vector<const UOp*> out;
+  for (const UOp* r : context_)
+    if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
+      out.push_back(r);
+  return out;
+}
+
 // A reduction reached with `idxs` runs once per value of the loops it varies with when the
 // loops it doesn't vary with nest inside those: the code generator then hoists it. It must
 // also not run more often than it has results: read through a sliding window (a depthwise
 // convolution's input, h + kh) it would be computed once per tap, so it gets a kernel.
 bool KernelBuilder::hoistable(const std::vector<UOpPtr>& idxs, int64_t results) const {
   std::vector<const UOp*> used = ranges_in(idxs);
-  if (runs_of(used) > results) return false;
-  int64_t innermost_used = -1;
-  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
-  for (const UOp* r : context_)
-    if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
-      return false;
-  return true;
+  return runs_of(used) <= results && enclosing_unused(used).empty();
 }
 
 // How often a value reached with `idxs` is computed: once per value of the loops it varies with
-// and of each open loop it doesn't vary with that encloses one of those (the code generator
-// hoists it only out of the loops nested inside all it uses).
+// and of each open loop around them it doesn't vary with.
 int64_t KernelBuilder::computed_times(const std::vector<UOpPtr>& idxs) const {
   std::vector<const UOp*> used = ranges_in(idxs);
-  int64_t innermost_used = -1;
-  for (const UOp* r : used) innermost_used = std::max(innermost_used, range_axis_id(*r));
-  int64_t times = runs_of(used);
-  for (const UOp* r : context_)
-    if (std::find(used.begin(), used.end(), r) == used.end() && range_axis_id(*r) < innermost_used)
-      times *= r->src(0)->const_value();
-  return times;
+  return runs_of(used) * runs_of(enclosing_unused(used));
 }
 
 UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>& idxs,

@@ -392,6 +392,38 @@ TEST(Opts, APackOfAConstantIsCopiedOncePerPlan) {
   EXPECT_NEAR(value(fixed, fixed_out, 2, 40), want(2, 40), 1e-3); // the copy serves every run
 }
 
+// The copy made once must not share storage with an intermediate an earlier kernel writes on
+// every run: kernel 0's output dies before the GEMM, whose packed weight would fit in it.
+TEST(Opts, APackMadeOnceKeepsItsOwnStorage) {
+  const int64_t m = 8, k = 64, n = 64;
+  auto weight = std::make_shared<Buffer>(static_cast<size_t>(k * n) * sizeof(float));
+  std::span<float> w = weight->as<float>();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) - 2;
+  weight->mark_constant();
+  Tensor b = Tensor::from_storage(weight, {k, n}, Scalar::Float32);
+  Tensor big = (Tensor::rand({k * n}, 1) + 1.0).contiguous();           // kernel 0
+  Tensor a = (Tensor::rand({m, k}, 2) + big.sum({0}, true).reshape({1, 1}))
+                 .contiguous();                                         // big's last reader
+  Tensor out = a.matmul(b);                                             // packs b once
+  HeuristicPolicy p;
+  p.set("*", {});
+  p.set(out.schedule().items.back().name, {{OptOp::Upcast, 1, 32}, {OptOp::Pack, 1, 0}});
+  Schedule s = out.schedule();
+  ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2, .policy = &p});
+  ASSERT_EQ(plan.kernels().back().prepared.front(), true);
+  std::vector<float> av = a.to_vector<float>();
+  for (int run = 0; run < 2; ++run) {
+    plan.run();
+    const float* got = static_cast<const float*>(plan.buffer(*s.outputs.at(0))->data());
+    for (int64_t i : {0L, m - 1})
+      for (int64_t j : {0L, 33L, n - 1}) {
+        double want = 0;
+        for (int64_t q = 0; q < k; ++q) want += double(av[size_t(i * k + q)]) * w[size_t(q * n + j)];
+        EXPECT_NEAR(got[i * n + j], want, 1e-2 * (1 + std::abs(want))) << run << ": " << i << "," << j;
+      }
+  }
+}
+
 // Several THREADs fold into one parallel axis (the first varying slowest), and a GROUP on a
 // kernel already parallel joins it too (split-K): each computes what the serial kernel does.
 TEST(Opts, ThreadsOverSeveralAxesAndSplitK) {

@@ -181,6 +181,13 @@ std::string render_json(const RunSummary& s) {
       row["samples_ms"] = m->samples_ms;
       j["measurements"].push_back(std::move(row));
     }
+  j["against_ort"] = json::array();
+  for (const AgainstOrt& a : s.against_ort())
+    j["against_ort"].push_back({{"model", a.model},
+                                {"plans", a.plans},
+                                {"beamlab", stats_json(a.beamlab)},
+                                {"ort", stats_json(a.ort)},
+                                {"ratio", number(a.ratio())}});
   return dump(j);
 }
 

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <vector>
 
@@ -269,13 +268,11 @@ void BM_Model(benchmark::State& state, const char* name, bool cached) {
 void BM_OrtModel(benchmark::State& state, const char* name) {
   std::string path = model_path(state, name);
   if (path.empty()) return;
-  std::this_thread::sleep_for(std::chrono::milliseconds(250)); // as in ort_median_ms
   auto session = bench::OrtSession::open(path, default_threads());
   if (!session) {
     state.SkipWithError(("ONNX Runtime: " + session.error()).c_str());
     return;
   }
-  (*session)->time_ms(5); // warm-up
   for (auto _ : state) {
     auto ms = (*session)->time_ms(1);
     if (!ms) {

@@ -168,6 +168,9 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
     return make_unexpected(script.string() + " is missing: build the beamlab-bench target");
   // A child that ended (an error it reported) must fail a write, not kill this process.
   std::signal(SIGPIPE, SIG_IGN);
+  // This process's OpenMP threads spin a while (KMP_BLOCKTIME, 200 ms) after its last kernel:
+  // let them sleep before the reference starts.
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   int to[2], from[2];
   if (::pipe2(to, O_CLOEXEC) != 0) return make_unexpected(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(from, O_CLOEXEC) != 0) {
@@ -190,6 +193,7 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
   Expected<std::string> ready = s->request("");
   if (!ready) return make_unexpected(ready.error());
   s->version_ = nlohmann::json::parse(*ready).value("ort", "?");
+  if (auto warm = s->time_ms(5); !warm) return make_unexpected(warm.error());
   return s;
 }
 
@@ -233,13 +237,9 @@ Expected<double> ort_median_ms(const std::string& model, int threads) {
   static std::map<std::pair<std::string, int>, Expected<double>> measured;
   auto key = std::make_pair(model, threads);
   if (auto it = measured.find(key); it != measured.end()) return it->second;
-  // This process's OpenMP threads spin a while (KMP_BLOCKTIME, 200 ms) after its last kernel:
-  // let them sleep before the reference runs.
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   Expected<double> ms = [&]() -> Expected<double> {
     auto s = OrtSession::open(model, threads);
     if (!s) return make_unexpected(s.error());
-    (*s)->time_ms(5); // warm-up
     auto runs = (*s)->time_ms(31);
     if (!runs) return make_unexpected(runs.error());
     return quantile(*runs, 0.5);

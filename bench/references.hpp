@@ -55,8 +55,10 @@ std::string openblas_core();
 /// and is fed random inputs of the model's own shapes, as BM_Model feeds beamlab.
 class OrtSession {
 public:
-  /// Starts the child and loads the model: fails with the command that fixes it when Node.js,
-  /// the script or ONNX Runtime is missing, or with ORT's reason when it can't load the model.
+  /// Starts the child (after a pause that lets this process's OpenMP threads go to sleep),
+  /// loads the model and warms it up with 5 runs: fails with the command that fixes it when
+  /// Node.js, the script or ONNX Runtime is missing, or with ORT's reason when it can't load
+  /// the model.
   static Expected<std::unique_ptr<OrtSession>> open(const std::string& model, int threads);
   ~OrtSession();
   OrtSession(const OrtSession&) = delete;

@@ -32,6 +32,18 @@ namespace {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// `s` with its control characters escaped ("\n", "\x08"): names a model file gives (an input's,
+// a node's) may hold any bytes, and an error naming them stays one line.
+std::string escaped(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    else out += c;
+  }
+  return out;
+}
+
 int64_t default_opset(const ::onnx::ModelProto& m, const std::string& path) {
   (void)path;
   for (const auto& o : m.opset_import())
@@ -278,7 +290,11 @@ Model Model::parse(std::string_view bytes, const std::string& path,
   user_assert(m->proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       << path << ": not an ONNX model (it does not parse as a ModelProto; is the file "
       << "truncated or of another format?)";
-  prepare(*m, input_shapes);
+  try {
+    prepare(*m, input_shapes);
+  } catch (const UserError& e) {
+    throw UserError(escaped(e.what()));
+  }
   Model model;
   model.impl_ = std::move(m);
   return model;

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <set>
 
 #include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
+#include "engine/runtime/float_helpers.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/statistics.hpp"
@@ -53,6 +55,36 @@ size_t bytes_of(const UOp& buffer) {
 }
 
 } // namespace
+
+void put_element(void* base, DType dtype, size_t i, double v, int64_t exact) {
+  auto* p = static_cast<char*>(base) + i * static_cast<size_t>(dtype.itemsize());
+  auto write = [&](auto x) { std::memcpy(p, &x, sizeof x); };
+  switch (dtype.scalar()) {
+  case Scalar::Bool: write(static_cast<uint8_t>(v != 0)); break;
+  case Scalar::Int8: write(static_cast<int8_t>(exact)); break;
+  case Scalar::Int16: write(static_cast<int16_t>(exact)); break;
+  case Scalar::Int32: write(static_cast<int32_t>(exact)); break;
+  case Scalar::Int64: write(static_cast<int64_t>(exact)); break;
+  case Scalar::UInt8: write(static_cast<uint8_t>(exact)); break;
+  case Scalar::UInt16: write(static_cast<uint16_t>(exact)); break;
+  case Scalar::UInt32: write(static_cast<uint32_t>(exact)); break;
+  case Scalar::UInt64: write(static_cast<uint64_t>(exact)); break;
+  case Scalar::Float16: write(static_cast<_Float16>(v)); break;
+  case Scalar::BFloat16: write(double_to_bfloat16_bits(v)); break;
+  case Scalar::Float32: write(static_cast<float>(v)); break;
+  case Scalar::Float64: write(v); break;
+  default: user_error << "cannot hold elements of dtype " << dtype.str();
+  }
+}
+
+void fill_buffer(Buffer& buffer, const UOp& value) {
+  DType dt = value.dtype();
+  const Arg& v = value.arg();
+  double d = v.is_float() ? v.as_float() : static_cast<double>(value.const_value());
+  int64_t exact = v.is_float() ? 0 : value.const_value();
+  size_t count = buffer.bytes() / static_cast<size_t>(dt.itemsize());
+  for (size_t i = 0; i < count; ++i) put_element(buffer.data(), dt, i, d, exact);
+}
 
 std::vector<Opt> HeuristicPolicy::opts_for(const ScheduleItem& kernel, int threads) const {
   for (const std::string& k : {kernel.name, hash_hex(kernel.key), std::string("*")})
@@ -208,19 +240,28 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
         add_buffer(in != inputs.end() ? in->second : std::make_shared<Buffer>(bytes_of(*o)));
   }
   // Intermediates share storage: one is placed in a free storage (its last reader ran before
-  // this kernel) that is big enough, the smallest such.
+  // this kernel) that is big enough, the smallest such. A bordered buffer (its kernel writes
+  // only its interior) shares only with buffers of its layout, filled once when allocated.
   struct Storage {
     int slot;
     size_t bytes;
     size_t free_after;
+    std::string layout; // a bordered buffer's; empty for the others
   };
+  std::unordered_map<int64_t, const BorderedBuffer*> bordered;
+  for (const BorderedBuffer& b : schedule.bordered) bordered.emplace(buffer_id(*b.buffer), &b);
   std::vector<Storage> storages;
-  auto place = [&](size_t bytes, size_t first, size_t last) {
+  auto place = [&](size_t bytes, size_t first, size_t last, const BorderedBuffer* border) {
+    std::string layout = border ? border->layout : "";
     Storage* best = nullptr;
     for (Storage& s : storages)
-      if (s.free_after < first && s.bytes >= bytes && (!best || s.bytes < best->bytes)) best = &s;
+      if (s.free_after < first && s.bytes >= bytes && s.layout == layout &&
+          (!best || s.bytes < best->bytes))
+        best = &s;
     if (!best) {
-      storages.push_back({add_buffer(std::make_shared<Buffer>(bytes)), bytes, 0});
+      auto buffer = std::make_shared<Buffer>(bytes);
+      if (border && border->fill) fill_buffer(*buffer, *border->fill);
+      storages.push_back({add_buffer(std::move(buffer)), bytes, 0, layout});
       plan.intermediate_bytes_ += bytes;
       best = &storages.back();
     }
@@ -244,7 +285,9 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
         } else {
           internal_assert(live.at(id).first == i && item.buffers[0] == b)
               << "buffer " << id << " is read before any kernel writes it";
-          plan.slot_of_id_[id] = place(bytes_of(*b), i, live.at(id).second);
+          auto border = bordered.find(id);
+          plan.slot_of_id_[id] = place(bytes_of(*b), i, live.at(id).second,
+                                       border == bordered.end() ? nullptr : border->second);
           ++plan.intermediate_count_;
         }
       }
@@ -268,7 +311,7 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     for (size_t s = 0; s < k.optimized.scratch.size(); ++s) {
       size_t bytes = scratch_bytes(k.optimized.scratch[s]);
       if (!kept[s]) {
-        k.slots.push_back(place(bytes, i, i));
+        k.slots.push_back(place(bytes, i, i, nullptr));
         continue;
       }
       // Its own storage: a freed one would be written again by the earlier kernel that used it.
@@ -293,8 +336,8 @@ void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
   for (int s : k.slots) ptrs.push_back(buffers_[static_cast<size_t>(s)]->data());
   for (size_t s = 0; s < k.stages.size(); ++s)
     if (k.prepared[s] == prepared)
-      launch(k.stages[s]->code->entry(), ptrs.data(), nullptr,
-             k.stages[s]->kernel.parallel_extent, threads_, trace);
+      launch(k.stages[s]->code->entry(), ptrs.data(), nullptr, k.stages[s]->kernel.parallel_extent,
+             threads_, trace);
 }
 
 void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {

@@ -109,6 +109,12 @@ struct RealizeOptions {
   const OptPolicy* policy = nullptr; ///< null: default_policy()
 };
 
+/// Writes `v` as element `i` of `base`, an array of `dtype`; `exact` is an integer dtype's
+/// value (a 64-bit integer a double can't hold).
+void put_element(void* base, DType dtype, size_t i, double v, int64_t exact);
+/// Every element of `buffer` set to `value`, a CONST of the buffer's dtype.
+void fill_buffer(Buffer& buffer, const UOp& value);
+
 /// Buffers by BUFFER id.
 using BufferMap = std::unordered_map<int64_t, std::shared_ptr<Buffer>>;
 

@@ -98,17 +98,26 @@ public:
   // for another reader; it would then be computed twice. When a pass realizes nodes it did not
   // start with, it runs again with them realized from the start (each node keeps its buffer):
   // every reader loads them. The realized set only grows, so this ends (in two passes, mostly).
+  // Placing a realized node inside a padded buffer (place_in_padding) changes how its readers
+  // index it, so a pass that places one is followed by another, too.
   Schedule run(const std::vector<UOpPtr>& roots) {
     for (const UOpPtr& r : roots) realize_at(r);
-    for (size_t before = 0; before != buffer_of_.size();) {
+    roots_.insert(roots.begin(), roots.end());
+    for (size_t before = 0, placed = 0; before != buffer_of_.size() || placed != placed_.size();) {
       before = buffer_of_.size();
+      placed = placed_.size();
       out_ = {};
       done_.clear();
       for (const UOpPtr& r : roots) {
         schedule(r);
         out_.outputs.push_back(buffer_for(r));
       }
+      place_in_padding();
     }
+    for (const UOpPtr& x : keep_) // in the order nodes were realized: deterministic
+      if (auto it = placed_.find(x.get()); it != placed_.end())
+        out_.bordered.push_back(
+            {buffer_for(it->second.within), it->second.fill, border_layout(x.get(), it->second)});
     return std::move(out_);
   }
 
@@ -134,8 +143,83 @@ public:
     realize_at(node);
     return buffer_of_.at(node.get());
   }
+  // Where the element of realized `node` at `idxs` is in its buffer: row-major in its own
+  // shape, or, placed inside a padded buffer, shifted past the padding in that buffer's shape.
+  UOpPtr stored_index(const UOpPtr& node, std::vector<UOpPtr> idxs) {
+    auto it = placed_.find(node.get());
+    if (it == placed_.end()) return linear_index(idxs, shapes.of(node));
+    for (size_t i = 0; i < idxs.size(); ++i)
+      if (int64_t lo = it->second.lo[i]) idxs[i] = simplify_kernel(idxs[i] + lo);
+    return linear_index(idxs, shapes.of(it->second.within));
+  }
 
 private:
+  // A realized node whose kernel stores into the interior of a padded node's buffer.
+  struct Placement {
+    UOpPtr within;           // the padded node (PAD of it, or its WHERE of a fill value)
+    std::vector<int64_t> lo; // the padding before each dim
+    UOpPtr fill;             // the padding's value: a CONST, or null for zeros
+  };
+
+  // A node realized only to be padded (a convolution's output, copied into the zero-bordered
+  // input of the next convolution or pooling) is stored straight into the padded buffer's
+  // interior by its own kernel, and the copy goes: the border is never written, so the plan
+  // fills it once (Schedule::bordered). Its other readers index it there (stored_index).
+  void place_in_padding() {
+    std::vector<UOpPtr> realized_nodes = keep_; // every node stored_buffer() gave a buffer
+    for (const UOpPtr& within : realized_nodes) {
+      UOpPtr fill;
+      UOpPtr x = roots_.count(within) || placed_.count(within.get()) ? nullptr
+                                                                     : padded_source(within, fill);
+      if (!x || !realized(x.get()) || roots_.count(x) || placed_.count(x.get()) ||
+          placed_in_.count(x.get()) || x->op() == Op::Buffer ||
+          (x->op() == Op::Reshape && x->src(0)->op() == Op::Buffer) ||
+          x->dtype() != within->dtype())
+        continue;
+      const UOpPtr& pad = within->op() == Op::Contiguous ? within->src(0) : within;
+      const UOpPtr& p = pad->op() == Op::Pad ? pad : pad->src(1);
+      std::vector<int64_t> a = int_args(*p), lo;
+      for (size_t i = 0; i < a.size(); i += 2) lo.push_back(a[i]);
+      placed_.emplace(x.get(), Placement{within, std::move(lo), fill});
+      placed_in_.emplace(within.get(), x);
+    }
+    for (const auto& [x, p] : placed_) buffer_of_[x] = buffer_for(p.within);
+  }
+
+  // `node`'s source x when node is x padded with a constant (PAD, a zero border, or
+  // WHERE(PAD(true), PAD(x), c)), maybe made CONTIGUOUS; else null.
+  static UOpPtr padded_source(const UOpPtr& node, UOpPtr& fill) {
+    UOpPtr v = node->op() == Op::Contiguous ? node->src(0) : node;
+    if (v->op() == Op::Pad) return v->src(0);
+    if (v->op() != Op::Where || v->src(0)->op() != Op::Pad || v->src(1)->op() != Op::Pad ||
+        int_args(*v->src(0)) != int_args(*v->src(1)))
+      return nullptr;
+    const UOp* inside = constant_under(v->src(0)->src(0).get());
+    const UOp* value = constant_under(v->src(2).get());
+    if (!inside || inside->const_value() == 0 || !value || value->dtype() != v->dtype())
+      return nullptr;
+    fill = value->ptr();
+    return v->src(1)->src(0);
+  }
+
+  // The CONST a node broadcasts (through RESHAPE and EXPAND), or null.
+  static const UOp* constant_under(const UOp* u) {
+    while (u->op() == Op::Reshape || u->op() == Op::Expand) u = u->src(0).get();
+    return u->op() == Op::Const ? u : nullptr;
+  }
+
+  // A placement's layout in words: buffers of one layout may share storage (same border).
+  std::string border_layout(const UOp* x, const Placement& p) {
+    std::string s =
+        shape_str(shapes.of(p.within)) + " holding " + shape_str(shapes.of(x->ptr())) + " at (";
+    for (size_t i = 0; i < p.lo.size(); ++i) s += (i ? ", " : "") + std::to_string(p.lo[i]);
+    s += ") " + p.within->dtype().str();
+    if (!p.fill) return s + " zeros";
+    const Arg& v = p.fill->arg();
+    return s + " fill " +
+           (v.is_float() ? std::to_string(v.as_float()) : std::to_string(p.fill->const_value()));
+  }
+
   // A root that is a BUFFER viewed in row-major order needs no kernel.
   UOpPtr stored_buffer(const UOpPtr& node) {
     keep_.push_back(node);
@@ -146,6 +230,8 @@ private:
   void schedule(const UOpPtr& node) {
     if (node->op() == Op::Buffer || !done_.insert(node.get()).second) return;
     if (node->op() == Op::Reshape && node->src(0)->op() == Op::Buffer) return;
+    // A padded node is computed by the kernel that stores its source into it.
+    if (auto it = placed_in_.find(node.get()); it != placed_in_.end()) return schedule(it->second);
     ScheduleItem item;
     std::vector<UOpPtr> deps;
     while (!KernelBuilder(*this, node).build(item, deps)) {
@@ -158,6 +244,9 @@ private:
   }
 
   std::unordered_map<const UOp*, UOpPtr> buffer_of_;
+  std::unordered_map<const UOp*, Placement> placed_; // by the node placed
+  std::unordered_map<const UOp*, UOpPtr> placed_in_; // padded node -> the node placed in it
+  std::unordered_set<UOpPtr> roots_;
   std::unordered_map<const UOp*, bool> after_reduce_;
   std::unordered_set<const UOp*> done_;
   std::vector<UOpPtr> keep_;
@@ -179,7 +268,7 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
   computes(root_);
   UOpPtr value = emit(root_->op() == Op::Contiguous ? root_->src(0) : root_, idxs, nullptr);
   if (retry_) return false;
-  UOpPtr ast = simplify_kernel(sink({store(index(out, linear_index(idxs, shape)), value)}));
+  UOpPtr ast = simplify_kernel(sink({store(index(out, s_.stored_index(root_, idxs)), value)}));
   // Simplification can drop every read of an input (only its padding was used): renumber the
   // slots the AST still has, so slots and buffers match one to one.
   std::vector<UOpPtr> used;
@@ -221,7 +310,7 @@ UOpPtr KernelBuilder::load_realized(const UOpPtr& node, const std::vector<UOpPtr
                                     const UOpPtr& valid) {
   s_.realize_at(node);
   deps_.push_back(node);
-  return emit_load(s_.buffer_for(node), linear_index(idxs, s_.shapes.of(node)), valid);
+  return emit_load(s_.buffer_for(node), s_.stored_index(node, idxs), valid);
 }
 
 UOpPtr KernelBuilder::emit(const UOpPtr& node, const std::vector<UOpPtr>& idxs,

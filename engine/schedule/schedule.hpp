@@ -12,7 +12,9 @@
 // elementwise node computed from a reduction (a conv's bias, residual add and activation) when
 // its reader would compute it more times than it has results (through a convolution's window,
 // or inside a loop it doesn't vary with, as the next GEMM reads a GELU or a layernorm): it is
-// computed once, with the reduction, and each read loads it.
+// computed once, with the reduction, and each read loads it. A node realized only to be padded
+// (for a convolution or a pooling) is stored by its own kernel into the padded buffer's
+// interior, with no copy; the plan fills the border once (Schedule::bordered).
 //
 // A kernel AST is a SINK of one STORE to DEFINE_GLOBAL 0 (the output); inputs are the next
 // slots in first-use order. With buffers renumbered this way, the AST's hash is the kernel's
@@ -38,9 +40,19 @@ struct ScheduleItem {
   std::vector<UOpPtr> nodes;
 };
 
+/// A buffer whose kernel writes only its interior: a node padded for a convolution or pooling
+/// is stored there by its producer, so the padding is never written by a kernel. It must hold
+/// `fill` from its allocation on; buffers of one `layout` may share storage, others not.
+struct BorderedBuffer {
+  UOpPtr buffer;
+  UOpPtr fill;        ///< a CONST of the buffer's dtype; null for zeros
+  std::string layout; ///< shape, interior and fill in words (equal: the same border)
+};
+
 struct Schedule {
   std::vector<ScheduleItem> items; ///< dependencies first
   std::vector<UOpPtr> outputs;     ///< per root, the BUFFER holding it (row-major, root's shape)
+  std::vector<BorderedBuffer> bordered; ///< intermediates with a border no kernel writes
 };
 
 /// The kernels that compute `roots` (tensor graphs; see tensor_ops.hpp).

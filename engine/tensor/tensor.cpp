@@ -31,28 +31,6 @@ std::shared_ptr<const Lineage> leaf(int64_t id, std::shared_ptr<Buffer> buf) {
   return l;
 }
 
-// Writes `v` as element `i` of a buffer of `dtype`.
-void put(void* base, DType dtype, size_t i, double v, int64_t exact) {
-  auto* p = static_cast<char*>(base) + i * static_cast<size_t>(dtype.itemsize());
-  auto write = [&](auto x) { std::memcpy(p, &x, sizeof x); };
-  switch (dtype.scalar()) {
-  case Scalar::Bool: write(static_cast<uint8_t>(v != 0)); break;
-  case Scalar::Int8: write(static_cast<int8_t>(exact)); break;
-  case Scalar::Int16: write(static_cast<int16_t>(exact)); break;
-  case Scalar::Int32: write(static_cast<int32_t>(exact)); break;
-  case Scalar::Int64: write(static_cast<int64_t>(exact)); break;
-  case Scalar::UInt8: write(static_cast<uint8_t>(exact)); break;
-  case Scalar::UInt16: write(static_cast<uint16_t>(exact)); break;
-  case Scalar::UInt32: write(static_cast<uint32_t>(exact)); break;
-  case Scalar::UInt64: write(static_cast<uint64_t>(exact)); break;
-  case Scalar::Float16: write(static_cast<_Float16>(v)); break;
-  case Scalar::BFloat16: write(double_to_bfloat16_bits(v)); break;
-  case Scalar::Float32: write(static_cast<float>(v)); break;
-  case Scalar::Float64: write(v); break;
-  default: user_error << "Tensor: cannot hold elements of dtype " << dtype.str();
-  }
-}
-
 template <class T>
 T get(const void* base, DType dtype, size_t i) {
   const auto* p = static_cast<const char*>(base) + i * static_cast<size_t>(dtype.itemsize());
@@ -117,7 +95,7 @@ Tensor from_host(std::span<const T> data, Shape shape, DType dtype, Exact exact)
     user_assert(!dtype.is_int() || !std::is_floating_point_v<T> ||
                 (std::isfinite(d) && d >= -9.2e18 && d <= 1.8e19))
         << "Tensor: value " << d << " (element " << i << ") does not fit dtype " << dtype.str();
-    put(storage->data(), dtype, i, d, exact(data[i]));
+    put_element(storage->data(), dtype, i, d, exact(data[i]));
   }
   return Tensor(tensor_reshape(buf, shape), shape, leaf(buffer_id(*buf), storage));
 }

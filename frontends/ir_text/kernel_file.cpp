@@ -82,7 +82,7 @@ Program parse_kernel(const std::string& text, const std::string& source) {
       if (u->op() == Op::Buffer) item.buffers.push_back(u);
   }
   user_assert(!item.buffers.empty()) << source << ": the kernel has no output buffer";
-  p.kernels = Schedule{{std::move(item)}, {}};
+  p.kernels = Schedule{{std::move(item)}, {}, {}};
   p.kernels->outputs.push_back(p.kernels->items[0].buffers[0]);
   return p;
 }

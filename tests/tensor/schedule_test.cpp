@@ -69,17 +69,75 @@ TEST(Fusion, ReductionBroadcastOverAnOuterLoopIsRealized) {
   EXPECT_EQ(kernels(t), 2u);
 }
 
+// `got` and `want` (computed without fusion) agree elementwise.
+void expect_same_values(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+  for (size_t i = 0; i < w.size(); ++i)
+    ASSERT_NEAR(g[i], w[i], 1e-4 * (1 + std::abs(w[i]))) << "element " << i;
+}
+
 TEST(Fusion, ReductionReadThroughAWindowIsRealizedNotRecomputedPerTap) {
   // MobileNet's block: a 1x1 conv read by a depthwise 3x3 conv. Fused, the 1x1 conv would run
-  // once per tap (9 times per output); realized, it runs once per result, and the depthwise
-  // conv's padded input is copied from it by a stage of its own.
+  // once per tap (9 times per output); realized, it runs once per result, stored straight into
+  // the interior of the depthwise conv's zero-bordered input: no copy between them.
   Tensor x = Tensor::rand({1, 8, 10, 10}, 1), w1 = Tensor::rand({16, 8, 1, 1}, 2);
   Tensor dw = Tensor::rand({16, 1, 3, 3}, 3);
   Tensor y = x.conv2d(w1).relu().conv2d(dw, std::nullopt, 1, 1, 1, 16);
   Schedule sched = y.schedule();
-  ASSERT_EQ(sched.items.size(), 3u); // the 1x1 conv, the padded copy, the depthwise conv
+  ASSERT_EQ(sched.items.size(), 2u); // the 1x1 conv, the depthwise conv
   EXPECT_EQ(sched.items[0].buffers[0], sched.items[1].buffers[1]);
-  EXPECT_EQ(sched.items[1].buffers[0], sched.items[2].buffers[1]);
+  ASSERT_EQ(sched.bordered.size(), 1u);
+  EXPECT_EQ(sched.bordered[0].buffer, sched.items[0].buffers[0]);
+  EXPECT_EQ(sched.bordered[0].fill, nullptr); // zeros
+  expect_same_values(y, x.conv2d(w1).relu().realize().conv2d(dw, std::nullopt, 1, 1, 1, 16));
+}
+
+TEST(Fusion, APaddedProducerKeepsItsBorderThroughRunsAndSharedStorage) {
+  // ResNet's blocks: each block's output is the next convolution's padded input and the
+  // residual added after it, so it is read both in the padded buffer and through it. Four
+  // blocks of one shape: their padded buffers share storage, and the border is never written.
+  Tensor x = Tensor::rand({1, 8, 6, 6}, 1);
+  std::vector<Tensor> w;
+  for (int i = 0; i < 8; ++i)
+    w.push_back(Tensor::rand({8, 8, 3, 3}, 10 + static_cast<uint64_t>(i)) - 0.5);
+  auto block = [&](Tensor t, int i, bool staged) {
+    Tensor in = staged ? t.realize() : t;
+    Tensor h = in.conv2d(w[2 * i], std::nullopt, 1, 1).relu();
+    return (staged ? h.realize() : h).conv2d(w[2 * i + 1], std::nullopt, 1, 1) + in;
+  };
+  Tensor got = x, want = x;
+  for (int i = 0; i < 4; ++i) {
+    got = block(got, i, false);
+    want = block(want, i, true);
+  }
+  Schedule s = got.schedule();
+  EXPECT_EQ(s.items.size(), 9u); // x's padded copy (x is an input), then one per convolution
+  EXPECT_EQ(s.bordered.size(), 7u);
+  ExecutionPlan plan = ExecutionPlan::prepare(s, got.inputs());
+  EXPECT_LT(plan.storage_count(), 7u);
+  std::vector<float> w0 = want.to_vector<float>();
+  for (int run = 0; run < 3; ++run) {
+    plan.run();
+    auto* g = static_cast<const float*>(plan.buffer(*s.outputs[0])->data());
+    for (size_t i = 0; i < w0.size(); ++i)
+      ASSERT_NEAR(g[i], w0[i], 1e-3 * (1 + std::abs(w0[i]))) << "run " << run << ", element " << i;
+  }
+}
+
+TEST(Fusion, AMaxPoolsPaddingIsFilledWithTheLowestValueOnce) {
+  // ResNet's stem: conv then a 3x3/2 max pool padded by 1. The conv (no relu here: negative
+  // values, so a zero border would change the result) stores into the pool's padded input,
+  // whose border holds -inf from the plan's start.
+  Tensor x = Tensor::rand({1, 3, 9, 9}, 1), w = Tensor::rand({4, 3, 3, 3}, 2) - 0.5;
+  Tensor c = x.conv2d(w, std::nullopt, 1, 1) - 10.0;
+  Tensor p = c.max_pool2d(3, 2, 1);
+  Schedule s = p.schedule();
+  ASSERT_EQ(s.bordered.size(), 1u);
+  ASSERT_NE(s.bordered[0].fill, nullptr);
+  EXPECT_TRUE(std::isinf(s.bordered[0].fill->arg().as_float()));
+  EXPECT_EQ(s.items.size(), 3u); // x's padded copy, the conv (minus 10), the pool
+  expect_same_values(p, c.realize().max_pool2d(3, 2, 1));
 }
 
 TEST(Fusion, AReductionInsideAnotherReductionsLoopIsItsOwnKernel) {

@@ -283,6 +283,28 @@ std::string measurements_tables(const RunSummary& s) {
   return out;
 }
 
+std::string against_ort_table(const RunSummary& s) {
+  std::vector<AgainstOrt> ort = s.against_ort();
+  if (ort.empty()) return "";
+  std::string out = "<h2>Models against ONNX Runtime (same run, same threads)</h2>\n<table>\n";
+  out += head({{"model"},
+               {"plans"},
+               {"beamlab ms", "num"},
+               {"ONNX Runtime ms", "num"},
+               {"beamlab / ORT", "num"}});
+  for (const AgainstOrt& a : ort)
+    out += row(
+        {{escape(a.model)},
+         {escape(a.plans)},
+         {fmt::format("{} ({})", format_ms(a.beamlab.median), format_spread(a.beamlab.spread())),
+          "num"},
+         {fmt::format("{} ({})", format_ms(a.ort.median), format_spread(a.ort.spread())), "num"},
+         {fmt::format("{:.2f}x", a.ratio()), "num verdict"}},
+        a.ratio() > 1 ? "regression" : "improvement");
+  return out + "</table>\n<p class=\"method\">medians (IQR/median); below 1x beamlab is "
+               "faster</p>\n";
+}
+
 } // namespace
 
 std::string render_html(const Comparison& c) {
@@ -300,7 +322,7 @@ std::string render_html(const RunSummary& s) {
       "<p>{}</p>\n<p>{}; roofline: the share of the roof of the level a kernel's data fits in, "
       "and what bounds it</p>\n",
       escape(describe_run(s.data)), escape(describe_limits(s.data)));
-  body += summary_charts(s) + tunings_table(s) + measurements_tables(s);
+  body += summary_charts(s) + tunings_table(s) + measurements_tables(s) + against_ort_table(s);
   if (s.tunings.empty() && s.data.items.empty())
     body += "<p>The run recorded no measurements.</p>\n";
   std::vector<std::string> notes = s.over_roof_notes();

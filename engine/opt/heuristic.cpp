@@ -17,6 +17,8 @@
 //     short, would gather, or take a long window of taps (a 3x3 convolution), and some LOAD
 //     walks the tile axis contiguously (blocked weights) or is PACKed to (OIHW weights), the
 //     tile axis is the vector (a few vectors of it) and columns of the row are the tile;
+//   * with no register tile, rows of outputs whose windows overlap (a pooling's) are UPCAST
+//     together, so the rows' shared loads are loaded once;
 //   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max,
 //     x @ W.T) vectorizes the reduction instead, unless those lanes share its arithmetic;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
@@ -229,6 +231,27 @@ int register_tile_axis(const std::vector<AxisAccess>& axes, size_t vec) {
       reuse = static_cast<int>(i);
     }
   return reuse;
+}
+
+// A loop axis other than `skip` along which some load's windows overlap: the load moves along
+// it by at most what a reduce axis spans (a pooling's rows: stride 2 rows apart, 3 taps tall).
+// -1 if none.
+int overlapping_rows(const std::vector<AxisAccess>& axes, int skip) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const AxisAccess& a = axes[i];
+    if (static_cast<int>(i) == skip || a.kind != AxisKind::Loop || a.extent <= 1) continue;
+    for (size_t j = 0; j < a.load_strides.size(); ++j) {
+      const std::optional<int64_t>& step = a.load_strides[j];
+      if (!step || *step == 0) continue;
+      for (const AxisAccess& r : axes) {
+        const std::optional<int64_t>& tap = r.load_strides[j];
+        if (r.kind == AxisKind::Reduce && tap && *tap != 0 &&
+            std::abs(*step) < std::abs(*tap) * r.extent && std::abs(*step) % std::abs(*tap) == 0)
+          return static_cast<int>(i);
+      }
+    }
+  }
+  return -1;
 }
 
 // The input each LOAD reads, in PACK's numbering (input_slots), in the order accesses() lists
@@ -518,11 +541,16 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         2 * row.extent <= width || (gathered && !blocks) || (long_window && row.extent <= 16);
     if ((short_rows || blocks) && (blocked_load || packable >= 0) && tile.extent % width == 0 &&
         width <= kBlock) {
-      if (short_rows)
+      if (short_rows) {
         columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
-      else
+        // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators, as two
+        // FMA pipes of 4-cycle latency need 8 in flight and a padded column is one of them
+        // (MobileNetV2's 1x1 convolutions at 7x7, 32 x 8: 1.2-1.3x over 16 x 8).
+        while (vectors * columns < 16 && tile.extent % (2 * vectors * width) == 0) vectors *= 2;
+      } else {
         while (vectors * 2 * columns <= 16 && tile.extent % (vectors * 2 * width) == 0)
           vectors *= 2;
+      }
       if (upcast(tile_axis, vectors * width)) {
         if (row.extent % columns != 0) p.try_apply({OptOp::Padto, position(contiguous), columns});
         tiled = upcast(contiguous, columns);
@@ -590,6 +618,16 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
                                  : lanes >= width             ? tiles
                                                               : short_tiles))
       tiled = upcast(tile_axis, *t);
+  }
+  // Overlapping windows with nothing to tile (a pooling: its one load moves along every axis):
+  // rows of outputs whose windows overlap (a row's next window starts inside this one) share
+  // loads when they are lanes together, so the row axis takes up to 8 of them (ResNet-18's
+  // 3x3/2 max pool: 8 columns x 8 rows ran 2x as fast as 8 columns).
+  if (lanes > 1 && tile_axis < 0 && !tiled) {
+    int rows = overlapping_rows(base, contiguous);
+    if (rows >= 0)
+      if (auto t = largest_divisor(base[static_cast<size_t>(rows)].extent, {8, 4, 2}))
+        upcast(rows, *t);
   }
   // Cache blocking: when the data a row of tiles streams through (matmul's B) is larger than a
   // core's L2 (1 MiB is typical), the contiguous axis runs in blocks whose share of it is about

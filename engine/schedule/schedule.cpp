@@ -2,6 +2,7 @@
 #include "engine/schedule/schedule.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -117,7 +118,7 @@ public:
     for (const UOpPtr& x : keep_) // in the order nodes were realized: deterministic
       if (auto it = placed_.find(x.get()); it != placed_.end())
         out_.bordered.push_back(
-            {buffer_for(it->second.within), it->second.fill, border_layout(x.get(), it->second)});
+            {buffer_for(it->second.within), it->second.fill, border_layout(it->second)});
     return std::move(out_);
   }
 
@@ -145,12 +146,21 @@ public:
   }
   // Where the element of realized `node` at `idxs` is in its buffer: row-major in its own
   // shape, or, placed inside a padded buffer, shifted past the padding in that buffer's shape.
-  UOpPtr stored_index(const UOpPtr& node, std::vector<UOpPtr> idxs) {
+  UOpPtr stored_index(const UOpPtr& node, const std::vector<UOpPtr>& idxs) {
     auto it = placed_.find(node.get());
     if (it == placed_.end()) return linear_index(idxs, shapes.of(node));
-    for (size_t i = 0; i < idxs.size(); ++i)
-      if (int64_t lo = it->second.lo[i]) idxs[i] = simplify_kernel(idxs[i] + lo);
-    return linear_index(idxs, shapes.of(it->second.within));
+    const Placement& p = it->second;
+    // The node's dims of more than one element are the padded shape's, in order.
+    const Shape& own = shapes.of(node);
+    std::vector<UOpPtr> at;
+    for (size_t i = 0; i < own.size(); ++i)
+      if (own[i] != 1) at.push_back(idxs[i]);
+    std::vector<UOpPtr> in_padded;
+    for (size_t i = 0, next = 0; i < p.padded.size(); ++i) {
+      UOpPtr v = p.padded[i] == 1 ? index_const(0) : at.at(next++);
+      in_padded.push_back(p.lo[i] ? simplify_kernel(v + p.lo[i]) : v);
+    }
+    return linear_index(in_padded, shapes.of(p.within));
   }
 
 private:
@@ -159,6 +169,8 @@ private:
     UOpPtr within;           // the padded node (PAD of it, or its WHERE of a fill value)
     std::vector<int64_t> lo; // the padding before each dim
     UOpPtr fill;             // the padding's value: a CONST, or null for zeros
+    Shape padded;            // the shape the padding applies to: the node's, or the node's
+                             // with size-1 dims dropped or added (a pooling's kept dims)
   };
 
   // A node realized only to be padded (a convolution's output, copied into the zero-bordered
@@ -171,6 +183,11 @@ private:
       UOpPtr fill;
       UOpPtr x = roots_.count(within) || placed_.count(within.get()) ? nullptr
                                                                      : padded_source(within, fill);
+      // A RESHAPE that only drops or adds size-1 dims (a max pool's reduced window dims) is
+      // seen through: the node under it is placed.
+      Shape padded = x ? shapes.of(x) : Shape{};
+      if (x && x->op() == Op::Reshape && squeezed(shapes.of(x)) == squeezed(shapes.of(x->src(0))))
+        x = x->src(0);
       if (!x || !realized(x.get()) || roots_.count(x) || placed_.count(x.get()) ||
           placed_in_.count(x.get()) || x->op() == Op::Buffer ||
           (x->op() == Op::Reshape && x->src(0)->op() == Op::Buffer) ||
@@ -180,7 +197,7 @@ private:
       const UOpPtr& p = pad->op() == Op::Pad ? pad : pad->src(1);
       std::vector<int64_t> a = int_args(*p), lo;
       for (size_t i = 0; i < a.size(); i += 2) lo.push_back(a[i]);
-      placed_.emplace(x.get(), Placement{within, std::move(lo), fill});
+      placed_.emplace(x.get(), Placement{within, std::move(lo), fill, std::move(padded)});
       placed_in_.emplace(within.get(), x);
     }
     for (const auto& [x, p] : placed_) buffer_of_[x] = buffer_for(p.within);
@@ -202,6 +219,12 @@ private:
     return v->src(1)->src(0);
   }
 
+  static Shape squeezed(const Shape& s) {
+    Shape out;
+    std::copy_if(s.begin(), s.end(), std::back_inserter(out), [](int64_t d) { return d != 1; });
+    return out;
+  }
+
   // The CONST a node broadcasts (through RESHAPE and EXPAND), or null.
   static const UOp* constant_under(const UOp* u) {
     while (u->op() == Op::Reshape || u->op() == Op::Expand) u = u->src(0).get();
@@ -209,9 +232,8 @@ private:
   }
 
   // A placement's layout in words: buffers of one layout may share storage (same border).
-  std::string border_layout(const UOp* x, const Placement& p) {
-    std::string s =
-        shape_str(shapes.of(p.within)) + " holding " + shape_str(shapes.of(x->ptr())) + " at (";
+  std::string border_layout(const Placement& p) {
+    std::string s = shape_str(shapes.of(p.within)) + " holding " + shape_str(p.padded) + " at (";
     for (size_t i = 0; i < p.lo.size(); ++i) s += (i ? ", " : "") + std::to_string(p.lo[i]);
     s += ") " + p.within->dtype().str();
     if (!p.fill) return s + " zeros";

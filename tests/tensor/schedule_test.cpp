@@ -138,6 +138,15 @@ TEST(Fusion, AMaxPoolsPaddingIsFilledWithTheLowestValueOnce) {
   EXPECT_TRUE(std::isinf(s.bordered[0].fill->arg().as_float()));
   EXPECT_EQ(s.items.size(), 3u); // x's padded copy, the conv (minus 10), the pool
   expect_same_values(p, c.realize().max_pool2d(3, 2, 1));
+  // The pool's result (a reduction with its window dims kept, reshaped away) is stored into
+  // the next convolution's zero-bordered input in turn.
+  Tensor w2 = Tensor::rand({4, 4, 3, 3}, 3) - 0.5;
+  Tensor q = p.conv2d(w2, std::nullopt, 1, 1);
+  Schedule sq = q.schedule();
+  EXPECT_EQ(sq.items.size(), 4u);
+  ASSERT_EQ(sq.bordered.size(), 2u);
+  EXPECT_NE(sq.bordered[0].fill == nullptr, sq.bordered[1].fill == nullptr); // zeros, -inf
+  expect_same_values(q, c.realize().max_pool2d(3, 2, 1).realize().conv2d(w2, std::nullopt, 1, 1));
 }
 
 TEST(Fusion, AReductionInsideAnotherReductionsLoopIsItsOwnKernel) {

@@ -543,10 +543,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         width <= kBlock) {
       if (short_rows) {
         columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
-        // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators, as two
-        // FMA pipes of 4-cycle latency need 8 in flight and a padded column is one of them
-        // (MobileNetV2's 1x1 convolutions at 7x7, 32 x 8: 1.2-1.3x over 16 x 8).
-        while (vectors * columns < 16 && tile.extent % (2 * vectors * width) == 0) vectors *= 2;
+        // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators at 8, as
+        // two FMA pipes of 4-cycle latency need 8 in flight and a padded column is one of them
+        // (MobileNetV2's 1x1 convolutions at 7x7, 32 x 8: 1.2-1.3x over 16 x 8). More vectors
+        // for shorter rows were not measured.
+        if (columns < 16 && tile.extent % (2 * width) == 0) vectors = 2;
       } else {
         while (vectors * 2 * columns <= 16 && tile.extent % (vectors * 2 * width) == 0)
           vectors *= 2;

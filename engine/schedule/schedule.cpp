@@ -2,6 +2,7 @@
 #include "engine/schedule/schedule.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <map>
 #include <unordered_map>
@@ -237,9 +238,12 @@ private:
     for (size_t i = 0; i < p.lo.size(); ++i) s += (i ? ", " : "") + std::to_string(p.lo[i]);
     s += ") " + p.within->dtype().str();
     if (!p.fill) return s + " zeros";
+    // Exact: fills that print alike at a fixed precision would share storage and borders.
     const Arg& v = p.fill->arg();
-    return s + " fill " +
-           (v.is_float() ? std::to_string(v.as_float()) : std::to_string(p.fill->const_value()));
+    if (!v.is_float()) return s + " fill " + std::to_string(p.fill->const_value());
+    char text[32];
+    auto end = std::to_chars(text, text + sizeof text, v.as_float()).ptr;
+    return s + " fill " + std::string(text, end);
   }
 
   // A root that is a BUFFER viewed in row-major order needs no kernel.

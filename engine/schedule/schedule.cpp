@@ -182,8 +182,9 @@ private:
     std::vector<UOpPtr> realized_nodes = keep_; // every node stored_buffer() gave a buffer
     for (const UOpPtr& within : realized_nodes) {
       UOpPtr fill;
-      UOpPtr x = roots_.count(within) || placed_.count(within.get()) ? nullptr
-                                                                     : padded_source(within, fill);
+      UOpPtr pad =
+          roots_.count(within) || placed_.count(within.get()) ? nullptr : padding_of(within, fill);
+      UOpPtr x = pad ? pad->src(0) : nullptr;
       // A RESHAPE that only drops or adds size-1 dims (a max pool's reduced window dims) is
       // seen through: the node under it is placed.
       Shape padded = x ? shapes.of(x) : Shape{};
@@ -194,9 +195,7 @@ private:
           (x->op() == Op::Reshape && x->src(0)->op() == Op::Buffer) ||
           x->dtype() != within->dtype())
         continue;
-      const UOpPtr& pad = within->op() == Op::Contiguous ? within->src(0) : within;
-      const UOpPtr& p = pad->op() == Op::Pad ? pad : pad->src(1);
-      std::vector<int64_t> a = int_args(*p), lo;
+      std::vector<int64_t> a = int_args(*pad), lo;
       for (size_t i = 0; i < a.size(); i += 2) lo.push_back(a[i]);
       placed_.emplace(x.get(), Placement{within, std::move(lo), fill, std::move(padded)});
       placed_in_.emplace(within.get(), x);
@@ -204,11 +203,11 @@ private:
     for (const auto& [x, p] : placed_) buffer_of_[x] = buffer_for(p.within);
   }
 
-  // `node`'s source x when node is x padded with a constant (PAD, a zero border, or
+  // The PAD(x) when `node` is x padded with a constant (PAD, a zero border, or
   // WHERE(PAD(true), PAD(x), c)), maybe made CONTIGUOUS; else null.
-  static UOpPtr padded_source(const UOpPtr& node, UOpPtr& fill) {
+  static UOpPtr padding_of(const UOpPtr& node, UOpPtr& fill) {
     UOpPtr v = node->op() == Op::Contiguous ? node->src(0) : node;
-    if (v->op() == Op::Pad) return v->src(0);
+    if (v->op() == Op::Pad) return v;
     if (v->op() != Op::Where || v->src(0)->op() != Op::Pad || v->src(1)->op() != Op::Pad ||
         int_args(*v->src(0)) != int_args(*v->src(1)))
       return nullptr;
@@ -217,7 +216,7 @@ private:
     if (!inside || inside->const_value() == 0 || !value || value->dtype() != v->dtype())
       return nullptr;
     fill = value->ptr();
-    return v->src(1)->src(0);
+    return v->src(1);
   }
 
   static Shape squeezed(const Shape& s) {

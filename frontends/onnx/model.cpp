@@ -37,9 +37,12 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 std::string escaped(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    else
+      out += c;
   }
   return out;
 }

@@ -271,6 +271,11 @@ Tensor Tensor::bitwise_xor(const Tensor& o) const {
 Tensor Tensor::bitwise_not() const {
   require_bits(*this, *this, "bitwise_not");
   if (dtype().is_bool()) return logical_not();
+  // ~x = x ^ all ones, which for unsigned types is no constant the IR holds (-1 doesn't fit
+  // them, and 2^64 - 1 no double): 0 - x - 1, wrapping.
+  if (dtype().is_unsigned())
+    return binary(Op::Sub, binary(Op::Sub, Tensor(0.0, dtype()), *this, "bitwise_not"),
+                  Tensor(1.0, dtype()), "bitwise_not");
   return binary(Op::Xor, *this, Tensor(-1.0, dtype()), "bitwise_not");
 }
 Tensor Tensor::lshift(int64_t bits) const {

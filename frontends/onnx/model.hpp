@@ -20,10 +20,9 @@
 
 #include <beamlab/beamlab.hpp>
 
-namespace beamlab::onnx {
+#include "frontends/onnx/versions.hpp"
 
-/// The newest default-domain opset the importer knows (ONNX 1.12's).
-inline constexpr int64_t kMaxOpset = 17;
+namespace beamlab::onnx {
 
 /// A graph input the caller feeds (not an initializer), with its resolved shape.
 struct ModelInput {

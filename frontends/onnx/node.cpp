@@ -8,8 +8,17 @@
 namespace beamlab::onnx {
 
 Node::Node(const ::onnx::NodeProto& proto, int64_t opset, std::vector<const Value*> inputs,
-           std::string base_dir)
-    : proto_(proto), opset_(opset), inputs_(std::move(inputs)), base_dir_(std::move(base_dir)) {}
+           std::string base_dir, SubgraphRunner run_subgraph)
+    : proto_(proto), opset_(opset), inputs_(std::move(inputs)), base_dir_(std::move(base_dir)),
+      run_subgraph_(std::move(run_subgraph)) {}
+
+std::vector<Value> Node::run_subgraph(const std::string& name,
+                                      const std::vector<Value>& inputs) const {
+  const auto* a = attr(name);
+  user_assert(a && a->has_g()) << "attribute '" << name << "' must be a graph";
+  internal_assert(static_cast<bool>(run_subgraph_)) << "no subgraph runner for " << op();
+  return run_subgraph_(a->g(), inputs);
+}
 
 const std::string& Node::op() const { return proto_.op_type(); }
 
@@ -90,6 +99,12 @@ std::vector<double> Node::attr_floats(const std::string& name) const {
   return {a->floats().begin(), a->floats().end()};
 }
 
+std::vector<std::string> Node::attr_strings(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a) return {};
+  return {a->strings().begin(), a->strings().end()};
+}
+
 Tensor Node::attr_tensor(const std::string& name) const {
   const auto* a = attr(name);
   user_assert(a && a->has_t()) << "attribute '" << name << "' must be a tensor";
@@ -141,6 +156,9 @@ const ConverterTable& converters() {
     add_loss_ops(t);
     add_quant_ops(t);
     add_signal_ops(t);
+    add_recurrent_ops(t);
+    add_data_dependent_ops(t);
+    add_control_flow_ops(t);
     return t;
   }();
   return table;

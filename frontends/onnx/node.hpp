@@ -14,6 +14,7 @@
 namespace onnx {
 class NodeProto;
 class AttributeProto;
+class GraphProto;
 class TensorProto;
 } // namespace onnx
 
@@ -37,10 +38,15 @@ struct Value {
   }
 };
 
+/// Runs a subgraph (If's branches, Loop's and Scan's bodies) with its formal inputs bound to
+/// `inputs` and the enclosing graph's values in scope; returns its outputs in order.
+using SubgraphRunner =
+    std::function<std::vector<Value>(const ::onnx::GraphProto&, const std::vector<Value>&)>;
+
 class Node {
 public:
   Node(const ::onnx::NodeProto& proto, int64_t opset, std::vector<const Value*> inputs,
-       std::string base_dir);
+       std::string base_dir, SubgraphRunner run_subgraph = {});
 
   const std::string& op() const;
   int64_t opset() const { return opset_; }
@@ -66,6 +72,7 @@ public:
   std::string attr_string(const std::string& name, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> dflt = {}) const;
   std::vector<double> attr_floats(const std::string& name) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;
   /// A tensor attribute (Constant's value), decoded.
   Tensor attr_tensor(const std::string& name) const;
   /// The same, empty tensors included.
@@ -80,6 +87,10 @@ public:
   /// (axes, split, shape): the older opsets never had that input.
   std::optional<std::vector<int64_t>> ints_from(size_t i, const std::string& name) const;
 
+  /// Graph attribute `name` run over `inputs` (see SubgraphRunner); a UserError if the node
+  /// has no such attribute.
+  std::vector<Value> run_subgraph(const std::string& name, const std::vector<Value>& inputs) const;
+
   /// An axis in [0, rank), from a possibly negative one; a UserError names `what`.
   static int64_t axis(int64_t a, int64_t rank, const char* what);
 
@@ -88,13 +99,15 @@ private:
   int64_t opset_;
   std::vector<const Value*> inputs_;
   std::string base_dir_;
+  SubgraphRunner run_subgraph_;
 };
 
 using Converter = std::function<std::vector<Value>(const Node&)>;
 using ConverterTable = std::map<std::string, Converter>;
 
 /// The ops each family converts (ops_elementwise.cpp, ops_reduce.cpp, ops_movement.cpp,
-/// ops_nn.cpp, ops_resize.cpp, ops_loss.cpp, ops_quant.cpp, ops_signal.cpp).
+/// ops_nn.cpp, ops_resize.cpp, ops_loss.cpp, ops_quant.cpp, ops_signal.cpp, ops_recurrent.cpp,
+/// ops_data_dependent.cpp, ops_control_flow.cpp).
 void add_elementwise_ops(ConverterTable& table);
 void add_reduce_ops(ConverterTable& table);
 void add_movement_ops(ConverterTable& table);
@@ -103,6 +116,9 @@ void add_resize_ops(ConverterTable& table);
 void add_loss_ops(ConverterTable& table);
 void add_quant_ops(ConverterTable& table);
 void add_signal_ops(ConverterTable& table);
+void add_recurrent_ops(ConverterTable& table);
+void add_data_dependent_ops(ConverterTable& table);
+void add_control_flow_ops(ConverterTable& table);
 
 /// Every converter, by op type (built once).
 const ConverterTable& converters();

@@ -122,6 +122,10 @@ void add_logic(ConverterTable& t) {
   t["Or"] = [](const Node& n) { return std::vector<Value>{n.in(0).logical_or(n.in(1))}; };
   t["Xor"] = [](const Node& n) { return std::vector<Value>{n.in(0).ne(n.in(1))}; };
   t["Not"] = unary([](const Tensor& x) { return x.logical_not(); });
+  t["BitwiseAnd"] = [](const Node& n) { return one(n.in(0).bitwise_and(n.in(1))); };
+  t["BitwiseOr"] = [](const Node& n) { return one(n.in(0).bitwise_or(n.in(1))); };
+  t["BitwiseXor"] = [](const Node& n) { return one(n.in(0).bitwise_xor(n.in(1))); };
+  t["BitwiseNot"] = unary([](const Tensor& x) { return x.bitwise_not(); });
   t["BitShift"] = [](const Node& n) {
     std::string dir = n.attr_string("direction", "");
     user_assert(dir == "LEFT" || dir == "RIGHT")
@@ -141,6 +145,16 @@ void add_activations(ConverterTable& t) {
   t["Softsign"] = unary([](const Tensor& x) { return x / (1.0 + x.abs()); });
   t["HardSwish"] = unary([](const Tensor& x) { return x.hardswish(); });
   t["Mish"] = unary([](const Tensor& x) { return x.mish(); });
+  // Gelu (opset 20): x Phi(x) with the normal CDF exactly (erf), or tanh's approximation.
+  t["Gelu"] = [](const Node& n) {
+    const Tensor& x = n.in(0);
+    std::string approximate = n.attr_string("approximate", "none");
+    user_assert(approximate == "none" || approximate == "tanh")
+        << "attribute 'approximate' must be none or tanh, not '" << approximate << "'";
+    Tensor f = x.cast(float_of(x.dtype()));
+    Tensor y = approximate == "tanh" ? f.gelu() : 0.5 * f * (1.0 + (f * M_SQRT1_2).erf());
+    return one(y.cast(x.dtype()));
+  };
   t["LeakyRelu"] = [](const Node& n) {
     return std::vector<Value>{n.in(0).leaky_relu(n.attr_float("alpha", 0.01))};
   };

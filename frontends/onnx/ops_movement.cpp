@@ -160,6 +160,11 @@ Tensor pad_axis(const Tensor& x, int64_t a, int64_t b, int64_t e, const std::str
     if (b > 0) parts.push_back(edge(0, b));
     parts.push_back(x);
     if (e > 0) parts.push_back(edge(d - 1, e));
+  } else if (mode == "wrap") { // the dim repeated around itself, as numpy's wrap
+    int64_t before = (b + d - 1) / d, after = (e + d - 1) / d;
+    std::vector<Tensor> copies(static_cast<size_t>(before + 1 + after), x);
+    int64_t start = before * d - b;
+    return Tensor::cat(copies, a).slice(a, start, start + b + d + e);
   } else {
     user_assert(b < d && e < d) << "reflect padding of " << std::max(b, e)
                                 << " needs a dim larger than " << d;
@@ -180,8 +185,10 @@ Tensor pad(const Node& n) {
   user_assert(pads.size() == 2 * axes.size())
       << "pads has " << pads.size() << " values; it needs 2 per axis (" << 2 * axes.size() << ")";
   std::string mode = n.attr_string("mode", "constant");
-  user_assert(mode == "constant" || mode == "edge" || mode == "reflect")
-      << "mode '" << mode << "' is not supported (constant, edge, reflect)";
+  user_assert(mode == "constant" || mode == "edge" || mode == "reflect" ||
+              (mode == "wrap" && n.opset() >= 19))
+      << "mode '" << mode << "' is not one of constant, edge, reflect"
+      << (n.opset() >= 19 ? ", wrap" : " (wrap from opset 19)");
   double value =
       n.opset() >= 11 ? (n.has(2) ? n.host_floats(2)[0] : 0.0) : n.attr_float("value", 0.0);
   std::vector<std::pair<int64_t, int64_t>> amounts(static_cast<size_t>(r), {0, 0});
@@ -197,6 +204,31 @@ Tensor pad(const Node& n) {
   for (int64_t a = 0; a < r; ++a) {
     auto [b, e] = amounts[static_cast<size_t>(a)];
     if (b || e) x = pad_axis(x, a, b, e, mode);
+  }
+  return x;
+}
+
+// CenterCropPad (18): each listed axis cropped or zero-padded to its target size, centred
+// (an odd difference leaves the extra element at the end).
+Tensor center_crop_pad(const Node& n) {
+  Tensor x = n.in(0);
+  std::vector<int64_t> shape = n.host_ints(1);
+  std::vector<int64_t> axes = n.attr_ints("axes");
+  if (axes.empty())
+    for (int64_t i = 0; i < x.ndim(); ++i) axes.push_back(i);
+  user_assert(shape.size() == axes.size())
+      << "shape has " << shape.size() << " values for " << axes.size() << " axes";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = Node::axis(axes[i], x.ndim(), "axis"), have = dim(x, a), want = shape[i];
+    user_assert(want >= 1) << "target size " << want << " of axis " << a << " is below 1";
+    if (want < have) {
+      int64_t start = (have - want) / 2;
+      x = x.slice(a, start, start + want);
+    } else if (want > have) {
+      std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(x.ndim()), {0, 0});
+      pads[static_cast<size_t>(a)] = {(want - have) / 2, want - have - (want - have) / 2};
+      x = x.pad(pads);
+    }
   }
   return x;
 }
@@ -401,6 +433,7 @@ void add_selections(ConverterTable& t) {
     return one(xs.size() == 1 ? xs[0] : Tensor::cat(xs, a));
   };
   t["Pad"] = [](const Node& n) { return one(pad(n)); };
+  t["CenterCropPad"] = [](const Node& n) { return one(center_crop_pad(n)); };
   t["Gather"] = [](const Node& n) {
     const Tensor& x = n.in(0);
     return one(x.take(n.in(1), Node::axis(n.attr_int("axis", 0), x.ndim(), "axis")));

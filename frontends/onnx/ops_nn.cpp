@@ -150,6 +150,78 @@ Tensor instance_norm(const Node& n) {
   return y * n.in(1).reshape(per_channel) + n.in(2).reshape(per_channel);
 }
 
+// GroupNormalization (18, 21): each group of C / num_groups channels normalized over its
+// channels and spatial dims, then scaled and shifted per group (18) or per channel (21), in
+// float32 (21's stash_type 1) or the input's own float type.
+Tensor group_norm(const Node& n) {
+  const Tensor& x = n.in(0);
+  user_assert(x.ndim() >= 2) << "X must be (N, C, ...), not " << shape_str(x.shape());
+  int64_t groups = n.attr_int("num_groups"), c = dim(x, 1);
+  user_assert(groups >= 1 && c % groups == 0)
+      << "num_groups " << groups << " must divide the " << c << " channels";
+  Tensor f = x.dtype() == Scalar::Float64 ? x : x.cast(Scalar::Float32);
+  if (n.opset() >= 21 && n.attr_int("stash_type", 1) != 1) f = x;
+  Tensor g = f.reshape({dim(x, 0), groups, -1});
+  Tensor mean = g.mean({2}, true), d = g - mean;
+  Tensor y = (d * ((d * d).mean({2}, true) + n.attr_float("epsilon", 1e-5)).rsqrt())
+                 .reshape(x.shape())
+                 .cast(x.dtype());
+  Tensor scale = n.in(1), bias = n.in(2);
+  int64_t per = n.opset() >= 21 ? c : groups;
+  user_assert(scale.numel() == per && bias.numel() == per)
+      << "scale and bias need " << per << " values (one per " << (per == c ? "channel" : "group")
+      << " at opset " << n.opset() << "), not " << scale.numel() << " and " << bias.numel();
+  if (per != c) { // one value per group, repeated over its channels
+    scale = scale.reshape({groups, 1}).expand({groups, c / groups}).reshape({c});
+    bias = bias.reshape({groups, 1}).expand({groups, c / groups}).reshape({c});
+  }
+  Shape per_channel(static_cast<size_t>(x.ndim()), 1);
+  per_channel[1] = c;
+  return y * scale.reshape(per_channel) + bias.reshape(per_channel);
+}
+
+// Col2Im (18): the (N, C * prod(block), L) columns summed back into (N, C, image...) at their
+// blocks' places: a transposed convolution of the columns, as (N, C*K, blocks...), with a
+// one-hot weight (column j of a channel lands on tap j of the block).
+Tensor col2im(const Node& n) {
+  const Tensor& x = n.in(0);
+  std::vector<int64_t> image = n.host_ints(1), block = n.host_ints(2);
+  const size_t nd = image.size();
+  user_assert(nd >= 1 && block.size() == nd)
+      << "image_shape and block_shape need one value per spatial dim, not " << nd << " and "
+      << block.size();
+  int64_t taps = 1;
+  for (int64_t b : block) taps *= b;
+  user_assert(x.ndim() == 3 && dim(x, 1) % taps == 0)
+      << "input must be (N, C * " << taps << ", L), not " << shape_str(x.shape());
+  auto d = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  auto s = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  user_assert(d.size() == nd && s.size() == nd && pads.size() == 2 * nd)
+      << "dilations and strides need " << nd << " values and pads " << 2 * nd;
+  Shape blocks = {dim(x, 0), dim(x, 1)};
+  WindowArgs args{.stride = s, .dilation = d, .padding = {}};
+  std::vector<int64_t> extra;
+  int64_t count = 1;
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t span = d[i] * (block[i] - 1) + 1, padded = image[i] + pads[i] + pads[i + nd];
+    user_assert(padded >= span) << "a block of " << block[i] << " does not fit image dim " << i;
+    int64_t o = (padded - span) / s[i] + 1;
+    blocks.push_back(o);
+    count *= o;
+    args.padding.emplace_back(pads[i], pads[i + nd]);
+    extra.push_back(padded - ((o - 1) * s[i] + span));
+  }
+  user_assert(dim(x, 2) == count) << "input has " << dim(x, 2) << " blocks; the image, block, "
+                                  << "pads and strides make " << count;
+  int64_t c = dim(x, 1) / taps;
+  Shape wshape = {c * taps, 1};
+  wshape.insert(wshape.end(), block.begin(), block.end());
+  Tensor weight =
+      Tensor::eye(taps, x.dtype()).reshape({1, taps, taps}).expand({c, taps, taps}).reshape(wshape);
+  return x.reshape(blocks).conv_transpose(weight, std::nullopt, c, args, extra);
+}
+
 std::vector<Value> layernorm(const Node& n) {
   const Tensor& x = n.in(0);
   int64_t a = Node::axis(n.attr_int("axis", -1), x.ndim(), "axis");
@@ -242,6 +314,8 @@ void add_nn_ops(ConverterTable& t) {
   t["BatchNormalization"] = [](const Node& n) { return one(batchnorm(n)); };
   t["InstanceNormalization"] = [](const Node& n) { return one(instance_norm(n)); };
   t["LayerNormalization"] = layernorm;
+  t["GroupNormalization"] = [](const Node& n) { return one(group_norm(n)); };
+  t["Col2Im"] = [](const Node& n) { return one(col2im(n)); };
   t["LRN"] = [](const Node& n) { return one(lrn(n)); };
   t["MeanVarianceNormalization"] = [](const Node& n) { return one(mean_variance_norm(n)); };
   t["LpNormalization"] = [](const Node& n) { return one(lp_norm(n)); };

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
 
 namespace beamlab::onnx {
 namespace {
@@ -18,28 +19,59 @@ Tensor along(const Tensor& v, int64_t axis, int64_t rank) {
   return v.reshape(s);
 }
 
+// A scale or zero point for x: per tensor, per axis, or (opset 21's block_size) blocked, one
+// value per `block` elements along `axis` with the rest of its shape x's.
+Tensor scale_for(const Node& n, const Tensor& v, int64_t axis, const Tensor& x) {
+  int64_t block = n.opset() >= 21 ? n.attr_int("block_size", 0) : 0;
+  if (block == 0) return along(v, axis, x.ndim());
+  axis = Node::axis(axis, x.ndim(), "axis");
+  int64_t d = dim(x, axis);
+  user_assert(block > 0 && v.ndim() == x.ndim() && dim(v, axis) == (d + block - 1) / block)
+      << "blocked quantization needs a scale of rank " << x.ndim() << " with "
+      << (d + block - 1) / block << " blocks of " << block << " on axis " << axis << ", not "
+      << shape_str(v.shape());
+  Shape split = v.shape(), spread = v.shape();
+  split.insert(split.begin() + axis + 1, 1);
+  spread.insert(spread.begin() + axis + 1, block);
+  Shape merged = v.shape();
+  merged[static_cast<size_t>(axis)] *= block;
+  return v.reshape(split).expand(spread).reshape(merged).slice(axis, 0, d);
+}
+
 Tensor saturate(const Tensor& x, DType to) {
   return x.round()
       .clamp(static_cast<double>(to.int_min()), static_cast<double>(to.int_max()))
       .cast(to);
 }
 
+// y = saturate(round(x / scale) + zero point); the output type is the zero point's, opset 21's
+// output_dtype, or uint8.
 Tensor quantize(const Node& n) {
   const Tensor& x = n.in(0);
   int64_t axis = n.attr_int("axis", 1);
-  Tensor scale = along(n.in(1), axis, x.ndim());
+  Tensor scale = scale_for(n, n.in(1), axis, x);
   DType to = n.has(2) ? n.in(2).dtype() : DType(Scalar::UInt8);
+  if (int64_t given = n.opset() >= 21 ? n.attr_int("output_dtype", 0) : 0; given != 0) {
+    DType want = dtype_of(static_cast<int>(given), "attribute 'output_dtype'");
+    user_assert(!n.has(2) || want == to)
+        << "output_dtype " << want.str() << " differs from the zero point's type " << to.str();
+    to = want;
+  }
+  user_assert(to.is_int()) << "quantizing to " << to.str() << " is not supported (integers only)";
   Tensor y = (x.cast(Scalar::Float32) / scale.cast(Scalar::Float32)).round();
-  if (n.has(2)) y = y + along(n.in(2), axis, x.ndim()).cast(Scalar::Float32);
+  if (n.has(2)) y = y + scale_for(n, n.in(2), axis, x).cast(Scalar::Float32);
   return saturate(y, to);
 }
 
+// y = (x - zero point) * scale, in the scale's type (float32 before opset 19).
 Tensor dequantize(const Node& n) {
   const Tensor& x = n.in(0);
   int64_t axis = n.attr_int("axis", 1);
   Tensor v = x.cast(Scalar::Int32);
-  if (n.has(2)) v = v - along(n.in(2), axis, x.ndim()).cast(Scalar::Int32);
-  return v.cast(Scalar::Float32) * along(n.in(1), axis, x.ndim());
+  if (n.has(2)) v = v - scale_for(n, n.in(2), axis, x).cast(Scalar::Int32);
+  Tensor scale = scale_for(n, n.in(1), axis, x);
+  Tensor y = v.cast(Scalar::Float32) * scale.cast(Scalar::Float32);
+  return n.opset() >= 19 ? y.cast(scale.dtype()) : y;
 }
 
 std::vector<Value> dynamic_quantize(const Node& n) {

@@ -42,7 +42,11 @@ Tensor dft(const Node& n) {
   user_assert(x.ndim() >= 2 && (x.shape().back() == 1 || x.shape().back() == 2))
       << "input must be (..., signal, 1) real or (..., signal, 2) complex, not "
       << shape_str(x.shape());
-  int64_t axis = Node::axis(n.attr_int("axis", 1), x.ndim() - 1, "axis");
+  // DFT-20 takes the axis as input 2, by default -2 (the last signal axis); DFT-17 as an
+  // attribute, by default 1.
+  int64_t given = n.opset() >= 20 ? (n.has(2) ? n.host_ints(2).at(0) : -2) : n.attr_int("axis", 1);
+  if (given < 0) given += 1; // counted from the end of the signal dims, not the last (re, im) dim
+  int64_t axis = Node::axis(given, x.ndim() - 1, "axis");
   bool inverse = n.attr_int("inverse", 0) != 0, onesided = n.attr_int("onesided", 0) != 0;
   Tensor re = x.slice(-1, 0, 1).squeeze(-1).transpose(axis, -1);
   std::optional<Tensor> im;

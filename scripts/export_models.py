@@ -8,7 +8,8 @@ outputs for a fixed input, in the ONNX backend test-data layout:
 ResNet-18 and MobileNetV2 are torchvision's definitions and BERT-base's encoder layer (hidden
 768, 12 heads, intermediate 3072, GELU, sequence 128) is written out below; all at batch 1
 with weights drawn from a fixed seed (nothing is downloaded). Debian's python3-torch,
-python3-torchvision and python3-onnx run it:
+python3-torchvision and python3-onnx run it (opset 17), and so does a current PyTorch (2.9 or
+later: its torch.export-based exporter, opset 20):
 
     /usr/bin/python3 scripts/export_models.py OUT [--only NAME] [--latency RUNS]
 
@@ -28,6 +29,16 @@ import torchvision
 from onnx import numpy_helper
 
 OPSET = 17
+
+
+def export_options():
+    """Debian's PyTorch (1.13) exports with the TorchScript exporter at opset 17; PyTorch 2.9 and
+    later default to the torch.export-based exporter, which writes opset 18 and up (20 here) and
+    folds constants itself, weights kept inside the file."""
+    major, minor = (int(v) for v in torch.__version__.split("+")[0].split(".")[:2])
+    if (major, minor) >= (2, 9):
+        return {"dynamo": True, "opset_version": 20, "external_data": False}
+    return {"opset_version": OPSET, "do_constant_folding": True}
 
 
 class BertSelfAttention(torch.nn.Module):
@@ -96,9 +107,8 @@ def export(name, out_dir):
     model, x = build(name)
     with torch.no_grad():
         y = model(x)
-        torch.onnx.export(model, (x,), os.path.join(folder, "model.onnx"), opset_version=OPSET,
-                          input_names=["input"], output_names=["output"],
-                          do_constant_folding=True)
+        torch.onnx.export(model, (x,), os.path.join(folder, "model.onnx"),
+                          input_names=["input"], output_names=["output"], **export_options())
     write_tensor(os.path.join(data, "input_0.pb"), x.numpy())
     write_tensor(os.path.join(data, "output_0.pb"), y.numpy())
     print(f"exported {name} to {folder}", file=sys.stderr)

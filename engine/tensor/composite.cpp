@@ -122,7 +122,45 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& k, const Tensor& v,
   return scores.softmax(-1).matmul(v);
 }
 
-Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operands) {
+namespace {
+
+// x's diagonal over dims p < q (of equal size n): q dropped, p indexing the diagonal. The two
+// dims moved last and flattened, each row of n + 1 after padding starts with one diagonal
+// element (tinygrad's trick).
+Tensor diagonal(const Tensor& x, int64_t p, int64_t q) {
+  int64_t n = x.shape()[static_cast<size_t>(p)];
+  user_assert(x.shape()[static_cast<size_t>(q)] == n)
+      << "einsum: a repeated letter spans dims of " << n << " and "
+      << x.shape()[static_cast<size_t>(q)];
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    if (d != p && d != q) order.push_back(d);
+  Shape rest;
+  for (int64_t d : order) rest.push_back(x.shape()[static_cast<size_t>(d)]);
+  order.push_back(p);
+  order.push_back(q);
+  Shape flat = rest, rows = rest;
+  flat.push_back(n * n);
+  rows.insert(rows.end(), {n, n + 1});
+  std::vector<std::pair<int64_t, int64_t>> pads(rest.size(), {0, 0}), keep;
+  pads.emplace_back(0, n);
+  for (int64_t d : rest) keep.emplace_back(0, d);
+  keep.insert(keep.end(), {{0, n}, {0, 1}});
+  Shape diag = rest;
+  diag.push_back(n);
+  Tensor d = x.permute(order).reshape(flat).pad(pads).reshape(rows).shrink(keep).reshape(diag);
+  // back to x's order without q: the diagonal at p
+  std::vector<int64_t> back;
+  for (int64_t i = 0, r = 0; i < x.ndim(); ++i) {
+    if (i == q) continue;
+    back.push_back(i == p ? static_cast<int64_t>(rest.size()) : r++);
+  }
+  return d.permute(back);
+}
+
+} // namespace
+
+Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> given) {
   std::string lhs = formula, rhs;
   bool explicit_out = false;
   if (size_t arrow = formula.find("->"); arrow != std::string::npos) {
@@ -137,10 +175,53 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
     else if (c != ' ')
       terms.back() += c;
   }
-  user_assert(terms.size() == operands.size())
-      << "einsum: '" << formula << "' names " << terms.size() << " operands but " << operands.size()
-      << " were given";
-  std::map<char, int64_t> size, count;
+  user_assert(terms.size() == given.size()) << "einsum: '" << formula << "' names " << terms.size()
+                                            << " operands but " << given.size() << " were given";
+  std::vector<Tensor> operands(given.begin(), given.end());
+  // "..." becomes as many letters as the dims it stands for, aligned from the right across
+  // operands (numpy's broadcasting); letters the formula doesn't use stand in for them.
+  std::string spare;
+  for (char c = 'A'; c <= 'Z'; ++c)
+    if (formula.find(c) == std::string::npos) spare += c;
+  for (char c = 'a'; c <= 'z'; ++c)
+    if (formula.find(c) == std::string::npos) spare += c;
+  int64_t ellipsis = 0;
+  for (size_t t = 0; t < terms.size(); ++t)
+    if (terms[t].find("...") != std::string::npos)
+      ellipsis = std::max<int64_t>(ellipsis,
+                                   operands[t].ndim() - static_cast<int64_t>(terms[t].size()) + 3);
+  user_assert(ellipsis <= static_cast<int64_t>(spare.size()))
+      << "einsum: '" << formula << "' leaves too few letters for its '...' dims";
+  std::string dots = spare.substr(0, static_cast<size_t>(ellipsis));
+  for (size_t t = 0; t < terms.size(); ++t)
+    if (size_t at = terms[t].find("..."); at != std::string::npos) {
+      int64_t n = operands[t].ndim() - static_cast<int64_t>(terms[t].size()) + 3;
+      user_assert(n >= 0) << "einsum: '" << terms[t] << "' has more letters than operand " << t
+                          << " has dims " << shape_str(operands[t].shape());
+      terms[t].replace(at, 3, dots.substr(static_cast<size_t>(ellipsis - n)));
+    }
+  if (explicit_out) {
+    if (size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, dots);
+  } else { // numpy's implicit output: the '...' dims, then the letters used once, sorted
+    std::map<char, int> uses;
+    for (const std::string& term : terms)
+      for (char c : term) ++uses[c];
+    rhs = dots;
+    for (auto [c, n] : uses)
+      if (n == 1 && dots.find(c) == std::string::npos) rhs += c;
+  }
+  // A letter repeated in one operand takes that operand's diagonal.
+  for (size_t t = 0; t < terms.size(); ++t)
+    for (size_t i = 0; i < terms[t].size(); ++i)
+      for (size_t j = terms[t].find(terms[t][i], i + 1); j != std::string::npos;
+           j = terms[t].find(terms[t][i], i + 1)) {
+        user_assert(static_cast<int64_t>(terms[t].size()) == operands[t].ndim())
+            << "einsum: '" << terms[t] << "' has " << terms[t].size() << " letters but operand "
+            << t << " has shape " << shape_str(operands[t].shape());
+        operands[t] = diagonal(operands[t], static_cast<int64_t>(i), static_cast<int64_t>(j));
+        terms[t].erase(j, 1);
+      }
+  std::map<char, int64_t> size;
   std::string letters;
   for (size_t t = 0; t < terms.size(); ++t) {
     const std::string& term = terms[t];
@@ -151,8 +232,6 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
       char c = term[i];
       user_assert(std::isalpha(static_cast<unsigned char>(c)))
           << "einsum: '" << formula << "' has a bad character '" << c << "'";
-      user_assert(term.find(c) == i)
-          << "einsum: '" << term << "' repeats a letter (diagonals are not supported)";
       int64_t d = operands[t].shape()[i];
       auto [it, fresh] = size.emplace(c, d);
       user_assert(fresh || it->second == d || d == 1 || it->second == 1)
@@ -160,12 +239,7 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> operan
           << " in another";
       it->second = std::max(it->second, d);
       if (fresh) letters += c;
-      ++count[c];
     }
-  }
-  if (!explicit_out) {
-    for (auto [c, n] : count)
-      if (n == 1) rhs += c;
   }
   for (char c : rhs)
     user_assert(size.count(c)) << "einsum: output letter '" << c << "' is not in any operand";

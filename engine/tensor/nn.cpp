@@ -424,6 +424,16 @@ Tensor Tensor::max_pool(std::vector<int64_t> kernel, const WindowArgs& args) con
   return windows(*this, w, detail::lowest_value(dtype())).max(last_axes(kernel.size()));
 }
 
+Tensor Tensor::max_pool_argmax(std::vector<int64_t> kernel, const WindowArgs& args) const {
+  Window w = resolve_pool("max_pool_argmax", *this, kernel, args);
+  Tensor win = windows(*this, w, detail::lowest_value(dtype()));
+  int64_t taps = 1;
+  for (int64_t k : kernel) taps *= k;
+  Shape flat(win.shape().begin(), win.shape().end() - static_cast<long>(kernel.size()));
+  flat.push_back(taps);
+  return win.reshape(flat).argmax(-1);
+}
+
 Tensor Tensor::avg_pool(std::vector<int64_t> kernel, const WindowArgs& args) const {
   Window w = resolve_pool("avg_pool", *this, kernel, args);
   Tensor x = windows(*this, w);

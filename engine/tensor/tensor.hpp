@@ -250,6 +250,9 @@ public:
   /// dtype's lowest value (-inf for floats). The stride is 1 unless given (ONNX's default;
   /// torch's is the kernel); ceil_mode follows torch (no window starts in the end padding).
   Tensor max_pool(std::vector<int64_t> kernel, const WindowArgs& args = {}) const;
+  /// Where each max_pool window's maximum is: its tap, row-major over the kernel dims (the
+  /// first of equal maxima), int32 in max_pool's shape (torch's return_indices, per window).
+  Tensor max_pool_argmax(std::vector<int64_t> kernel, const WindowArgs& args = {}) const;
   /// Average pooling over the last kernel.size() dims (any count), padded per args with zeros;
   /// divides by the window's non-pad elements, or with count_include_pad by all but ceil_mode's
   /// extra ones. Integer inputs give float32.
@@ -279,7 +282,8 @@ public:
   Tensor scaled_dot_product_attention(const Tensor& k, const Tensor& v,
                                       const std::optional<Tensor>& mask = std::nullopt,
                                       bool is_causal = false) const;
-  /// einsum over the common patterns: "ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", ...
+  /// numpy's einsum: "ij,jk->ik", "bij,bjk->bik", "i,i->", "ij->ji", "...ij,...jk", "ii->i"
+  /// (a repeated letter takes the diagonal), implicit outputs as numpy's.
   static Tensor einsum(const std::string& formula, std::span<const Tensor> operands);
 
   // ---- internals the API's free functions use ----

@@ -214,13 +214,13 @@ std::string node_label(const ::onnx::NodeProto& n, int index, int64_t opset) {
 }
 
 void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
-             std::map<std::string, Value>& env);
+             std::map<std::string, Value>& env, int64_t opset);
 
 // A subgraph (an If branch, a Loop or Scan body) over `inputs`, the enclosing graph's values in
 // scope (its own names shadow them): its outputs in order.
 std::vector<Value> run_subgraph(const ModelImpl& m, const ::onnx::GraphProto& g,
                                 const std::map<std::string, Value>& outer,
-                                const std::vector<Value>& inputs) {
+                                const std::vector<Value>& inputs, int64_t opset) {
   user_assert(static_cast<size_t>(g.input_size()) == inputs.size())
       << "the subgraph '" << g.name() << "' takes " << g.input_size() << " inputs, not "
       << inputs.size();
@@ -230,7 +230,7 @@ std::vector<Value> run_subgraph(const ModelImpl& m, const ::onnx::GraphProto& g,
     HostTensor h = decode(init, m.base_dir, "initializer '" + init.name() + "'");
     env[init.name()] = h.numel() == 0 ? Value::empty(h.shape, h.dtype) : Value(to_constant(h));
   }
-  for (int i = 0; i < g.node_size(); ++i) convert(m, g.node(i), i, env);
+  for (int i = 0; i < g.node_size(); ++i) convert(m, g.node(i), i, env, opset);
   std::vector<Value> outs;
   for (const auto& o : g.output()) {
     auto it = env.find(o.name());
@@ -240,18 +240,67 @@ std::vector<Value> run_subgraph(const ModelImpl& m, const ::onnx::GraphProto& g,
   return outs;
 }
 
+// A call of a model-local function (FunctionProto), inlined: its body converted over the call's
+// inputs alone (a function sees nothing else), at the function's own default-domain opset, each
+// attribute reference (ref_attr_name) bound to the call's attribute of that name or, without
+// one, left out (the op's default).
+std::vector<Value> call_function(const ModelImpl& m, const ::onnx::FunctionProto& f,
+                                 const ::onnx::NodeProto& call,
+                                 const std::vector<const Value*>& inputs, int64_t opset) {
+  std::map<std::string, Value> env;
+  for (int i = 0; i < f.input_size(); ++i)
+    if (static_cast<size_t>(i) < inputs.size() && inputs[static_cast<size_t>(i)])
+      env[f.input(i)] = *inputs[static_cast<size_t>(i)];
+  int64_t body_opset = opset;
+  for (const auto& o : f.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") body_opset = o.version();
+  for (int i = 0; i < f.node_size(); ++i) {
+    ::onnx::NodeProto n = f.node(i);
+    ::onnx::NodeProto bound = n;
+    bound.clear_attribute();
+    for (const auto& a : n.attribute()) {
+      if (a.ref_attr_name().empty()) {
+        *bound.add_attribute() = a;
+        continue;
+      }
+      for (const auto& given : call.attribute())
+        if (given.name() == a.ref_attr_name()) {
+          ::onnx::AttributeProto copy = given;
+          copy.set_name(a.name());
+          *bound.add_attribute() = copy;
+        }
+    }
+    convert(m, bound, i, env, body_opset);
+  }
+  std::vector<Value> outs;
+  for (const std::string& o : f.output()) {
+    auto it = env.find(o);
+    user_assert(it != env.end()) << "the function's output '" << o << "' is never computed";
+    outs.push_back(it->second);
+  }
+  return outs;
+}
+
+const ::onnx::FunctionProto* function_for(const ModelImpl& m, const ::onnx::NodeProto& n) {
+  for (const auto& f : m.proto.functions())
+    if (f.name() == n.op_type() && f.domain() == n.domain()) return &f;
+  return nullptr;
+}
+
 // Runs one node's converter; errors get the file and the node in front (a subgraph's node
 // after the node holding it).
 void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
-             std::map<std::string, Value>& env) {
-  std::string where = m.path + ": " + node_label(n, index, m.opset);
+             std::map<std::string, Value>& env, int64_t opset) {
+  std::string where = m.path + ": " + node_label(n, index, opset);
   bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+  const ::onnx::FunctionProto* function = function_for(m, n);
   auto it = converters().find(n.op_type());
-  user_assert(default_domain && it != converters().end()) << where << ": this op is not supported";
-  user_assert(m.opset > 0) << where << ": the model imports no default-domain opset; "
-                           << "re-export it (e.g. torch.onnx.export with opset_version="
-                           << kMaxOpset << ")";
-  if (int64_t v = version_after_max(n.op_type(), m.opset); v > 0)
+  user_assert(function || (default_domain && it != converters().end()))
+      << where << ": this op is not supported";
+  user_assert(function || opset > 0) << where << ": the model imports no default-domain opset; "
+                                     << "re-export it (e.g. torch.onnx.export with "
+                                     << "opset_version=" << kMaxOpset << ")";
+  if (int64_t v = function ? 0 : version_after_max(n.op_type(), opset); v > 0)
     user_error << where << ": " << n.op_type() << "-" << v << " is newer than beamlab's "
                << n.op_type() << " (versions up to opset " << kMaxOpset
                << "); re-export the model with opset_version=" << kMaxOpset;
@@ -268,9 +317,9 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
   }
   while (!inputs.empty() && !inputs.back()) inputs.pop_back();
   std::vector<Value> outs;
-  Node node(n, m.opset, std::move(inputs), m.base_dir,
-            [&m, &env](const ::onnx::GraphProto& g, const std::vector<Value>& in) {
-              return run_subgraph(m, g, env, in);
+  Node node(n, opset, inputs, m.base_dir,
+            [&m, &env, opset](const ::onnx::GraphProto& g, const std::vector<Value>& in) {
+              return run_subgraph(m, g, env, in, opset);
             });
   const std::string file = m.path + ": ";
   auto inner = [&](const char* what) { // a subgraph node's error names the file already
@@ -278,7 +327,7 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     return s.rfind(file, 0) == 0 ? s.substr(file.size()) : s;
   };
   try {
-    outs = it->second(node);
+    outs = function ? call_function(m, *function, n, inputs, opset) : it->second(node);
   } catch (const UserError& e) {
     throw UserError(where + ": " + inner(e.what()));
   } catch (const InternalError& e) {
@@ -370,7 +419,7 @@ Program Model::build(const std::map<std::string, Tensor>& feeds) const {
   const auto& nodes = m.proto.graph().node();
   Program p;
   for (int i = 0; i < nodes.size(); ++i) {
-    convert(m, nodes[i], i, env);
+    convert(m, nodes[i], i, env, m.opset);
     const ::onnx::NodeProto& n = nodes[i];
     std::string name = n.name().empty() ? fmt::format("{}#{}", n.op_type(), i) : n.name();
     for (const std::string& out : n.output())

@@ -208,6 +208,33 @@ Tensor pad(const Node& n) {
   return x;
 }
 
+// ReverseSequence: along time_axis, each batch element's first sequence_lens[b] steps reversed,
+// the rest kept: a gather along the time axis by host-computed positions.
+Tensor reverse_sequence(const Node& n) {
+  const Tensor& x = n.in(0);
+  int64_t t_axis = Node::axis(n.attr_int("time_axis", 0), x.ndim(), "time_axis");
+  int64_t b_axis = Node::axis(n.attr_int("batch_axis", 1), x.ndim(), "batch_axis");
+  user_assert(t_axis != b_axis) << "time_axis and batch_axis are both " << t_axis;
+  std::vector<int64_t> lens = n.host_ints(1);
+  int64_t steps = dim(x, t_axis), batch = dim(x, b_axis);
+  user_assert(static_cast<int64_t>(lens.size()) == batch)
+      << "sequence_lens has " << lens.size() << " values for a batch of " << batch;
+  std::vector<int64_t> from; // (time, batch) or (batch, time) in the axes' order
+  for (int64_t i = 0; i < (t_axis < b_axis ? steps : batch); ++i)
+    for (int64_t j = 0; j < (t_axis < b_axis ? batch : steps); ++j) {
+      int64_t t = t_axis < b_axis ? i : j, b = t_axis < b_axis ? j : i;
+      int64_t len = lens[static_cast<size_t>(b)];
+      user_assert(len >= 0 && len <= steps)
+          << "sequence length " << len << " is outside [0, " << steps << "]";
+      from.push_back(t < len ? len - 1 - t : t);
+    }
+  Shape shape(static_cast<size_t>(x.ndim()), 1);
+  shape[static_cast<size_t>(t_axis)] = steps;
+  shape[static_cast<size_t>(b_axis)] = batch;
+  Tensor index = Tensor(std::span<const int64_t>(from), shape, Scalar::Int64).expand(x.shape());
+  return x.gather(t_axis, index);
+}
+
 // CenterCropPad (18): each listed axis cropped or zero-padded to its target size, centred
 // (an odd difference leaves the extra element at the end).
 Tensor center_crop_pad(const Node& n) {
@@ -434,6 +461,7 @@ void add_selections(ConverterTable& t) {
   };
   t["Pad"] = [](const Node& n) { return one(pad(n)); };
   t["CenterCropPad"] = [](const Node& n) { return one(center_crop_pad(n)); };
+  t["ReverseSequence"] = [](const Node& n) { return one(reverse_sequence(n)); };
   t["Gather"] = [](const Node& n) {
     const Tensor& x = n.in(0);
     return one(x.take(n.in(1), Node::axis(n.attr_int("axis", 0), x.ndim(), "axis")));

@@ -116,12 +116,114 @@ Tensor hardmax(const Tensor& x, int64_t a) {
   return idx.eq(Tensor::arange(dim(x, a)).reshape(along)).cast(x.dtype());
 }
 
-Tensor pool(const Node& n, bool is_max) {
+Tensor avg_pool(const Node& n) {
+  const Tensor& x = n.in(0);
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  user_assert(!k.empty()) << "attribute 'kernel_shape' is required";
+  return x.avg_pool(k, window(n, x, k));
+}
+
+// MaxPool, with its Indices output: each maximum's position in the input flattened, row-major
+// (or with storage_order=1 each image's spatial dims column-major), padding not counted.
+std::vector<Value> max_pool(const Node& n) {
   const Tensor& x = n.in(0);
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
   user_assert(!k.empty()) << "attribute 'kernel_shape' is required";
   WindowArgs w = window(n, x, k);
-  return is_max ? x.max_pool(k, w) : x.avg_pool(k, w);
+  Tensor y = x.max_pool(k, w);
+  if (!n.wants_output(1)) return {y};
+  bool column_major = n.attr_int("storage_order", 0) != 0;
+  const auto nd = static_cast<int64_t>(k.size());
+  Tensor tap = x.max_pool_argmax(k, w).cast(Scalar::Int64);
+  auto i64 = [](int64_t v) { return Tensor(static_cast<double>(v), Scalar::Int64); };
+  auto along = [&](int64_t d, int64_t count) { // 0..count-1 along dim d of y's rank
+    Shape s(static_cast<size_t>(y.ndim()), 1);
+    s[static_cast<size_t>(d)] = count;
+    return Tensor::arange(0, static_cast<double>(count), 1, Scalar::Int64).reshape(s);
+  };
+  int64_t image = 1;
+  for (int64_t d = 0; d < nd; ++d) image *= dim(x, 2 + d);
+  Tensor at = (along(0, dim(x, 0)) * dim(x, 1) + along(1, dim(x, 1))) * image;
+  int64_t later = image, column_stride = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    auto u = static_cast<size_t>(d);
+    later /= dim(x, 2 + d);
+    int64_t taps_after = 1;
+    for (size_t j = u + 1; j < k.size(); ++j) taps_after *= k[j];
+    Tensor offset = tap.floordiv(i64(taps_after)).mod(i64(k[u]));
+    Tensor p =
+        along(2 + d, dim(y, 2 + d)) * w.stride[u] + offset * w.dilation[u] - w.padding[u].first;
+    at = at + p * (column_major ? column_stride : later);
+    column_stride *= dim(x, 2 + d);
+  }
+  return {y, at};
+}
+
+// MaxUnpool: X's values at Indices' flat positions of an output of zeros (output_shape, or
+// the pooling's input size: (in - 1) * stride + kernel - pads).
+Tensor max_unpool(const Node& n) {
+  const Tensor &x = n.in(0), &index = n.in(1);
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  const size_t nd = k.size();
+  auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  user_assert(!k.empty() && strides.size() == nd && pads.size() == 2 * nd &&
+              x.ndim() == static_cast<int64_t>(nd) + 2)
+      << "kernel_shape, strides and pads must fit X's " << x.ndim() - 2 << " spatial dims";
+  Shape inferred = {dim(x, 0), dim(x, 1)};
+  for (size_t d = 0; d < nd; ++d)
+    inferred.push_back((dim(x, static_cast<int64_t>(d) + 2) - 1) * strides[d] + k[d] - pads[d] -
+                       pads[d + nd]);
+  Tensor zeros = Tensor::zeros({shape_numel(inferred)}, x.dtype());
+  Tensor y =
+      zeros.scatter(0, index.cast(Scalar::Int64).reshape({-1}), x.reshape({-1})).reshape(inferred);
+  if (!n.has(2)) return y;
+  // A larger output_shape: the indices still address the inferred shape, zeros after it.
+  std::vector<int64_t> out = n.host_ints(2);
+  user_assert(out.size() == inferred.size())
+      << "output_shape has " << out.size() << " dims for a rank-" << inferred.size() << " result";
+  std::vector<std::pair<int64_t, int64_t>> grow;
+  for (size_t d = 0; d < out.size(); ++d) {
+    user_assert(out[d] >= inferred[d]) << "output_shape " << shape_str(out) << " is smaller than "
+                                       << shape_str(inferred) << ", the pooling's input";
+    grow.emplace_back(0, out[d] - inferred[d]);
+  }
+  return y.pad(grow);
+}
+
+// Det: the determinant of each (n, n) matrix of the last two dims, by Gaussian elimination
+// with partial pivoting unrolled over the columns (the pivot row picked and swapped by
+// comparisons, each swap flipping the sign).
+Tensor det(const Node& n) {
+  const Tensor& x = n.in(0);
+  user_assert(x.ndim() >= 2 && dim(x, -1 + x.ndim()) == dim(x, x.ndim() - 2))
+      << "input must be square matrices (..., n, n), not " << shape_str(x.shape());
+  const int64_t size = dim(x, x.ndim() - 1);
+  DType dt = float_of(x.dtype());
+  Tensor a = x.cast(dt);
+  Shape rows_shape(static_cast<size_t>(x.ndim()), 1);
+  rows_shape[rows_shape.size() - 2] = size;
+  Tensor rows = Tensor::arange(0, static_cast<double>(size), 1, dt).reshape(rows_shape);
+  Shape batch(x.shape().begin(), x.shape().end() - 2);
+  Tensor result = Tensor::ones(batch, dt);
+  for (int64_t c = 0; c < size; ++c) {
+    // The pivot: the largest |a[r, c]| among rows r >= c.
+    Tensor column = a.slice(-1, c, c + 1); // (..., n, 1)
+    Tensor score = (rows < static_cast<double>(c)).where(column.scalar_like(-1), column.abs());
+    Tensor pivot = score.argmax(-2, true).cast(dt); // (..., 1, 1)
+    Tensor is_pivot = rows.eq(pivot), is_c = rows.eq(rows.scalar_like(static_cast<double>(c)));
+    Tensor pivot_row = (is_pivot.where(a, a.scalar_like(0))).sum({-2}, true);
+    Tensor c_row = a.slice(-2, c, c + 1);
+    a = is_c.where(pivot_row, is_pivot.where(c_row, a));
+    Tensor swapped = pivot.ne(pivot.scalar_like(static_cast<double>(c)));
+    Tensor p = pivot_row.slice(-1, c, c + 1); // (..., 1, 1)
+    result = result * swapped.where(-p, p).reshape(batch);
+    Tensor safe = p.eq(p.scalar_like(0)).where(p.scalar_like(1), p);
+    Tensor factor =
+        (rows > static_cast<double>(c)).where(a.slice(-1, c, c + 1) / safe, column.scalar_like(0));
+    a = a - factor * pivot_row;
+  }
+  return result.cast(x.dtype());
 }
 
 Tensor global_pool(const Tensor& x, bool is_max) {
@@ -298,12 +400,10 @@ void add_nn_ops(ConverterTable& t) {
   t["Gemm"] = [](const Node& n) { return one(gemm(n)); };
   t["Conv"] = [](const Node& n) { return one(conv(n)); };
   t["ConvTranspose"] = [](const Node& n) { return one(conv_transpose(n)); };
-  t["MaxPool"] = [](const Node& n) {
-    user_assert(!n.wants_output(1)) << "the Indices output is not supported";
-    user_assert(n.attr_int("storage_order", 0) == 0) << "storage_order=1 is not supported";
-    return one(pool(n, true));
-  };
-  t["AveragePool"] = [](const Node& n) { return one(pool(n, false)); };
+  t["MaxPool"] = max_pool;
+  t["MaxUnpool"] = [](const Node& n) { return one(max_unpool(n)); };
+  t["Det"] = [](const Node& n) { return one(det(n)); };
+  t["AveragePool"] = [](const Node& n) { return one(avg_pool(n)); };
   t["LpPool"] = [](const Node& n) {
     const Tensor& x = n.in(0);
     std::vector<int64_t> k = n.attr_ints("kernel_shape");

@@ -82,6 +82,80 @@ Tensor dft(const Node& n) {
   return Tensor::stack(parts, -1);
 }
 
+// STFT (17): frames of frame_length every frame_step, each times the window, transformed
+// (onesided: the first length / 2 + 1 bins): (batch, frames, bins, 2).
+Tensor stft(const Node& n) {
+  const Tensor& x = n.in(0);
+  user_assert(x.ndim() == 3 && (dim(x, 2) == 1 || dim(x, 2) == 2))
+      << "signal must be (batch, length, 1) real or (batch, length, 2) complex, not "
+      << shape_str(x.shape());
+  int64_t step = n.host_ints(1).at(0);
+  std::optional<Tensor> window = n.opt(2);
+  user_assert(n.has(3) || window) << "give frame_length or a window";
+  int64_t len = n.has(3) ? n.host_ints(3).at(0) : window->numel();
+  user_assert(step >= 1 && len >= 1 && len <= dim(x, 1))
+      << "frame_step " << step << " and frame_length " << len << " do not fit a signal of "
+      << dim(x, 1);
+  user_assert(!window || window->numel() == len)
+      << "the window has " << window->numel() << " values for frames of " << len;
+  bool onesided = n.attr_int("onesided", 1) != 0;
+  DType dt = float_of(x.dtype());
+  int64_t frames = (dim(x, 1) - len) / step + 1, bins = onesided ? len / 2 + 1 : len;
+  auto framed = [&](const Tensor& part) { // (batch, frames, len)
+    std::vector<Tensor> fs;
+    for (int64_t f = 0; f < frames; ++f) fs.push_back(part.slice(1, f * step, f * step + len));
+    Tensor t = Tensor::stack(fs, 1).cast(dt);
+    return window ? t * window->cast(dt) : t;
+  };
+  Tensor re = framed(x.slice(-1, 0, 1).squeeze(-1));
+  Tensor c = dft_matrix(len, bins, false, -1, dt), s = dft_matrix(len, bins, true, -1, dt);
+  Tensor out_re = re.matmul(c), out_im = re.matmul(s);
+  if (dim(x, 2) == 2) {
+    Tensor im = framed(x.slice(-1, 1, 2).squeeze(-1));
+    out_re = out_re - im.matmul(s);
+    out_im = out_im + im.matmul(c);
+  }
+  std::vector<Tensor> parts = {out_re, out_im};
+  return Tensor::stack(parts, -1);
+}
+
+// MelWeightMatrix (17): (dft_length / 2 + 1, num_mel_bins) triangular filters between mel
+// points spaced evenly from lower_edge_hertz to upper_edge_hertz, as ONNX's reference builds
+// them (bins rounded down, rising edge including its centre).
+Tensor mel_weight_matrix(const Node& n) {
+  int64_t mels = n.host_ints(0).at(0), dft = n.host_ints(1).at(0), rate = n.host_ints(2).at(0);
+  double low = n.host_floats(3).at(0), high = n.host_floats(4).at(0);
+  user_assert(mels >= 1 && dft >= 1 && rate >= 1 && low >= 0 && high > low)
+      << "num_mel_bins, dft_length and sample_rate must be positive and the edges rising";
+  int64_t spectrum = dft / 2 + 1;
+  auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  double lo = mel(low), step = (mel(high) - lo) / static_cast<double>(mels + 2); // sic, ONNX's
+  std::vector<int64_t> bin;
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + lo) / 2595) - 1);
+    bin.push_back(static_cast<int64_t>(
+        std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate))));
+  }
+  std::vector<double> w(static_cast<size_t>(spectrum * mels), 0.0);
+  auto put = [&](int64_t j, int64_t i, double v) {
+    if (j >= 0 && j < spectrum) w[static_cast<size_t>(j * mels + i)] = v;
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t left = bin[static_cast<size_t>(i)], centre = bin[static_cast<size_t>(i + 1)],
+            right = bin[static_cast<size_t>(i + 2)];
+    if (centre == left)
+      put(centre, i, 1);
+    else
+      for (int64_t j = left; j <= centre; ++j)
+        put(j, i, static_cast<double>(j - left) / static_cast<double>(centre - left));
+    for (int64_t j = centre; j < right; ++j)
+      put(j, i, static_cast<double>(right - j) / static_cast<double>(right - centre));
+  }
+  DType dt =
+      dtype_of(static_cast<int>(n.attr_int("output_datatype", 1)), "attribute 'output_datatype'");
+  return Tensor(std::span<const double>(w), {spectrum, mels}, dt);
+}
+
 } // namespace
 
 void add_signal_ops(ConverterTable& t) {
@@ -93,6 +167,8 @@ void add_signal_ops(ConverterTable& t) {
     return std::vector<Value>{cosine_window(n, {0.42, -0.5, 0.08})};
   };
   t["DFT"] = [](const Node& n) { return std::vector<Value>{dft(n)}; };
+  t["STFT"] = [](const Node& n) { return std::vector<Value>{stft(n)}; };
+  t["MelWeightMatrix"] = [](const Node& n) { return std::vector<Value>{mel_weight_matrix(n)}; };
 }
 
 } // namespace beamlab::onnx

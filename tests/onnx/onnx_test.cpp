@@ -256,6 +256,49 @@ TEST_F(OnnxImport, IfRunsTheChosenBranchAndNamesItsNodesInErrors) {
                    "20): this op is not supported");
 }
 
+// A model-local function (as PyTorch's exporter writes for modules it keeps whole) is inlined:
+// its body over the call's inputs, its attribute references bound to the call's attributes.
+TEST_F(OnnxImport, ModelLocalFunctionsAreInlined) {
+  ::onnx::ModelProto m = linear_relu("2", 20);
+  m.set_ir_version(9);
+  auto* call = m.mutable_graph()->mutable_node(2);
+  call->set_op_type("LeakyTwice");
+  call->set_domain("local");
+  auto* alpha = call->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(::onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.5f);
+  auto* import = m.add_opset_import();
+  import->set_domain("local");
+  import->set_version(1);
+  auto* f = m.add_functions();
+  f->set_name("LeakyTwice");
+  f->set_domain("local");
+  f->add_input("a");
+  f->add_output("b");
+  f->add_attribute("alpha");
+  f->add_opset_import()->set_version(18);
+  auto* leaky = f->add_node();
+  leaky->set_op_type("LeakyRelu");
+  leaky->add_input("a");
+  leaky->add_output("t");
+  auto* ref = leaky->add_attribute();
+  ref->set_name("alpha");
+  ref->set_type(::onnx::AttributeProto::FLOAT);
+  ref->set_ref_attr_name("alpha");
+  auto* add = f->add_node();
+  add->set_op_type("Add");
+  add->add_input("t");
+  add->add_input("t");
+  add->add_output("b");
+  std::string path = write(file("function.onnx"), m);
+  bo::Model model = bo::Model::load(path);
+  Tensor x(std::vector<float>{1, 2, 3, 4, -1, -2, -3, -4}, {2, 4});
+  // z = x @ W + b = (40, 80, 91) and (-100, -80, -89); 2 * leaky_relu(z, 0.5)
+  EXPECT_EQ(model.build({{"x", x}}).outputs.at(0).to_vector<float>(),
+            (std::vector<float>{80, 160, 182, -100, -80, -89}));
+}
+
 TEST_F(OnnxImport, ExternalDataIsReadBesideTheModel) {
   ::onnx::ModelProto m = linear_relu();
   auto* w = m.mutable_graph()->mutable_initializer(0);

@@ -380,3 +380,15 @@ recurrent_case("gru_reverse_linear_before_reset_20", "GRU", 3, 1,
                {"direction": "reverse", "linear_before_reset": 1}, "gru_rev", 1)
 recurrent_case("gru_bidirectional_20", "GRU", 3, 2, {"direction": "bidirectional"}, "gru", 1)
 recurrent_case("rnn_bidirectional_20", "RNN", 1, 2, {"direction": "bidirectional"}, "rnn", 1)
+
+# ---- Einsum (12) as numpy's: '...' broadcast across operands, repeated letters (diagonals),
+# implicit outputs
+a, b = randn(2, 1, 3, 4), randn(5, 4, 6)
+for name, eq, ops in (("einsum_ellipsis_matmul", "...ij,...jk->...ik", (a, b)),
+                      ("einsum_diagonal", "...ii->...i", (randn(3, 4, 4),)),
+                      ("einsum_trace_implicit", "ii", (randn(5, 5),)),
+                      ("einsum_implicit_sorted", "kj,ji", (randn(3, 4), randn(4, 2))),
+                      ("einsum_diagonal_product", "iij,jk->ik", (randn(3, 3, 4), randn(4, 2)))):
+    case(f"{name}_20", 20, "Einsum", {f"x{i}": o for i, o in enumerate(ops)},
+         {"y": np.einsum(eq, *[o.astype(np.float64) for o in ops]).astype(np.float32)},
+         {"equation": eq})

@@ -426,12 +426,17 @@ Tensor Tensor::max_pool(std::vector<int64_t> kernel, const WindowArgs& args) con
 
 Tensor Tensor::max_pool_argmax(std::vector<int64_t> kernel, const WindowArgs& args) const {
   Window w = resolve_pool("max_pool_argmax", *this, kernel, args);
+  std::vector<int64_t> taps_axes = last_axes(kernel.size());
   Tensor win = windows(*this, w, detail::lowest_value(dtype()));
+  // Only taps inside the input count: a window whose values all equal the padding's (the
+  // lowest value) must not point into the padding.
+  Tensor inside = windows(full(shape_, 1, Scalar::Bool), w, 0);
+  Tensor hit = inside.logical_and(win.eq(win.max(taps_axes, true))).cast(Scalar::Int32);
   int64_t taps = 1;
   for (int64_t k : kernel) taps *= k;
-  Shape flat(win.shape().begin(), win.shape().end() - static_cast<long>(kernel.size()));
+  Shape flat(hit.shape().begin(), hit.shape().end() - static_cast<long>(kernel.size()));
   flat.push_back(taps);
-  return win.reshape(flat).argmax(-1);
+  return hit.reshape(flat).argmax(-1);
 }
 
 Tensor Tensor::avg_pool(std::vector<int64_t> kernel, const WindowArgs& args) const {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
@@ -240,13 +241,32 @@ std::vector<Value> run_subgraph(const ModelImpl& m, const ::onnx::GraphProto& g,
   return outs;
 }
 
+// A function's attributes with defaults (FunctionProto.attribute_proto, field 11, newer than
+// Debian's libonnx 1.12, which keeps it among the message's unknown fields).
+std::map<std::string, ::onnx::AttributeProto> function_defaults(const ::onnx::FunctionProto& f) {
+  constexpr int kAttributeProto = 11;
+  std::map<std::string, ::onnx::AttributeProto> out;
+  const auto& unknown = f.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto& field = unknown.field(i);
+    ::onnx::AttributeProto a;
+    if (field.number() == kAttributeProto &&
+        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        a.ParseFromString(field.length_delimited()))
+      out[a.name()] = a;
+  }
+  return out;
+}
+
 // A call of a model-local function (FunctionProto), inlined: its body converted over the call's
 // inputs alone (a function sees nothing else), at the function's own default-domain opset, each
-// attribute reference (ref_attr_name) bound to the call's attribute of that name or, without
-// one, left out (the op's default).
+// attribute reference (ref_attr_name) bound to the call's attribute of that name, else the
+// function's default for it, else left out (the op's own default).
 std::vector<Value> call_function(const ModelImpl& m, const ::onnx::FunctionProto& f,
                                  const ::onnx::NodeProto& call,
                                  const std::vector<const Value*>& inputs, int64_t opset) {
+  std::map<std::string, ::onnx::AttributeProto> given = function_defaults(f);
+  for (const auto& a : call.attribute()) given[a.name()] = a;
   std::map<std::string, Value> env;
   for (int i = 0; i < f.input_size(); ++i)
     if (static_cast<size_t>(i) < inputs.size() && inputs[static_cast<size_t>(i)])
@@ -263,12 +283,11 @@ std::vector<Value> call_function(const ModelImpl& m, const ::onnx::FunctionProto
         *bound.add_attribute() = a;
         continue;
       }
-      for (const auto& given : call.attribute())
-        if (given.name() == a.ref_attr_name()) {
-          ::onnx::AttributeProto copy = given;
-          copy.set_name(a.name());
-          *bound.add_attribute() = copy;
-        }
+      if (auto it = given.find(a.ref_attr_name()); it != given.end()) {
+        ::onnx::AttributeProto copy = it->second;
+        copy.set_name(a.name());
+        *bound.add_attribute() = copy;
+      }
     }
     convert(m, bound, i, env, body_opset);
   }

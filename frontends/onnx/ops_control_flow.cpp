@@ -4,6 +4,8 @@
 // body converted over the previous step's values (a Loop's condition is read after each step).
 #include <algorithm>
 
+#include <onnx/onnx_pb.h>
+
 #include "frontends/onnx/node.hpp"
 #include "frontends/onnx/tensor_proto.hpp"
 
@@ -34,6 +36,7 @@ Value stacked(std::vector<Tensor> steps, int64_t axis, bool reverse) {
 }
 
 std::vector<Value> if_op(const Node& n) {
+  user_assert(n.value(0)) << "the condition (input 0) is missing";
   bool cond = host_true(*n.value(0), "the condition");
   return n.run_subgraph(cond ? "then_branch" : "else_branch", {});
 }
@@ -70,6 +73,14 @@ std::vector<Value> loop(const Node& n) {
       user_assert(v.tensor) << "scan output " << k << " is an empty tensor " << shape_str(v.shape);
       scans[k].push_back(*v.tensor);
     }
+  }
+  if (step == 0) { // no step ran: scan outputs of no rows
+    const auto* body = n.attr("body");
+    int scan_outputs =
+        body && body->has_g() ? body->g().output_size() - 1 - static_cast<int>(carried.size()) : 0;
+    user_assert(scan_outputs <= 0)
+        << "the loop ran no steps, so its " << scan_outputs << " scan output(s) would be "
+        << "empty tensors; beamlab does not compute on empty tensors";
   }
   std::vector<Value> outs = carried;
   for (auto& s : scans) outs.push_back(stacked(s, 0, false));
@@ -126,10 +137,15 @@ std::vector<Value> scan(const Node& n) {
   std::vector<Tensor> inputs;
   for (int64_t i = 0; i < total; ++i) {
     auto at = first + static_cast<size_t>(i);
-    if (i < total - m)
+    user_assert(n.value(at)) << "input " << at << " is missing";
+    if (i < total - m) {
       states.push_back(*n.value(at));
-    else
+    } else {
       inputs.push_back(n.in(at));
+      user_assert(inputs.back().ndim() >= (batched ? 2 : 1))
+          << "scan input " << at << " of shape " << shape_str(inputs.back().shape())
+          << " has no axis to scan";
+    }
   }
   auto per_input = [&](const char* name, size_t count) {
     std::vector<int64_t> v = n.attr_ints(name);

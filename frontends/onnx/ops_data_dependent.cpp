@@ -41,6 +41,8 @@ Value non_zero(const Node& n) {
 
 // Unique: the distinct elements (or slices along `axis`), sorted or in order of first
 // occurrence; with the first occurrence of each, each input's position among them, and counts.
+// Slices sort lexicographically (integers compared as integers, NaN after every number and
+// equal to NaN, as numpy's unique), then equal neighbours group.
 std::vector<Value> unique(const Node& n) {
   Tensor x = n.in(0);
   bool sorted = n.attr_int("sorted", 1) != 0;
@@ -50,36 +52,56 @@ std::vector<Value> unique(const Node& n) {
   else
     x = x.reshape({x.numel()});
   HostTensor h = to_host(x.transpose(0, axis).contiguous());
-  const int64_t slices = dim(x, axis), width = h.numel() / std::max<int64_t>(slices, 1);
-  auto less = [&](int64_t a, int64_t b) { // lexicographic order of two slices
+  const int64_t slices = dim(x, axis), width = h.numel() / slices;
+  const bool integers = !h.dtype.is_float();
+  auto compare = [&](int64_t a, int64_t b) { // -1, 0, 1
     for (int64_t k = 0; k < width; ++k) {
-      double va = h.at(a * width + k), vb = h.at(b * width + k);
-      if (va != vb) return va < vb;
+      int64_t i = a * width + k, j = b * width + k;
+      if (integers) {
+        int64_t va = h.int_at(i), vb = h.int_at(j);
+        if (va != vb) return va < vb ? -1 : 1;
+        continue;
+      }
+      double va = h.at(i), vb = h.at(j);
+      bool na = std::isnan(va), nb = std::isnan(vb);
+      if (na || nb) {
+        if (na != nb) return na ? 1 : -1;
+        continue;
+      }
+      if (va != vb) return va < vb ? -1 : 1;
     }
-    return false;
+    return 0;
   };
-  auto same = [&](int64_t a, int64_t b) { return !less(a, b) && !less(b, a); };
-  std::vector<int64_t> first; // each distinct slice's first occurrence, in input order
-  std::vector<int64_t> inverse(static_cast<size_t>(slices));
-  for (int64_t i = 0; i < slices; ++i) {
-    auto it = std::find_if(first.begin(), first.end(), [&](int64_t f) { return same(f, i); });
-    inverse[static_cast<size_t>(i)] = it - first.begin();
-    if (it == first.end()) first.push_back(i);
-  }
-  std::vector<int64_t> order(first.size()); // output position -> index into `first`
+  std::vector<int64_t> order(static_cast<size_t>(slices));
   std::iota(order.begin(), order.end(), 0);
-  if (sorted) // distinct slices: no ties
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return less(first[static_cast<size_t>(a)], first[static_cast<size_t>(b)]);
-    });
-  std::vector<int64_t> position(order.size()), indices, counts(order.size(), 0);
-  for (size_t p = 0; p < order.size(); ++p) {
-    position[static_cast<size_t>(order[p])] = static_cast<int64_t>(p);
-    indices.push_back(first[static_cast<size_t>(order[p])]);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    int c = compare(a, b);
+    return c < 0 || (c == 0 && a < b);
+  });
+  // Groups of equal slices in sorted order; each group's first occurrence is its first member.
+  std::vector<int64_t> group_of(static_cast<size_t>(slices)), first;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || compare(order[i - 1], order[i]) != 0) first.push_back(order[i]);
+    group_of[static_cast<size_t>(order[i])] = static_cast<int64_t>(first.size()) - 1;
   }
-  for (int64_t& v : inverse) {
-    v = position[static_cast<size_t>(v)];
-    ++counts[static_cast<size_t>(v)];
+  std::vector<int64_t> rank(first.size()); // output position of each group
+  std::iota(rank.begin(), rank.end(), 0);
+  if (!sorted) {
+    std::vector<int64_t> by_first(first.size());
+    std::iota(by_first.begin(), by_first.end(), 0);
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) {
+      return first[static_cast<size_t>(a)] < first[static_cast<size_t>(b)];
+    });
+    for (size_t p = 0; p < by_first.size(); ++p)
+      rank[static_cast<size_t>(by_first[p])] = static_cast<int64_t>(p);
+  }
+  std::vector<int64_t> indices(first.size()), inverse(static_cast<size_t>(slices)),
+      counts(first.size(), 0);
+  for (size_t g = 0; g < first.size(); ++g) indices[static_cast<size_t>(rank[g])] = first[g];
+  for (int64_t i = 0; i < slices; ++i) {
+    int64_t r = rank[static_cast<size_t>(group_of[static_cast<size_t>(i)])];
+    inverse[static_cast<size_t>(i)] = r;
+    ++counts[static_cast<size_t>(r)];
   }
   auto count = static_cast<int64_t>(indices.size());
   return {x.take(int64_tensor(indices), axis), int64_value(indices, {count}),

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
 
 namespace beamlab::onnx {
 
@@ -196,7 +197,7 @@ Tensor max_unpool(const Node& n) {
 // comparisons, each swap flipping the sign).
 Tensor det(const Node& n) {
   const Tensor& x = n.in(0);
-  user_assert(x.ndim() >= 2 && dim(x, -1 + x.ndim()) == dim(x, x.ndim() - 2))
+  user_assert(x.ndim() >= 2 && dim(x, x.ndim() - 1) == dim(x, x.ndim() - 2))
       << "input must be square matrices (..., n, n), not " << shape_str(x.shape());
   const int64_t size = dim(x, x.ndim() - 1);
   DType dt = float_of(x.dtype());
@@ -261,8 +262,10 @@ Tensor group_norm(const Node& n) {
   int64_t groups = n.attr_int("num_groups"), c = dim(x, 1);
   user_assert(groups >= 1 && c % groups == 0)
       << "num_groups " << groups << " must divide the " << c << " channels";
-  Tensor f = x.dtype() == Scalar::Float64 ? x : x.cast(Scalar::Float32);
-  if (n.opset() >= 21 && n.attr_int("stash_type", 1) != 1) f = x;
+  // Opset 21 normalizes in stash_type (float32 by default); 18 in the input's own float type.
+  Tensor f = n.opset() >= 21 ? x.cast(dtype_of(static_cast<int>(n.attr_int("stash_type", 1)),
+                                               "attribute 'stash_type'"))
+                             : x.cast(float_of(x.dtype()));
   Tensor g = f.reshape({dim(x, 0), groups, -1});
   Tensor mean = g.mean({2}, true), d = g - mean;
   Tensor y = (d * ((d * d).mean({2}, true) + n.attr_float("epsilon", 1e-5)).rsqrt())
@@ -301,6 +304,10 @@ Tensor col2im(const Node& n) {
   auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
   user_assert(d.size() == nd && s.size() == nd && pads.size() == 2 * nd)
       << "dilations and strides need " << nd << " values and pads " << 2 * nd;
+  for (size_t i = 0; i < nd; ++i)
+    user_assert(block[i] >= 1 && d[i] >= 1 && s[i] >= 1 && pads[i] >= 0 && pads[i + nd] >= 0)
+        << "block_shape, dilations and strides must be at least 1 and pads at least 0 (dim " << i
+        << ")";
   Shape blocks = {dim(x, 0), dim(x, 1)};
   WindowArgs args{.stride = s, .dilation = d, .padding = {}};
   std::vector<int64_t> extra;

@@ -72,12 +72,17 @@ struct Weights {
   std::optional<Tensor> wb, rb, p;
 };
 
-// Rows [k*H, (k+1)*H) of a (gates*H, ...) tensor along axis `axis`.
+// Block k of `hidden` along `axis` (a gate's rows of W, R or a bias).
 Tensor block(const Tensor& t, int64_t k, int64_t hidden, int64_t axis) {
-  std::vector<std::pair<int64_t, int64_t>> bounds;
-  for (int64_t d = 0; d < t.ndim(); ++d) bounds.emplace_back(0, t.shape()[static_cast<size_t>(d)]);
-  bounds[static_cast<size_t>(axis)] = {k * hidden, (k + 1) * hidden};
-  return t.shrink(bounds);
+  return t.slice(axis, k * hidden, (k + 1) * hidden);
+}
+
+// Input i, checked to have `rank` dims before any of them is read.
+std::optional<Tensor> ranked(const Node& n, size_t i, int64_t rank, const char* name) {
+  std::optional<Tensor> t = n.opt(i);
+  user_assert(!t || t->ndim() == rank)
+      << name << " must have " << rank << " dims, not " << shape_str(t->shape());
+  return t;
 }
 
 // The node's settings shared by all three layers.
@@ -104,22 +109,28 @@ Layer read_layer(const Node& n, const Cell& cell, size_t states) {
   l.reverse_only = direction == "reverse";
   l.batch_first = n.attr_int("layout", 0) != 0;
   if (n.has_attr("clip")) l.clip = n.attr_float("clip", 0);
-  l.x = n.in(0);
-  user_assert(l.x.ndim() == 3) << "X must be 3-D (sequence, batch, input), not "
-                               << shape_str(l.x.shape());
+  (void)n.in(0), (void)n.in(1), (void)n.in(2); // X, W and R are required
+  l.x = *ranked(n, 0, 3, "X");
+  ranked(n, 2, 3, "R");
+  ranked(n, 3, 2, "B");
+  if (l.op == "LSTM") ranked(n, 7, 2, "P");
   if (l.batch_first) l.x = l.x.permute({1, 0, 2});
   l.seq = dim(l.x, 0);
   l.batch = dim(l.x, 1);
-  const Tensor& w = n.in(1);
+  const Tensor w = *ranked(n, 1, 3, "W");
   if (l.hidden == 0) l.hidden = dim(w, 1) / cell.gates;
   user_assert(w.ndim() == 3 && dim(w, 0) == l.dirs && dim(w, 1) == cell.gates * l.hidden &&
               dim(w, 2) == dim(l.x, 2))
       << "W is " << shape_str(w.shape()) << " but (" << l.dirs << ", " << cell.gates * l.hidden
       << ", " << dim(l.x, 2) << ") was expected (directions, " << cell.gates
       << " x hidden_size, input size)";
-  if (n.has(4)) l.lens = n.in(4).cast(Scalar::Int64);
+  if (n.has(4)) {
+    l.lens = ranked(n, 4, 1, "sequence_lens")->cast(Scalar::Int64);
+    user_assert(l.lens->numel() == l.batch)
+        << "sequence_lens has " << l.lens->numel() << " values for a batch of " << l.batch;
+  }
   for (size_t s = 0; s < states; ++s) {
-    std::optional<Tensor> init = n.opt(5 + s);
+    std::optional<Tensor> init = ranked(n, 5 + s, 3, s == 0 ? "initial_h" : "initial_c");
     if (init && l.batch_first) init = init->permute({1, 0, 2});
     l.initial.push_back(init);
   }
@@ -140,14 +151,12 @@ Layer read_layer(const Node& n, const Cell& cell, size_t states) {
 }
 
 Weights read_weights(const Node& n, const Layer& l, int64_t dir, int64_t gates) {
-  auto pick = [&](const Tensor& t) {
-    return t.shrink({{dir, dir + 1}, {0, dim(t, 1)}}).reshape({dim(t, 1)});
+  auto pick = [&](const Tensor& t) { // this direction's (ranks checked by read_layer)
+    user_assert(dim(t, 0) == l.dirs) << "a weight of shape " << shape_str(t.shape()) << " has "
+                                     << dim(t, 0) << " directions, not " << l.dirs;
+    return t.slice(0, dir, dir + 1).squeeze(0);
   };
-  auto pick2 = [&](const Tensor& t) {
-    return t.shrink({{dir, dir + 1}, {0, dim(t, 1)}, {0, dim(t, 2)}})
-        .reshape({dim(t, 1), dim(t, 2)});
-  };
-  Weights w{pick2(n.in(1)), pick2(n.in(2)), {}, {}, {}};
+  Weights w{pick(n.in(1)), pick(n.in(2)), {}, {}, {}};
   user_assert((w.r.shape() == Shape{gates * l.hidden, l.hidden}))
       << "R is " << shape_str(n.in(2).shape()) << " but (" << l.dirs << ", " << gates * l.hidden
       << ", " << l.hidden << ") was expected";
@@ -171,8 +180,7 @@ std::pair<Tensor, std::vector<Tensor>> unroll(const Layer& l, bool backwards, co
   std::vector<Tensor> ys; // in step order; reversed at the end when going backwards
   for (int64_t i = 0; i < l.seq; ++i) {
     int64_t t = backwards ? l.seq - 1 - i : i;
-    Tensor xt =
-        xw.shrink({{t, t + 1}, {0, l.batch}, {0, dim(xw, 2)}}).reshape({l.batch, dim(xw, 2)});
+    Tensor xt = xw.slice(0, t, t + 1).squeeze(0);
     std::vector<Tensor> next = step(xt, states);
     if (l.lens) {
       // Elements whose sequence ended before step t keep their state and output zeros.
@@ -210,9 +218,10 @@ std::vector<Value> run(const Node& n, const Layer& l, int64_t gates, size_t stat
     std::vector<Tensor> init;
     for (size_t s = 0; s < states; ++s) {
       const auto& given = l.initial[s];
-      init.push_back(given ? given->shrink({{d, d + 1}, {0, l.batch}, {0, l.hidden}})
-                                 .reshape({l.batch, l.hidden})
-                                 .cast(w.w.dtype())
+      user_assert(!given || given->shape() == (Shape{l.dirs, l.batch, l.hidden}))
+          << "an initial state is " << shape_str(given->shape()) << ", not (" << l.dirs << ", "
+          << l.batch << ", " << l.hidden << ")";
+      init.push_back(given ? given->slice(0, d, d + 1).squeeze(0).cast(w.w.dtype())
                            : Tensor::zeros({l.batch, l.hidden}, w.w.dtype()));
     }
     bool backwards = l.reverse_only || d == 1;
@@ -263,10 +272,10 @@ std::vector<Value> gru(const Node& n) {
     return [&l, f, g, rzr, rh, rbh, hs, linear_before_reset](const Tensor& xw,
                                                              const std::vector<Tensor>& h) {
       const Tensor& prev = h[0];
-      Tensor zr = xw.shrink({{0, dim(xw, 0)}, {0, 2 * hs}}) + prev.matmul(rzr);
-      Tensor z = f(clipped(l, zr.shrink({{0, dim(zr, 0)}, {0, hs}})));
-      Tensor r = f(clipped(l, zr.shrink({{0, dim(zr, 0)}, {hs, 2 * hs}})));
-      Tensor xh = xw.shrink({{0, dim(xw, 0)}, {2 * hs, 3 * hs}});
+      Tensor zr = xw.slice(1, 0, 2 * hs) + prev.matmul(rzr);
+      Tensor z = f(clipped(l, zr.slice(1, 0, hs)));
+      Tensor r = f(clipped(l, zr.slice(1, hs, 2 * hs)));
+      Tensor xh = xw.slice(1, 2 * hs, 3 * hs);
       Tensor hh = linear_before_reset ? (rbh ? prev.matmul(rh) + *rbh : prev.matmul(rh)) * r
                                       : (r * prev).matmul(rh) + (rbh ? *rbh : prev.scalar_like(0));
       Tensor cand = g(clipped(l, xh + hh));
@@ -295,6 +304,8 @@ std::vector<Value> lstm(const Node& n) {
     Activation f = l.f[f0], g = l.f[f0 + 1], h = l.f[f0 + 2];
     Tensor rt = w.r.transpose(0, 1);
     std::optional<Tensor> p = w.p;
+    user_assert(!p || p->numel() == 3 * hs)
+        << "P has " << p->numel() << " values per direction; " << 3 * hs << " were expected";
     return
         [&l, f, g, h, rt, p, hs, input_forget](const Tensor& xw, const std::vector<Tensor>& state) {
           const Tensor &prev_h = state[0], &prev_c = state[1];

@@ -19,15 +19,15 @@ struct ResizeMode {
 };
 
 // Resize-18's antialiasing filter for a downscale: linear's triangle or cubic's kernel
-// stretched by 1/scale, over the positions floor(x) + start .. floor(x) - start + 1 (or + 2),
-// normalized to sum 1. At scale >= 1 it is the plain filter.
+// stretched by 1/scale, over the positions floor(x) + start .. floor(x) + 1 - start, normalized
+// to sum 1. At scale >= 1 it is the plain filter.
 std::vector<double> antialiased(const ResizeMode& m, double ratio, double scale) {
   scale = std::min(scale, 1.0);
   double a = m.cubic_a, support = m.mode == "linear" ? 1 : 2;
   auto start = static_cast<int64_t>(std::floor(-support / scale) + 1);
   std::vector<double> c;
   double sum = 0;
-  for (int64_t i = start; i < static_cast<int64_t>(2 * support) - start; ++i) {
+  for (int64_t i = start; i < 2 - start; ++i) {
     double x = std::abs((static_cast<double>(i) - ratio) * scale), v = 0;
     if (m.mode == "linear")
       v = std::max(0.0, 1 - x);
@@ -103,7 +103,8 @@ std::vector<int64_t> neighbours(double x, size_t n) {
 }
 
 // Resizes one axis of x to `out` elements.
-// `width` is ONNX's output width for the coordinate transform: in * scale, not rounded.
+// `width` is ONNX's output width for the coordinate transform: in * scale, not rounded (with
+// sizes, scale is sizes / in, or keep_aspect_ratio_policy's common scale).
 Tensor resize_axis(const Tensor& x, int64_t axis, int64_t out, double scale, double width,
                    const ResizeMode& m, double roi_start, double roi_end) {
   int64_t in = x.shape()[static_cast<size_t>(axis)];
@@ -125,7 +126,8 @@ Tensor resize_axis(const Tensor& x, int64_t axis, int64_t out, double scale, dou
         if (idx[i] < 0 || idx[i] >= in) c[i] = 0;
         sum += c[i];
       }
-      for (double& v : c) v /= sum;
+      if (sum != 0) // every tap outside: 0, as the reference gives
+        for (double& v : c) v /= sum;
     }
     for (size_t i = 0; i < c.size(); ++i)
       w[static_cast<size_t>(std::clamp<int64_t>(idx[i], 0, in - 1) * out + o)] += c[i];
@@ -211,7 +213,7 @@ Tensor resize(const Node& n, const Tensor& x, std::vector<double> scales,
     user_assert(out >= 1) << "dim " << a << " would resize to " << out << " elements";
     double start = roi.size() == 2 * r ? roi[a] : 0, end = roi.size() == 2 * r ? roi[a + r] : 1;
     bool identity = out == in && scale == 1 && m.transform != "tf_crop_and_resize";
-    double width = sizes.empty() ? static_cast<double>(in) * scale : static_cast<double>(out);
+    double width = static_cast<double>(in) * scale; // ONNX's output width, not rounded
     if (!identity) y = resize_axis(y, static_cast<int64_t>(a), out, scale, width, m, start, end);
   }
   return y;

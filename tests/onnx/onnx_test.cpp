@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include "frontends/onnx/model.hpp"
@@ -297,6 +298,18 @@ TEST_F(OnnxImport, ModelLocalFunctionsAreInlined) {
   // z = x @ W + b = (40, 80, 91) and (-100, -80, -89); 2 * leaky_relu(z, 0.5)
   EXPECT_EQ(model.build({{"x", x}}).outputs.at(0).to_vector<float>(),
             (std::vector<float>{80, 160, 182, -100, -80, -89}));
+  // A call without the attribute takes the function's default (attribute_proto, field 11 of
+  // FunctionProto, which libonnx 1.12 keeps as an unknown field).
+  m.mutable_graph()->mutable_node(2)->clear_attribute();
+  ::onnx::AttributeProto fallback;
+  fallback.set_name("alpha");
+  fallback.set_type(::onnx::AttributeProto::FLOAT);
+  fallback.set_f(0.25f);
+  f->mutable_unknown_fields()->AddLengthDelimited(11, fallback.SerializeAsString());
+  std::string defaults = write(file("function_default.onnx"), m);
+  bo::Model with_default = bo::Model::load(defaults);
+  EXPECT_EQ(with_default.build({{"x", x}}).outputs.at(0).to_vector<float>(),
+            (std::vector<float>{80, 160, 182, -50, -40, -44.5f}));
 }
 
 TEST_F(OnnxImport, ExternalDataIsReadBesideTheModel) {

@@ -392,3 +392,61 @@ for name, eq, ops in (("einsum_ellipsis_matmul", "...ij,...jk->...ik", (a, b)),
     case(f"{name}_20", 20, "Einsum", {f"x{i}": o for i, o in enumerate(ops)},
          {"y": np.einsum(eq, *[o.astype(np.float64) for o in ops]).astype(np.float32)},
          {"equation": eq})
+
+# ---- Unique (11) at opset 20 as numpy's: NaN sorted last and equal to NaN, first-occurrence
+# order with sorted=0, and rows along an axis
+x = np.array([2.0, np.nan, 1.0, 2.0, np.nan, -3.0], np.float32)
+y, idx, inv, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+case("unique_nan_20", 20, "Unique", {"x": x},
+     {"y": y, "indices": idx.astype(np.int64), "inverse": inv.astype(np.int64),
+      "counts": cnt.astype(np.int64)})
+x = np.array([[3, 1], [1, 2], [3, 1], [0, 5]], np.int64)
+case("unique_rows_unsorted_20", 20, "Unique", {"x": x},
+     {"y": np.array([[3, 1], [1, 2], [0, 5]], np.int64),
+      "indices": np.array([0, 1, 3], np.int64), "inverse": np.array([0, 1, 0, 2], np.int64),
+      "counts": np.array([2, 1, 1], np.int64)}, {"axis": 0, "sorted": 0})
+
+
+# ---- Resize-18 antialias, cubic, by a port of ONNX's reference interpolation (1-D, half_pixel)
+def reference_resize_1d(data, scale, out_len, coeffs):
+    out = []
+    for o in range(out_len):
+        x = (o + 0.5) / scale - 0.5
+        x_int = int(np.floor(x))
+        ratio = 1.0 if float(x).is_integer() else x - x_int
+        c = coeffs(ratio, scale)
+        pad = int(np.ceil(len(c) / 2))
+        padded = np.pad(data, pad, mode="edge")
+        idx = sorted(sorted(range(len(padded)), key=lambda i: (abs(x + pad - i), i))[:len(c)])
+        out.append(np.dot(c, padded[idx]))
+    return np.array(out)
+
+
+def cubic_antialias(ratio, scale, a=-0.75):
+    scale = min(scale, 1.0)
+    start = int(np.floor(-2 / scale) + 1)
+
+    def k(v):
+        v = abs(v)
+        if v <= 1:
+            return (a + 2) * v**3 - (a + 3) * v**2 + 1
+        return a * v**3 - 5 * a * v**2 + 8 * a * v - 4 * a if v < 2 else 0.0
+    c = np.array([k(scale * (i - ratio)) for i in range(start, 2 - start)])
+    return c / c.sum()
+
+
+sig = np.array([1, 4, 2, 8, 5, 7, 3, 6], np.float64)
+for tag, scale, n_out in (("down", 0.5, 4), ("up", 1.5, 12)):
+    case(f"resize_antialias_cubic_{tag}_18", 18, "Resize",
+         {"x": sig.astype(np.float32).reshape(1, 1, 1, 8)},
+         {"y": reference_resize_1d(sig, scale, n_out, cubic_antialias)
+          .astype(np.float32).reshape(1, 1, 1, n_out)},
+         {"mode": "cubic", "antialias": 1},
+         {"roi": np.array([], np.float32), "scales": np.array([1, 1, 1, scale], np.float32)})
+
+# ---- MaxPool's Indices never point into the padding: uint8 zeros pad with 0 (the lowest
+# uint8), so the first window's maximum is its only real element, index 0
+x = np.zeros((1, 1, 1, 3), np.uint8)
+case("max_pool_indices_padded_uint8_20", 20, "MaxPool", {"x": x},
+     {"y": np.zeros((1, 1, 1, 3), np.uint8), "i": np.array([[[[0, 0, 1]]]], np.int64)},
+     {"kernel_shape": [1, 2], "pads": [0, 1, 0, 0]})

@@ -241,6 +241,12 @@ std::vector<Value> run(const Node& n, const Layer& l, int64_t gates, size_t stat
   return out;
 }
 
+// Wb + Rb, added to every step's input projection (RNN, LSTM; GRU keeps Rbh apart).
+std::optional<Tensor> both_biases(const Weights& w) {
+  if (!w.wb) return std::nullopt;
+  return *w.wb + *w.rb;
+}
+
 std::vector<Value> rnn(const Node& n) {
   Layer l = read_layer(n, {1, {"Tanh"}}, 1);
   auto make_step = [&l](const Weights& w, size_t f0) -> Step {
@@ -250,11 +256,7 @@ std::vector<Value> rnn(const Node& n) {
       return std::vector<Tensor>{f(clipped(l, xw + h[0].matmul(rt)))};
     };
   };
-  auto bias = [](const Weights& w) -> std::optional<Tensor> {
-    if (!w.wb) return std::nullopt;
-    return *w.wb + *w.rb;
-  };
-  return run(n, l, 1, 1, make_step, bias);
+  return run(n, l, 1, 1, make_step, both_biases);
 }
 
 // GRU, gates z, r, h: z = f(x Wz + h Rz + b), r = f(x Wr + h Rr + b),
@@ -322,11 +324,7 @@ std::vector<Value> lstm(const Node& n) {
           return std::vector<Tensor>{o * h(c), c};
         };
   };
-  auto bias = [](const Weights& w) -> std::optional<Tensor> {
-    if (!w.wb) return std::nullopt;
-    return *w.wb + *w.rb;
-  };
-  return run(n, l, 4, 2, make_step, bias);
+  return run(n, l, 4, 2, make_step, both_biases);
 }
 
 } // namespace

@@ -348,7 +348,6 @@ def recurrent_case(name, op, gates, dirs, attrs, kind, states, seq=5, batch=3, i
     b = randn(dirs, 2 * gates * hid)
     lens = np.array([seq, 2, 4][:batch], np.int32)
     init = [randn(dirs, batch, hid) for _ in range(states)]
-    extra = {}
     names = ["X", "W", "R", "B", "lens"] + ["h0", "c0"][:states]
     feeds = {"X": x, "W": w, "R": r, "B": b, "lens": lens}
     for nm, s in zip(["h0", "c0"], init):
@@ -369,7 +368,7 @@ def recurrent_case(name, op, gates, dirs, attrs, kind, states, seq=5, batch=3, i
         attrs = dict(attrs, layout=1)
     out_names = ["Y", "Y_h", "Y_c"][:1 + states]
     attrs = dict(attrs, hidden_size=hid)
-    case(name, 20, op, {n: feeds[n] for n in names}, dict(zip(out_names, outs)), attrs, extra)
+    case(name, 20, op, {n: feeds[n] for n in names}, dict(zip(out_names, outs)), attrs)
 
 
 recurrent_case("lstm_bidirectional_lens_clip_20", "LSTM", 4, 2,

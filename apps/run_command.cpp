@@ -250,55 +250,26 @@ void run(const RunArgs& args) {
 
 } // namespace
 
-bool is_model_file(const std::string& target) { return target.ends_with(".onnx"); }
-
-bool is_kernel_file(const std::string& target) { return target.ends_with(".ir"); }
-
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs, const std::string& dtype) {
   usage_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
-  bool file = is_model_file(target) || is_kernel_file(target);
+  bool file = tuner::is_model_file(target) || tuner::is_kernel_file(target);
   usage_assert(params.empty() || (!file && expr.empty()))
       << command << ": parameters like " << (params.empty() ? "" : params.front())
       << " apply to built-in workloads; a model's input shapes are --input NAME=DIMS";
-  // A bad --input shape is a bad option value; the expression or model is read when built.
-  if (!expr.empty()) return usage_errors([&] { return tuner::expr_entry(expr, inputs, dtype); });
-  if (is_model_file(target))
-    return usage_errors([&] { return tuner::model_entry(target, inputs); });
-  if (is_kernel_file(target)) {
-    usage_assert(inputs.empty()) << command << ": --input does not apply to a kernel file (its "
-                                 << "buffers' sizes come from its indices)";
-    return tuner::kernel_entry(target);
-  }
-  usage_assert(inputs.empty()) << command << ": --input applies to models and expressions, not "
-                               << "to the built-in workload '" << target << "'";
-  return tuner::workload_entry(target, parse_params(command, params), dtype);
-}
-
-std::map<std::string, int64_t> parse_params(const std::string& command,
-                                            const std::vector<std::string>& words) {
-  std::map<std::string, int64_t> out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    usage_assert(w.rfind("--", 0) == 0 && w.size() > 2)
-        << command << ": expected a parameter like --M 1024, not '" << w << "'";
-    std::string name = w.substr(2), value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      usage_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
-      value = words[++i];
-    }
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    usage_assert(ec == std::errc{} && p == value.data() + value.size())
-        << command << ": parameter --" << name << " needs an integer, not '" << value << "'";
-    out[name] = v;
-  }
-  return out;
+  usage_assert(!tuner::is_kernel_file(target) || inputs.empty())
+      << command << ": --input does not apply to a kernel file (its buffers' sizes come from its "
+      << "indices)";
+  usage_assert(file || !expr.empty() || inputs.empty())
+      << command << ": --input applies to models and expressions, not to the built-in workload '"
+      << target << "'";
+  // Words of the command line: a bad --input shape or parameter is a bad option value; a kernel
+  // file is read, and the expression or model built, later.
+  if (tuner::is_kernel_file(target)) return tuner::kernel_entry(target);
+  return usage_errors(
+      [&] { return tuner::target_entry(command, target, params, expr, inputs, dtype); });
 }
 
 void check_unknown_options(const CLI::App& cmd, const std::string& target,

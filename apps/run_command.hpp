@@ -16,16 +16,6 @@ namespace beamlab::cli {
 
 void add_run_command(CLI::App& app);
 
-/// A workload's "--NAME VALUE" (or "--NAME=VALUE") parameters; a UserError naming `command`
-/// and the bad word otherwise.
-std::map<std::string, int64_t> parse_params(const std::string& command,
-                                            const std::vector<std::string>& words);
-
-/// Whether a command-line target names an ONNX model (MODEL.onnx).
-bool is_model_file(const std::string& target);
-/// Whether a command-line target names a kernel in IR text (KERNEL.ir).
-bool is_kernel_file(const std::string& target);
-
 /// The entry a command line names: a built-in workload with its parameters, an ONNX model
 /// file, an IR kernel file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,

@@ -28,6 +28,7 @@
 #include "engine/runtime/launch.hpp"
 #include "tuner/batch/batch.hpp"
 #include "tuner/batch/repeat.hpp"
+#include "tuner/batch/session.hpp"
 #include "tuner/store/run.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -70,29 +71,10 @@ void add_cache_option(CLI::App* cmd, std::string& mode, const std::string& help)
 
 namespace {
 
-// Everything a run needs to be repeated: stored as the run's settings, read back by --resume.
+// A tune command line: what the run stores (tuner::TuneSettings, read back by any door's resume)
+// and how this invocation reports.
 struct TuneArgs {
-  std::string target; // a workload name, a corpus file or a model file
-  std::vector<std::string> params;
-  std::string expr;
-  std::vector<std::string> inputs; // --input NAME=DIMS
-  std::string dtype = "float32";
-  int beam = 4;
-  double budget_s = 0;
-  double kernel_budget_s = 300;
-  int max_candidates = 5000;
-  double early_stop = 3.0;
-  double min_improvement = 0.01;
-  double prune = 0;
-  int runs = 3;
-  int workers = 0;
-  int threads = 0;
-  std::string shard;
-  int jobs = 1;
-  std::string cache;
-  std::string label;
-  bool warm_start = false;
-  // Not stored: how this invocation reports and where.
+  tuner::TuneSettings run;
   std::string db;
   std::string json_out;
   OutputFormat format = OutputFormat::Text;
@@ -100,58 +82,7 @@ struct TuneArgs {
   bool resume = false;
   int64_t resume_run = 0;
   int repeat = 1; // not part of a run's settings: each repeat is a run of its own
-
-  json to_json() const {
-    return {{"target", target},
-            {"params", params},
-            {"expr", expr},
-            {"inputs", inputs},
-            {"dtype", dtype},
-            {"beam", beam},
-            {"budget_s", budget_s},
-            {"kernel_budget_s", kernel_budget_s},
-            {"max_candidates", max_candidates},
-            {"early_stop", early_stop},
-            {"min_improvement", min_improvement},
-            {"prune", prune},
-            {"runs", runs},
-            {"workers", workers},
-            {"threads", threads},
-            {"shard", shard},
-            {"jobs", jobs},
-            {"cache", cache},
-            {"label", label},
-            {"warm_start", warm_start}};
-  }
-  void from_json(const json& j) {
-    target = j.at("target");
-    params = j.at("params").get<std::vector<std::string>>();
-    expr = j.value("expr", ""); // runs recorded before models and expressions have none
-    inputs = j.value("inputs", std::vector<std::string>{});
-    dtype = j.at("dtype");
-    beam = j.at("beam");
-    budget_s = j.at("budget_s");
-    kernel_budget_s = j.at("kernel_budget_s");
-    max_candidates = j.at("max_candidates");
-    early_stop = j.at("early_stop");
-    min_improvement = j.at("min_improvement");
-    prune = j.value("prune", 0.0); // runs recorded before pruning have none
-    runs = j.at("runs");
-    workers = j.at("workers");
-    threads = j.at("threads");
-    shard = j.at("shard");
-    jobs = j.at("jobs");
-    cache = j.at("cache");
-    label = j.at("label");
-    warm_start = j.value("warm_start", false); // runs recorded before warm starts have none
-  }
 };
-
-bool is_corpus_file(const std::string& target) {
-  if (target.empty() || is_model_file(target) || is_kernel_file(target)) return false;
-  return target.find('/') != std::string::npos || target.ends_with(".json") ||
-         ::access(target.c_str(), R_OK) == 0;
-}
 
 /// --shard, else Slurm's array task (ID - MIN of COUNT), else the whole set.
 std::pair<int, int> shard_of(const std::string& flag) {
@@ -287,121 +218,82 @@ void write_summary(const TuneArgs& args, const tuner::BatchReport& report, const
   std::fflush(stdout); // the summary before any message, also when both go to one file
 }
 
+// How the run is named in `runs`: the command line that repeats it.
+std::string command_line(const tuner::TuneSettings& st) {
+  const tuner::TuneTarget& what = st.what;
+  std::string c = "beamlab tune";
+  if (!what.target.empty()) c += " " + shell_word(what.target);
+  if (!what.expr.empty()) c += " --expr " + shell_word(what.expr);
+  for (const std::string& i : what.inputs) c += " --input " + shell_word(i);
+  for (const std::string& p : what.params) c += " " + shell_word(p);
+  c += fmt::format(" --beam {}", st.beam);
+  if (st.budget_s > 0) c += fmt::format(" --budget {:g}", st.budget_s);
+  if (!st.shard.empty()) c += " --shard " + st.shard;
+  if (st.warm_start) c += " --warm-start";
+  return c;
+}
+
 int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   // Ctrl-C or kill: the searches stop as at a budget's end; the run is kept as interrupted.
   tuner::SearchControl control;
   Interrupts interrupts([&control] { control.cancel(); });
-  std::string path = db_path(args.db);
-  std::string cache = cache_mode_name(args.cache);
-  tuner::CacheMode mode = tuner::parse_cache_mode(cache, "--cache");
-  std::unique_ptr<db::Database> db;
-  if (mode != tuner::CacheMode::off)
-    db = std::make_unique<db::Database>(path, mode == tuner::CacheMode::read_only
-                                                  ? db::Database::Access::read_only
-                                                  : db::Database::Access::read_write);
-  std::optional<tuner::ActiveRun> run;
-  int64_t resume_id = 0; // reopened once the resumed command is known to be good
+  tuner::TuneSettings& st = args.run;
+  st.cache = cache_mode_name(st.cache);
+  st.door = "cli";
+  tuner::TuneRequest request;
+  request.db_path = db_path(args.db);
+  request.control = &control;
+  request.all_threads = default_threads();
+  request.git_revision = BEAMLAB_GIT_REVISION;
   if (args.resume) {
-    usage_assert(db) << "--resume needs the database (not --cache off)";
-    db::Run resumed = tuner::run_to_resume(*db, args.resume_run);
-    std::string db_flag = args.db, json_out = args.json_out;
-    bool quiet = args.quiet;
-    OutputFormat format = args.format;
-    args.from_json(json::parse(resumed.settings));
-    args.db = db_flag;
-    args.json_out = json_out;
-    args.quiet = quiet;
-    args.format = format;
-    cache = args.cache;
-    mode = tuner::parse_cache_mode(cache, "the resumed run's cache mode");
-    resume_id = resumed.id;
-    std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed.id),
-                 resumed.command.c_str());
+    usage_assert(st.cache != "off") << "--resume needs the database (not --cache off)";
+    request.resume = args.resume_run;
+  } else {
+    const tuner::TuneTarget& what = st.what;
+    usage_assert(!st.warm_start || st.cache != "off")
+        << "--warm-start seeds searches from the tuning cache; it needs the database (not "
+           "--cache off)";
+    usage_assert(!what.target.empty() || !what.expr.empty())
+        << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel "
+           "file or --expr, or pass --resume";
+    usage_assert(what.params.empty() || !tuner::is_corpus_file(what.target))
+        << "tune: parameters like " << what.params.front()
+        << " apply to a workload, not to the corpus file '" << what.target << "'";
+    if (!tuner::is_corpus_file(what.target))
+      request.corpus = build_command_line(
+          program_entry("tune", what.target, what.params, what.expr, what.inputs, what.dtype),
+          tuner::single_entry);
+    // Stored resolved, so that a resume tunes the same shard wherever it runs (a resubmitted
+    // Slurm task may be an array of one).
+    auto [shard, shards] = shard_of(st.shard);
+    st.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
+    request.command = command_line(st);
   }
-  usage_assert(!args.warm_start || mode != tuner::CacheMode::off)
-      << "--warm-start seeds searches from the tuning cache; it needs the database (not "
-         "--cache off)";
-  usage_assert(!args.target.empty() || !args.expr.empty())
-      << "tune: name a workload (see 'beamlab run --list'), a corpus file, a model or kernel file "
-         "or --expr, or pass --resume";
-  usage_assert(args.params.empty() || !is_corpus_file(args.target))
-      << "tune: parameters like " << args.params.front()
-      << " apply to a workload, not to the corpus file '" << args.target << "'";
-  tuner::Corpus corpus = is_corpus_file(args.target)
-                             ? tuner::load_corpus(args.target)
-                             : build_command_line(program_entry("tune", args.target, args.params,
-                                                                args.expr, args.inputs, args.dtype),
-                                                  tuner::single_entry);
-  tuner::BatchOptions o;
-  o.settings.beam = args.beam;
-  o.settings.time_budget_s = args.kernel_budget_s;
-  o.settings.candidate_budget = args.max_candidates;
-  o.settings.early_stop = args.early_stop;
-  o.settings.min_improvement = args.min_improvement;
-  o.settings.prune = args.prune;
-  o.settings.runs = args.runs;
-  o.budget_s = args.budget_s;
-  std::tie(o.shard, o.shards) = shard_of(args.shard);
-  // Stored resolved, so that --resume tunes the same shard wherever it runs (a resubmitted
-  // Slurm task may be an array of one).
-  if (o.shards > 1) args.shard = fmt::format("{}/{}", o.shard, o.shards);
-  o.jobs = args.jobs;
-  o.workers = args.workers;
-  o.threads = args.threads > 0 ? args.threads : default_threads();
-  o.cache = mode;
-  o.warm_start = args.warm_start;
-  o.settings.control = &control;
-  args.cache = cache;
-
-  tuner::BatchStore store; // --cache off: no file; the batch keeps its plumbing in memory
-  if (db) {
-    store.db_path = path;
-    if (resume_id > 0) {
-      run.emplace(tuner::ActiveRun::resume(*db, resume_id));
-    } else if (tuner::writes(mode)) {
-      tuner::RunSpec r;
-      r.kind = db::RunKind::tune;
-      r.label = args.label;
-      r.command = "beamlab tune";
-      if (!args.target.empty()) r.command += " " + shell_word(args.target);
-      if (!args.expr.empty()) r.command += " --expr " + shell_word(args.expr);
-      for (const std::string& i : args.inputs) r.command += " --input " + shell_word(i);
-      for (const std::string& p : args.params) r.command += " " + shell_word(p);
-      r.command += fmt::format(" --beam {}", args.beam);
-      if (args.budget_s > 0) r.command += fmt::format(" --budget {:g}", args.budget_s);
-      if (o.shards > 1) r.command += fmt::format(" --shard {}/{}", o.shard, o.shards);
-      if (args.warm_start) r.command += " --warm-start";
-      r.settings = args.to_json().dump();
-      r.git_revision = BEAMLAB_GIT_REVISION;
-      run.emplace(tuner::ActiveRun::begin(*db, r));
-    }
-    if (run) {
-      store.run_id = run->id();
-      store.device_id = run->device_id();
-      store.source = run->source();
-    } else {
-      store.device_id = db->read_only()
-                            ? db->find_device(tuner::this_device().fingerprint()).value_or(0)
-                            : db->upsert_device(tuner::this_device());
-    }
-  }
-  SummaryPlace place{db ? path : "", run ? run->id() : 0};
-  std::string target = corpus.path.empty() ? corpus.name : corpus.path;
+  request.settings = st;
+  tuner::TuneSession session(std::move(request));
+  if (const db::Run* resumed = session.resumed())
+    std::fprintf(stderr, "resuming run %lld: %s\n", static_cast<long long>(resumed->id),
+                 resumed->command.c_str());
+  if (!session.note().empty()) std::fprintf(stderr, "beamlab: note: %s\n", session.note().c_str());
+  args.run = session.settings();
+  const tuner::BatchOptions& o = session.options();
+  SummaryPlace place{session.db_path(), session.run_id()};
+  std::string target = session.target_name();
   fmt::print(json_on_stdout(args) ? stderr : stdout,
              "{}: {} entr{}, BEAM {} on {} core(s){}{}{}{}; cache {} in {}\n", target,
-             corpus.entries.size(), corpus.entries.size() == 1 ? "y" : "ies", args.beam, o.threads,
+             session.entries(), session.entries() == 1 ? "y" : "ies", o.settings.beam, o.threads,
              allocation_note(), o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
              o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "",
-             o.warm_start ? ", warm start" : "", cache, db ? path : "nowhere (--cache off)");
+             o.warm_start ? ", warm start" : "", tuner::to_string(o.cache),
+             place.db.empty() ? "nowhere (--cache off)" : place.db);
   std::fflush(stdout);
   tuner::BatchReport report;
   {
     Progress progress(args.quiet);
-    report = tuner::run_batch(corpus, o, store, progress); // a throw: the run is failed
+    report = session.run(progress);
   }
   int failed = static_cast<int>(report.count(tuner::BatchKernel::Outcome::failed));
   int sig = interrupts.signal();
-  if (run) run->finish(sig != 0, failed > 0);
   Json doc = summary_json(report, place, target, sig != 0);
   write_summary(args, report, doc, place, kept != nullptr);
   if (kept) *kept = {report, doc};
@@ -427,9 +319,9 @@ int tune_repeated(const TuneArgs& args) {
   for (int i = 0; i < args.repeat; ++i) {
     TuneArgs one = args;
     one.repeat = 1;
-    if (cache_mode_name(args.cache) != "off") one.cache = "ignore"; // every repeat searches
-    one.label = fmt::format("{}{}/{}", args.label.empty() ? "repeat " : args.label + " ", i + 1,
-                            args.repeat);
+    if (cache_mode_name(args.run.cache) != "off") one.run.cache = "ignore"; // every repeat searches
+    one.run.label = fmt::format(
+        "{}{}/{}", args.run.label.empty() ? "repeat " : args.run.label + " ", i + 1, args.repeat);
     fmt::print(json_on_stdout(args) ? stderr : stdout, "== repeat {} of {}\n", i + 1, args.repeat);
     RepeatRun kept;
     int code = tune(one, &kept);
@@ -439,7 +331,7 @@ int tune_repeated(const TuneArgs& args) {
     if (json_on_stdout(args)) print_json(repeat_study_json({}, args.repeat, runs, true));
     return code;
   }
-  int threads = args.threads > 0 ? args.threads : default_threads();
+  int threads = args.run.threads > 0 ? args.run.threads : default_threads();
   tuner::RepeatStudy study = tuner::study_repeats(reports, threads);
   if (json_on_stdout(args))
     print_json(repeat_study_json(study, args.repeat, runs, false));
@@ -452,52 +344,53 @@ int tune_repeated(const TuneArgs& args) {
 
 void add_tune_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
+  args->run.cache.clear(); // none given: BEAMLAB_CACHE, else use
   CLI::App* cmd = app.add_subcommand(
       "tune", "BEAM-search every kernel of a workload or a corpus file, journaled in the database");
-  cmd->add_option("target", args->target,
+  cmd->add_option("target", args->run.what.target,
                   "a workload name (see 'beamlab run --list'), a corpus file (corpora/*.json), "
                   "an ONNX model (MODEL.onnx) or a kernel in IR text (KERNEL.ir)");
-  cmd->add_option("--expr", args->expr,
+  cmd->add_option("--expr", args->run.what.expr,
                   "tune an expression over named inputs, e.g. \"(a.matmul(w) + b).relu()\"");
-  cmd->add_option("--input", args->inputs,
+  cmd->add_option("--input", args->run.what.inputs,
                   "an input's shape, NAME=DIMS (models: symbolic dims; --expr: every input)");
-  cmd->add_option("--beam", args->beam, "beam width (1: greedy)")
+  cmd->add_option("--beam", args->run.beam, "beam width (1: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--budget", args->budget_s,
+  cmd->add_option("--budget", args->run.budget_s,
                   "seconds for the whole run, shared by expected gain (0: none)")
       ->check(kFinite)
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--kernel-budget", args->kernel_budget_s, "seconds per kernel at most")
+  cmd->add_option("--kernel-budget", args->run.kernel_budget_s, "seconds per kernel at most")
       ->capture_default_str()
       ->check(kFinite)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-candidates", args->max_candidates, "compiled candidates per kernel")
+  cmd->add_option("--max-candidates", args->run.max_candidates, "compiled candidates per kernel")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--early-stop", args->early_stop, "stop timing at this many times the best")
+  cmd->add_option("--early-stop", args->run.early_stop, "stop timing at this many times the best")
       ->capture_default_str()
       ->check(kFinite)
       ->check(CLI::Range(1.0, 1000.0));
-  cmd->add_option("--min-improvement", args->min_improvement,
+  cmd->add_option("--min-improvement", args->run.min_improvement,
                   "stop when an iteration gains less than this fraction")
       ->capture_default_str()
       ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--prune", args->prune,
+  cmd->add_option("--prune", args->run.prune,
                   "cost-model pruning: compile and time only this fraction of each iteration's "
                   "new plans, those a model trained on the journal ranks fastest (0: off)")
       ->check(kFinite)
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--runs", args->runs, "timed runs per candidate")
+  cmd->add_option("--runs", args->run.runs, "timed runs per candidate")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--workers", args->workers,
+  cmd->add_option("--workers", args->run.workers,
                   "sandboxes compiling in parallel per job (0: cores / jobs)")
       ->check(CLI::Range(0, 256));
-  cmd->add_option("--threads", args->threads, "cores each kernel runs on (0: all)")
+  cmd->add_option("--threads", args->run.threads, "cores each kernel runs on (0: all)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--dtype", args->dtype, "the workload's dtype (not for corpus files)")
+  cmd->add_option("--dtype", args->run.what.dtype, "the workload's dtype (not for corpus files)")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](const std::string& text) {
@@ -506,18 +399,18 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                        : "Value '" + text + "' is not a dtype (e.g. float32, float16)";
           },
           "DTYPE"));
-  cmd->add_option("--shard", args->shard,
+  cmd->add_option("--shard", args->run.shard,
                   "tune shard i of N (0 <= i < N) of the kernels; default from "
                   "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT")
       ->check(parsed_by("i/N", [](const std::string& text, const std::string& what) {
         (void)tuner::parse_shard(text, what);
       }));
-  cmd->add_option("--jobs", args->jobs, "kernels searched at once (timing stays exclusive)")
+  cmd->add_option("--jobs", args->run.jobs, "kernels searched at once (timing stays exclusive)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   cmd->add_option("--db", args->db, "the database (default: BEAMLAB_DB, or ~/.cache/beamlab)");
-  add_cache_option(cmd, args->cache);
-  cmd->add_option("--label", args->label, "a name for the run, for reports");
+  add_cache_option(cmd, args->run.cache);
+  cmd->add_option("--label", args->run.label, "a name for the run, for reports");
   cmd->add_flag("--resume", args->resume,
                 "finish the newest unfinished run (or --resume-run ID) without re-measuring");
   cmd->add_option("--resume-run", args->resume_run, "the run --resume finishes")
@@ -525,7 +418,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", args->json_out,
                   "write the summary as JSON to this file (-: to stdout, as --format json)");
   add_format_option(cmd, args->format);
-  cmd->add_flag("--warm-start", args->warm_start,
+  cmd->add_flag("--warm-start", args->run.warm_start,
                 "seed each search with the plans that won for the nearest tuned kernels of the "
                 "same structure (the same AST up to sizes), legalized for its shapes");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
@@ -536,8 +429,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->allow_extras();
   cmd->final_callback([args, cmd, &exit_code] {
     TuneArgs a = *args;
-    a.params = cmd->remaining();
-    check_unknown_options(*cmd, a.target, a.params);
+    a.run.what.params = cmd->remaining();
+    check_unknown_options(*cmd, a.run.what.target, a.run.what.params);
     if (a.resume_run > 0) a.resume = true;
     exit_code = a.repeat > 1 ? tune_repeated(a) : tune(a);
   });

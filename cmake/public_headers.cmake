@@ -12,7 +12,8 @@ cmake_minimum_required(VERSION 3.25)
 set(roots
   engine/api/beamlab/beamlab.hpp engine/api/beamlab/tuning.hpp
   frontends/expr/expr.hpp frontends/onnx/model.hpp frontends/ir_text/kernel_file.hpp
-  tuner/batch/batch.hpp tuner/batch/policy.hpp tuner/store/run.hpp db/database.hpp)
+  tuner/batch/batch.hpp tuner/batch/policy.hpp tuner/batch/session.hpp tuner/store/run.hpp
+  db/database.hpp)
 
 # The installed path of a header given by its path in the source tree.
 function(installed_path source out)

@@ -228,12 +228,14 @@ void LiveView::reset_chart() {
   settled_ = 0;
 }
 
-bool LiveView::start(bool corpus) {
+bool LiveView::can_start() {
   if (running()) return false;
-  if (db_path_.empty()) {
-    status_->setText("No database is open.");
-    return false;
-  }
+  if (db_path_.empty()) status_->setText("No database is open.");
+  return !db_path_.empty();
+}
+
+bool LiveView::start(bool corpus) {
+  if (!can_start()) return false;
   SessionOptions o;
   o.db_path = db_path_;
   o.beam = beam_->value();
@@ -255,6 +257,21 @@ bool LiveView::start(bool corpus) {
     }
     session_ = std::make_unique<TuningSession>(o, *task_);
   }
+  launch();
+  return true;
+}
+
+bool LiveView::resume_run(int64_t run_id) {
+  if (!can_start()) return false;
+  SessionOptions o;
+  o.db_path = db_path_;
+  session_ = std::make_unique<TuningSession>(o, run_id);
+  launch();
+  status_->setText(QString("resuming run %1...").arg(run_id));
+  return true;
+}
+
+void LiveView::launch() {
   reset_chart();
   session_->start();
   status_->setText("running...");
@@ -264,7 +281,6 @@ bool LiveView::start(bool corpus) {
   pause_->setText("Pause");
   cancel_->setEnabled(true);
   timer_.start();
-  return true;
 }
 
 void LiveView::pause_or_resume() {

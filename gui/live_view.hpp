@@ -64,6 +64,9 @@ public:
   /// Starts a session on the kernel (or the corpus when `corpus` is set); false with the reason
   /// in the status line when it can't.
   bool start(bool corpus);
+  /// Resumes unfinished tuning run `run_id` (begun here, by `beamlab tune` or by Python) with
+  /// its own kernels and settings; false with the reason in the status line when it can't.
+  bool resume_run(int64_t run_id);
   void pause_or_resume();
   void cancel();
   bool running() const { return session_ && !session_->finished(); }
@@ -96,6 +99,8 @@ Q_SIGNALS:
 private:
   void poll();
   void reset_chart();
+  bool can_start(); ///< none running and a database open (else the status line says why)
+  void launch();    ///< starts session_ and puts the controls in their running state
   void update_tree(const std::string& kernel);
   void update_steps();
 

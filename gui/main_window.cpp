@@ -79,6 +79,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (a != 0 && a != b) compare_view_->compare_runs(a, b);
     tabs_->setCurrentWidget(compare_view_);
   });
+  // A tuning run that was interrupted (or failed) resumes in Live tuning, whichever door began
+  // it: the CLI, Python or this window.
+  auto* resume = new QAction("Resume this run in Live tuning", runs_view_);
+  connect(resume, &QAction::triggered, this, [this] {
+    QModelIndex i = runs_view_->currentIndex();
+    if (i.isValid()) resume_run(i.data(kIdRole).toLongLong());
+  });
+  runs_view_->addAction(resume);
+  runs_view_->setContextMenuPolicy(Qt::ActionsContextMenu);
   auto open_current_kernel = [this](const QModelIndex& i) {
     if (i.isValid()) open_tuning(i.data(kIdRole).toLongLong());
   };
@@ -247,6 +256,15 @@ void MainWindow::tune_selected_kernel() {
   live_view_->set_kernel(*task);
   tabs_->setCurrentIndex(live_tab);
   live_view_->start(false);
+}
+
+bool MainWindow::resume_run(int64_t run_id) {
+  if (live_view_->running()) {
+    show_error("A search is running in Live tuning; cancel it first.");
+    return false;
+  }
+  tabs_->setCurrentIndex(live_tab);
+  return live_view_->resume_run(run_id);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -62,6 +62,8 @@ public:
   /// Starts a BEAM search of kernel `key_hex` of the profiled program in Live tuning (no corpus
   /// file needed); false, with the reason shown, when the program has no such kernel.
   bool tune_program_kernel(const QString& key_hex);
+  /// Resumes unfinished tuning run `run_id` in Live tuning (the Runs view's context menu).
+  bool resume_run(int64_t run_id);
   /// The Program box's last profile (none while one is being made, or after an error).
   const std::optional<ProgramProfile>& program_profile() const { return program_profile_; }
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "tuner/store/run.hpp"
+#include "tuner/batch/session.hpp"
 
 namespace beamlab::gui {
 
@@ -60,6 +60,9 @@ TuningSession::TuningSession(SessionOptions options, KernelTask task)
 
 TuningSession::TuningSession(SessionOptions options, std::string corpus_path)
     : options_(std::move(options)), corpus_(std::move(corpus_path)) {}
+
+TuningSession::TuningSession(SessionOptions options, int64_t resume_run)
+    : options_(std::move(options)), resume_run_(resume_run) {}
 
 TuningSession::~TuningSession() {
   control_.cancel();
@@ -121,33 +124,43 @@ void TuningSession::push_event(const KernelTask& task, const tuner::Event& e) {
 void TuningSession::run() {
   Listener listener(*this);
   try {
-    db::Database db(options_.db_path);
-    int threads = options_.threads > 0 ? options_.threads : usable_cores();
-    tuner::BatchOptions bo;
-    bo.settings.beam = options_.beam;
-    bo.settings.threads = threads;
-    bo.settings.time_budget_s = options_.budget_s;
-    bo.settings.control = &control_;
-    bo.budget_s = options_.budget_s;
-    bo.threads = threads;
-    bo.workers = options_.workers;
-    // The user asked for a search: search even when the cache has a plan, and store the winner.
-    bo.cache = tuner::CacheMode::ignore;
-    std::string what = task_ ? task_->name : corpus_;
-    tuner::ActiveRun run = tuner::ActiveRun::begin(
-        db, {.kind = db::RunKind::tune,
-             .label = "gui",
-             .command = fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", what,
-                                    options_.beam, options_.budget_s),
-             .settings = settings_json(bo.settings).dump(),
-             .git_revision = ""});
-    run_id_ = run.id();
-    tuner::BatchStore store{options_.db_path, run.id(), run.device_id(), run.source()};
-    tuner::BatchReport report =
-        task_ ? tuner::run_batch({*task_}, "gui", bo, store, listener)
-              : tuner::run_batch(tuner::load_corpus(corpus_), bo, store, listener);
+    tuner::TuneRequest request;
+    request.db_path = options_.db_path;
+    request.control = &control_;
+    if (resume_run_ > 0) {
+      request.resume = resume_run_;
+      request.resume_word = "resume";
+    } else {
+      tuner::TuneSettings& st = request.settings;
+      st.door = "gui";
+      st.beam = options_.beam;
+      st.budget_s = options_.budget_s;
+      st.kernel_budget_s = options_.budget_s;
+      st.threads = options_.threads;
+      st.workers = options_.workers;
+      // The user asked for a search: search even when the cache has a plan, and store the
+      // winner.
+      st.cache = "ignore";
+      st.label = "gui";
+      if (task_) {
+        request.tasks = {*task_};
+        st.what.workload = "gui";
+      } else {
+        st.what.target = corpus_;
+      }
+      request.command =
+          fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", task_ ? task_->name : corpus_,
+                      options_.beam, options_.budget_s);
+    }
+    tuner::TuneSession session(std::move(request));
+    run_id_ = session.run_id();
+    if (!session.note().empty()) {
+      LiveEvent note = live(LiveEvent::Kind::message, "");
+      note.detail = session.note();
+      push(std::move(note));
+    }
     // A cancelled run is kept as interrupted (as the CLI's Ctrl-C), never as done.
-    run.finish(control_.cancelled(), report.count(tuner::BatchKernel::Outcome::failed) > 0);
+    session.run(listener);
   } catch (const std::exception& e) {
     std::lock_guard lock(mutex_);
     error_ = e.what();

@@ -41,6 +41,9 @@ public:
   TuningSession(SessionOptions options, KernelTask task);
   /// Tunes every kernel of a corpus file.
   TuningSession(SessionOptions options, std::string corpus_path);
+  /// Resumes an unfinished tuning run, begun by any door, with its own kernels and settings
+  /// (only `options.db_path` is used).
+  TuningSession(SessionOptions options, int64_t resume_run);
   ~TuningSession(); ///< cancels and joins
 
   void start();
@@ -67,6 +70,7 @@ private:
   SessionOptions options_;
   std::optional<KernelTask> task_;
   std::string corpus_;
+  int64_t resume_run_ = 0;
   tuner::SearchControl control_;
   std::thread thread_;
   std::atomic<bool> finished_ = false;

@@ -17,6 +17,7 @@
 #include <beamlab/frontends/onnx/model.hpp>
 #include <beamlab/tuner/batch/batch.hpp>
 #include <beamlab/tuner/batch/policy.hpp>
+#include <beamlab/tuner/batch/session.hpp>
 #include <beamlab/tuner/store/records.hpp>
 #include <beamlab/tuner/store/run.hpp>
 
@@ -183,69 +184,65 @@ struct TuneArgs {
   std::string cache = "use", label;
   bool quiet = true;
   bool warm_start = false;
+  int64_t resume = -1; ///< -1: a new run; 0: the newest unfinished; N: run N
 };
 
 py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
-  user_assert(!outputs.empty()) << "tune: give at least one tensor";
-  user_assert(a.beam >= 1 && a.beam <= 1024) << "tune: beam=" << a.beam << ": expected 1 to 1024";
-  user_assert(a.runs >= 1) << "tune: runs=" << a.runs << ": expected at least 1";
-  user_assert(a.max_candidates >= 1)
-      << "tune: max_candidates=" << a.max_candidates << ": expected at least 1";
-  user_assert(a.budget_s >= 0 && a.kernel_budget_s > 0)
-      << "tune: budgets must be positive (budget=" << a.budget_s
-      << ", kernel_budget=" << a.kernel_budget_s << ")";
-  tuner::CacheMode mode = tuner::parse_cache_mode(a.cache, "tune: cache");
-  user_assert(!a.warm_start || mode != tuner::CacheMode::off)
-      << "tune: warm_start=True seeds searches from the tuning cache; it needs the database "
-         "(not cache=\"off\")";
-  Program program;
-  program.outputs = outputs;
-  Schedule schedule = program.schedule();
-  std::vector<KernelTask> tasks;
-  for (const ScheduleItem& item : schedule.items) tasks.push_back(kernel_task(item));
-
+  tuner::TuneRequest request;
+  tuner::TuneSettings& st = request.settings;
+  std::string path = db_path(a.db);
+  request.db_path = path;
+  request.resume_word = "resume=";
+  if (a.resume >= 0) {
+    request.resume = a.resume;
+  } else {
+    user_assert(a.beam >= 1 && a.beam <= 1024) << "tune: beam=" << a.beam << ": expected 1 to 1024";
+    user_assert(a.runs >= 1) << "tune: runs=" << a.runs << ": expected at least 1";
+    user_assert(a.max_candidates >= 1)
+        << "tune: max_candidates=" << a.max_candidates << ": expected at least 1";
+    user_assert(a.budget_s >= 0 && a.kernel_budget_s > 0)
+        << "tune: budgets must be positive (budget=" << a.budget_s
+        << ", kernel_budget=" << a.kernel_budget_s << ")";
+    tuner::CacheMode mode = tuner::parse_cache_mode(a.cache, "tune: cache");
+    user_assert(!a.warm_start || mode != tuner::CacheMode::off)
+        << "tune: warm_start=True seeds searches from the tuning cache; it needs the database "
+           "(not cache=\"off\")";
+    Program program;
+    program.outputs = outputs;
+    for (const ScheduleItem& item : program.schedule().items)
+      request.tasks.push_back(kernel_task(item));
+    st.door = "python";
+    st.what.workload = a.label.empty() ? "python" : a.label;
+    st.beam = a.beam;
+    st.budget_s = a.budget_s;
+    st.kernel_budget_s = a.kernel_budget_s;
+    st.max_candidates = a.max_candidates;
+    st.runs = a.runs;
+    st.threads = a.threads;
+    st.jobs = a.jobs;
+    st.cache = tuner::to_string(mode);
+    st.label = a.label;
+    st.warm_start = a.warm_start;
+    request.command = fmt::format("beamlab.tune(..., beam={}{})  # Python", a.beam,
+                                  a.warm_start ? ", warm_start=True" : "");
+  }
   tuner::SearchControl control;
-  tuner::BatchOptions o;
-  o.settings.beam = a.beam;
-  o.settings.time_budget_s = a.kernel_budget_s;
-  o.settings.candidate_budget = a.max_candidates;
-  o.settings.runs = a.runs;
-  o.settings.control = &control;
-  o.budget_s = a.budget_s;
-  o.jobs = a.jobs;
-  o.threads = a.threads > 0 ? a.threads : usable_cores();
-  o.cache = mode;
-  o.warm_start = a.warm_start;
-
-  std::string path = db_path(a.db), label = a.label.empty() ? "python" : a.label;
-  std::optional<db::Database> db;
-  std::optional<tuner::ActiveRun> run;
-  tuner::BatchStore store;
-  if (mode != tuner::CacheMode::off) {
-    db.emplace(path, mode == tuner::CacheMode::read_only ? db::Database::Access::read_only
-                                                         : db::Database::Access::read_write);
-    store.db_path = path;
-    if (tuner::writes(mode)) {
-      tuner::RunSpec spec;
-      spec.label = a.label;
-      spec.command = fmt::format("beamlab.tune(..., beam={}{})  # Python", a.beam,
-                                 a.warm_start ? ", warm_start=True" : "");
-      spec.settings = tuner::settings_json(o.settings).dump();
-      run.emplace(tuner::ActiveRun::begin(*db, spec));
-      store.run_id = run->id();
-      store.device_id = run->device_id();
-      store.source = run->source();
-    } else {
-      store.device_id = db->find_device(tuner::this_device().fingerprint()).value_or(0);
-    }
+  request.control = &control;
+  tuner::TuneSession tuning(std::move(request));
+  if (!a.quiet) {
+    if (const db::Run* resumed = tuning.resumed())
+      std::fprintf(stderr, "beamlab.tune: resuming run %lld: %s\n",
+                   static_cast<long long>(resumed->id), resumed->command.c_str());
+    if (!tuning.note().empty())
+      std::fprintf(stderr, "beamlab.tune: note: %s\n", tuning.note().c_str());
   }
 
   // The batch runs on its own thread; this one keeps answering Ctrl-C (Python's signal
   // handlers run on the main thread only), which cancels the search and keeps the run.
   Progress progress(a.quiet);
   bool interrupted = false;
-  std::future<tuner::BatchReport> done = std::async(
-      std::launch::async, [&] { return tuner::run_batch(tasks, label, o, store, progress); });
+  std::future<tuner::BatchReport> done =
+      std::async(std::launch::async, [&] { return tuning.run(progress); });
   while (true) {
     std::future_status ready;
     {
@@ -265,10 +262,8 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
     if (interrupted) PyErr_Clear();
     throw; // the run is recorded failed as it unwinds
   }
-  int failed = report.count(tuner::BatchKernel::Outcome::failed);
-  if (run) run->finish(interrupted, failed > 0);
   if (interrupted) throw py::error_already_set(); // the KeyboardInterrupt PyErr_CheckSignals set
-  if (tuner::writes(mode)) {                      // the next realize reads the new plans
+  if (tuner::writes(tuning.options().cache)) {    // the next realize reads the new plans
     Session& s = session();
     std::lock_guard lock(s.mutex);
     if (auto it = s.cached.find(path); it != s.cached.end()) {
@@ -277,8 +272,8 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
     }
   }
   py::dict out;
-  out["run"] = run ? py::cast(run->id()) : py::none();
-  out["db"] = db ? py::cast(path) : py::none();
+  out["run"] = tuning.run_id() > 0 ? py::cast(tuning.run_id()) : py::none();
+  out["db"] = tuning.db_path().empty() ? py::none() : py::cast(tuning.db_path());
   out["wall_s"] = report.wall_s;
   py::list kernels;
   for (const tuner::BatchKernel& k : report.kernels) kernels.append(kernel_dict(k));
@@ -328,9 +323,9 @@ void bind_tuning(py::module_& m) {
   m.def("_tune",
         [](const std::vector<Tensor>& outputs, int beam, double budget, double kernel_budget,
            int max_candidates, int runs, int threads, int jobs, std::optional<std::string> db,
-           std::string cache, std::string label, bool quiet, bool warm_start) {
+           std::string cache, std::string label, bool quiet, bool warm_start, int64_t resume) {
           return tune(outputs, {beam, budget, kernel_budget, max_candidates, runs, threads, jobs,
-                                db, cache, label, quiet, warm_start});
+                                db, cache, label, quiet, warm_start, resume});
         });
 
   m.def(
@@ -344,7 +339,7 @@ void bind_tuning(py::module_& m) {
         for (const db::Run& r : d.runs()) out.append(run_dict(r));
         return out;
       },
-      py::arg("db") = py::none(), "Every run in the database, oldest first, as dicts");
+      py::arg("db") = py::none(), "Every run in the database, newest first, as dicts");
   m.def(
       "tunings",
       [](int64_t run, std::optional<std::string> db) {

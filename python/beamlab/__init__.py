@@ -40,7 +40,8 @@ def realize(*tensors, beam=None, db=None, threads=0):
 
 
 def tune(*tensors, beam=4, budget=0.0, kernel_budget=60.0, max_candidates=5000, runs=3,
-         threads=0, jobs=1, db=None, cache="use", label="", quiet=True, warm_start=False):
+         threads=0, jobs=1, db=None, cache="use", label="", quiet=True, warm_start=False,
+         resume=False):
     """Tunes every kernel the tensors need with a BEAM search of width `beam`, as
     `beamlab tune` does: each candidate compiled, checked and timed in a sandboxed worker, the
     whole run journaled in the database `db` (default: default_db()) and each winner stored in
@@ -51,11 +52,24 @@ def tune(*tensors, beam=4, budget=0.0, kernel_budget=60.0, max_candidates=5000, 
 
     Returns a dict: {"run": id, "db": path, "wall_s": s, "kernels": [per kernel: "kernel",
     "key", "outcome", "heuristic_ms", "tuned_ms", "speedup", "winner_opts", ...]}.
-    Ctrl-C stops the search; the run is kept as interrupted."""
-    if not tensors:
-        raise UserError("tune: give at least one tensor")
+    Ctrl-C stops the search; the run is kept as interrupted.
+
+    resume=True continues the newest unfinished tuning run in `db`, resume=N run N, wherever it
+    was begun (here, `beamlab tune` or the GUI), with that run's own kernels and settings:
+    tensors and the other arguments but `db` and `quiet` are not needed, and not used."""
+    if resume is True:
+        resume_run = 0
+    elif resume is False or resume is None:
+        resume_run = -1
+    elif isinstance(resume, int) and resume > 0:
+        resume_run = resume
+    else:
+        raise UserError(f"tune: resume={resume!r}: expected True (the newest unfinished run) "
+                        "or a run id")
+    if not tensors and resume_run < 0:
+        raise UserError("tune: give at least one tensor (or resume=True)")
     return _beamlab._tune(list(tensors), beam, budget, kernel_budget, max_candidates, runs,
-                          threads, jobs, db, cache, label, quiet, warm_start)
+                          threads, jobs, db, cache, label, quiet, warm_start, resume_run)
 
 
 def expr(text, **inputs):

@@ -29,6 +29,7 @@
 #include "tests/synthetic_limits.hpp"
 #include "tests/temp_dir.hpp"
 #include "tuner/store/journal.hpp"
+#include "tuner/store/run.hpp"
 
 namespace beamlab::gui {
 namespace {
@@ -285,9 +286,7 @@ TEST_F(GuiTest, AnotherDatabaseClearsTheKernelShownBefore) {
   open_matmul(*w);
   ASSERT_TRUE(w->kernel_view()->has_kernel());
   std::string other = file("other.db");
-  {
-    db::Database db(other);
-  }
+  { db::Database db(other); }
   QSignalSpy loaded(w.get(), &MainWindow::runs_loaded);
   w->open_database(QString::fromStdString(other));
   ASSERT_TRUE(loaded.wait(10000));
@@ -550,6 +549,51 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   EXPECT_EQ(w->kernels_model()->index(0, kernels_col::status).data().toString(), "cancelled");
   for (const RunRow& r : w->runs_model()->rows())
     if (r.run.id == live->run_id()) EXPECT_EQ(r.run.status, db::RunStatus::interrupted);
+
+  // One door to a run: the cancelled run resumes from the command line (its kernel was recorded
+  // when it began), and a run begun there resumes in the window.
+  int64_t id = live->run_id();
+  {
+    db::Database db(path_, db::Database::Access::read_only);
+    ASSERT_EQ(db.run(id)->status, db::RunStatus::interrupted);
+    nlohmann::json settings = nlohmann::json::parse(db.run(id)->settings);
+    EXPECT_EQ(settings["door"], "gui");
+    EXPECT_EQ(settings["kernels"].size(), 1u);
+  }
+  std::string cli = std::string(BEAMLAB_CLI) + " tune --resume-run " + std::to_string(id) +
+                    " --db '" + path_ + "' --quiet > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cli.c_str()), 0) << cli;
+  {
+    db::Database db(path_, db::Database::Access::read_only);
+    EXPECT_EQ(db.run(id)->status, db::RunStatus::done);
+    EXPECT_EQ(db.tunings(id).size(), 1u) << "the cancelled search was not searched again";
+  }
+  // The window refuses a finished run, with the resume's reason...
+  ASSERT_TRUE(w->resume_run(id));
+  ASSERT_TRUE(done.wait(60000));
+  EXPECT_TRUE(live->status_text().contains("finished already"))
+      << live->status_text().toStdString();
+  // ... and resumes an interrupted one begun by the command line.
+  int64_t other = 0;
+  {
+    db::Database db(path_);
+    tuner::ActiveRun cli_run = tuner::ActiveRun::begin(
+        db, {.kind = db::RunKind::tune,
+             .label = "",
+             .command = "beamlab tune matmul",
+             .settings = R"({"target": "matmul", "params": ["--M", "16", "--N", "16", "--K", "16"],
+                            "dtype": "float32", "beam": 1, "max_candidates": 3, "cache": "use"})",
+             .git_revision = ""});
+    other = cli_run.id();
+    cli_run.finish(true, false);
+  }
+  ASSERT_TRUE(w->resume_run(other));
+  ASSERT_TRUE(done.wait(120000));
+  EXPECT_TRUE(live->status_text().startsWith("done:")) << live->status_text().toStdString();
+  db::Database after(path_, db::Database::Access::read_only);
+  EXPECT_EQ(after.run(other)->status, db::RunStatus::done);
+  ASSERT_EQ(after.tunings(other).size(), 1u);
+  EXPECT_EQ(after.tunings(other)[0].status, db::TuningStatus::done);
 }
 
 TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {

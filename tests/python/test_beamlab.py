@@ -234,6 +234,10 @@ def test_errors_are_python_exceptions_with_the_engines_messages():
         beamlab.tune(Tensor.ones(4) * 2, cache="sometimes", db=os.devnull)
     with pytest.raises(beamlab.UserError, match="no database at"):
         beamlab.runs(db="/nonexistent/beamlab.db")
+    with pytest.raises(beamlab.UserError, match=r"resume='yes': expected True"):
+        beamlab.tune(resume="yes")
+    with pytest.raises(beamlab.UserError, match="give at least one tensor"):
+        beamlab.tune()
     with pytest.raises(beamlab.UserError, match=r"warm_start=True seeds searches from the tuning "
                        r"cache; it needs the database \(not cache=\"off\"\)"):
         beamlab.tune(Tensor.ones(4) * 2, cache="off", warm_start=True)
@@ -249,7 +253,9 @@ def test_same_message_as_the_command_line(tmp_path):
     assert str(e.value) in out.stderr
 
 
-def test_ctrl_c_stops_a_tuning_and_keeps_its_run(tmp_path):
+def interrupted_python_run(tmp_path):
+    """A database holding one run begun by beamlab.tune() in another process and stopped there by
+    Ctrl-C (SIGINT) once its search had measured something."""
     import signal
     import time
     db = str(tmp_path / "int.db")
@@ -270,3 +276,43 @@ def test_ctrl_c_stops_a_tuning_and_keeps_its_run(tmp_path):
     out, _ = proc.communicate(timeout=120)
     assert out.strip() == "interrupted"
     assert [r["status"] for r in beamlab.runs(db=db)] == ["interrupted"]
+    return db
+
+
+def test_ctrl_c_stops_a_tuning_and_keeps_its_run(tmp_path):
+    interrupted_python_run(tmp_path)
+
+
+def test_a_run_begun_from_python_resumes_from_python_and_from_the_cli(tmp_path):
+    # Interrupted as above; the search cut short is journaled, so a resume has nothing left to
+    # search and ends the same run, wherever it is asked for.
+    db = interrupted_python_run(tmp_path)
+    [run] = beamlab.runs(db=db)
+    settings = run["settings"]
+    assert settings["door"] == "python" and len(settings["kernels"]) == 1, settings
+    report = beamlab.tune(resume=True, db=db)
+    assert report["run"] == run["id"]
+    assert [k["outcome"] for k in report["kernels"]] == ["resumed"]
+    assert [r["status"] for r in beamlab.runs(db=db)] == ["done"]
+    with pytest.raises(beamlab.UserError, match=r"resume= \d+: run \d+ finished already"):
+        beamlab.tune(resume=run["id"], db=db)
+
+    cli = os.environ.get("BEAMLAB_CLI")
+    if not cli:
+        pytest.skip("BEAMLAB_CLI is not set")
+    other = tmp_path / "cli"
+    other.mkdir()
+    db = interrupted_python_run(other)
+    out = subprocess.run([cli, "tune", "--resume", "--db", db, "--quiet"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "resuming run 1: beamlab.tune(" in out.stderr, out.stderr
+    assert [r["status"] for r in beamlab.runs(db=db)] == ["done"]
+    # Every door stores one settings shape: the CLI's run has the same fields.
+    cli_run = subprocess.run([cli, "tune", "matmul", "--M", "16", "--N", "16", "--K", "16",
+                              "--beam", "1", "--max-candidates", "3", "--db", db, "--quiet"],
+                             capture_output=True, text=True, timeout=300)
+    assert cli_run.returncode == 0, cli_run.stderr
+    python_run, cli_begun = sorted(beamlab.runs(db=db), key=lambda r: r["id"])  # newest first
+    assert set(python_run["settings"]) == set(cli_begun["settings"])
+    assert cli_begun["settings"]["door"] == "cli"

@@ -20,7 +20,9 @@
 #include "db/database.hpp"
 #include "db/sqlite.hpp"
 #include "tuner/batch/policy.hpp"
+#include "tuner/batch/session.hpp"
 #include "tuner/store/journal.hpp"
+#include "tuner/store/records.hpp"
 #include "tuner/store/run.hpp"
 
 extern char** environ;
@@ -536,6 +538,141 @@ TEST_F(JournalTest, SlurmArrayVariablesPickTheShard) {
   EXPECT_NE(read_file(file("log.txt")).find("shard 1/3"), std::string::npos)
       << read_file(file("log.txt"));
   EXPECT_EQ(cache_keys_and_plans(file("s.db")).size(), 1u);
+}
+
+// One settings shape for every door, and what older versions stored reads back.
+TEST_F(JournalTest, EveryDoorsSettingsRoundTripAndOlderShapesReadBack) {
+  TuneSettings s;
+  s.door = "python";
+  s.what.kernels = {"00ab", "00cd"};
+  s.what.workload = "python";
+  s.beam = 3;
+  s.budget_s = 12.5;
+  s.kernel_budget_s = 7;
+  s.shard = "1/4";
+  s.cache = "ignore";
+  s.label = "x";
+  s.warm_start = true;
+  TuneSettings back = TuneSettings::from_json(s.to_json());
+  EXPECT_EQ(back.to_json(), s.to_json());
+  // The CLI's shape before version 2: no door, kernels or workload.
+  nlohmann::json cli = s.to_json();
+  for (const char* key : {"door", "kernels", "workload", "version", "prune", "warm_start"})
+    cli.erase(key);
+  cli["target"] = "matmul";
+  cli["params"] = {"--M", "64"};
+  TuneSettings old_cli = TuneSettings::from_json(cli);
+  EXPECT_EQ(old_cli.door, "cli");
+  EXPECT_EQ(old_cli.what.target, "matmul");
+  EXPECT_EQ(old_cli.what.params, (std::vector<std::string>{"--M", "64"}));
+  EXPECT_EQ(old_cli.beam, 3);
+  EXPECT_TRUE(old_cli.what.kernels.empty());
+  // Python's and the GUI's before version 2: a search's settings.
+  SearchSettings search;
+  search.beam = 2;
+  search.time_budget_s = 33;
+  search.candidate_budget = 77;
+  TuneSettings old_py = TuneSettings::from_json(settings_json(search));
+  EXPECT_EQ(old_py.beam, 2);
+  EXPECT_EQ(old_py.kernel_budget_s, 33);
+  EXPECT_EQ(old_py.max_candidates, 77);
+  EXPECT_TRUE(old_py.what.target.empty() && old_py.what.kernels.empty());
+  EXPECT_THROW(TuneSettings::from_json(nlohmann::json::array()), UserError);
+}
+
+// Stops the batch once its first kernel is searched, as a Ctrl-C would.
+class CancelAfterFirst : public BatchListener {
+public:
+  explicit CancelAfterFirst(SearchControl& c) : control_(c) {}
+  void finished(const BatchKernel& /*k*/) override { control_.cancel(); }
+
+private:
+  SearchControl& control_;
+};
+
+// A run of a program given in memory, begun as Python's beamlab.tune() begins it and
+// interrupted after its first kernel, resumes from the CLI: with its own kernels (recorded when
+// it began) and settings, the first kernel not searched again.
+TEST_F(JournalTest, ARunBegunFromPythonResumesFromTheCli) {
+  std::string db_path = file("run.db"), log = file("log.txt");
+  Tensor a = Tensor::rand({32, 48}, 1).matmul(Tensor::rand({48, 64}, 2));
+  Program program;
+  program.outputs = {(a.sum({1}) + 1).exp()};
+  TuneRequest r;
+  r.db_path = db_path;
+  for (const ScheduleItem& item : program.schedule().items) r.tasks.push_back(kernel_task(item));
+  ASSERT_GE(r.tasks.size(), 2u);
+  r.settings.door = "python";
+  r.settings.what.workload = "python";
+  r.settings.beam = 1;
+  r.settings.kernel_budget_s = 10;
+  r.settings.max_candidates = 6;
+  r.settings.threads = 2;
+  r.settings.workers = 2;
+  SearchControl control;
+  r.control = &control;
+  size_t kernels = r.tasks.size();
+  int64_t run_id = 0;
+  {
+    TuneSession session(r);
+    run_id = session.run_id();
+    CancelAfterFirst cancel(control);
+    BatchReport report = session.run(cancel);
+    EXPECT_EQ(report.count(BatchKernel::Outcome::tuned), 1);
+  }
+  int64_t first_tuning = 0;
+  {
+    db::Database db(db_path, db::Database::Access::read_only);
+    ASSERT_EQ(db.runs().size(), 1u);
+    EXPECT_EQ(db.runs()[0].status, db::RunStatus::interrupted);
+    ASSERT_EQ(db.tunings(run_id).size(), 1u);
+    first_tuning = db.tunings(run_id)[0].id;
+    nlohmann::json settings = nlohmann::json::parse(db.runs()[0].settings);
+    EXPECT_EQ(settings["door"], "python");
+    EXPECT_EQ(settings["kernels"].size(), kernels);
+  }
+  EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
+      << read_file(log);
+  EXPECT_NE(read_file(log).find("resuming run 1"), std::string::npos) << read_file(log);
+  db::Database db(db_path, db::Database::Access::read_only);
+  ASSERT_EQ(db.runs().size(), 1u) << "the resume continued the same run";
+  EXPECT_EQ(db.runs()[0].status, db::RunStatus::done);
+  std::vector<db::Tuning> tunings = db.tunings(run_id);
+  ASSERT_EQ(tunings.size(), kernels);
+  EXPECT_EQ(tunings[0].id, first_tuning) << "the first kernel was not searched again";
+  for (const db::Tuning& t : tunings) {
+    EXPECT_EQ(t.status, db::TuningStatus::done);
+    EXPECT_EQ(t.workload, "python");
+  }
+}
+
+// An older Python or GUI run stored no target: a resume takes the kernels its journal holds,
+// and says so.
+TEST_F(JournalTest, AnOlderRunWithoutATargetResumesItsJournaledKernels) {
+  std::string db_path = file("run.db");
+  KernelTask task = kernel_task(small_matmul().schedule().items.at(0));
+  int64_t run_id = 0;
+  {
+    db::Database db(db_path);
+    ActiveRun run = ActiveRun::begin(db, {.kind = db::RunKind::tune,
+                                          .label = "",
+                                          .command = "beamlab.tune(...)  # Python",
+                                          .settings = settings_json(quick_settings()).dump(),
+                                          .git_revision = ""});
+    run_id = run.id();
+    // A search under way when it was stopped: the row stays running.
+    db.open_tuning(run_id, db.upsert_kernel(kernel_record(task)), 2, "python", "{}", "", 10);
+    run.finish(true, false);
+  }
+  TuneRequest r;
+  r.db_path = db_path;
+  r.resume = 0;
+  TuneSession session(r);
+  EXPECT_EQ(session.run_id(), run_id);
+  EXPECT_NE(session.note().find("resuming the 1 its journal holds"), std::string::npos)
+      << session.note();
+  EXPECT_EQ(session.settings().what.kernels, std::vector<std::string>{hash_hex(task.key)});
+  EXPECT_EQ(session.settings().what.workload, "python");
 }
 
 } // namespace

@@ -1,9 +1,11 @@
 // Corpus files; see corpus.hpp.
 #include "tuner/batch/corpus.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -225,6 +227,49 @@ CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& 
 Corpus single_entry(const CorpusEntry& e) {
   (void)build_entry(e); // names a bad workload, parameter, dtype, model, expression or kernel
   return {"", e.workload.empty() ? e.label : e.workload, "", {e}};
+}
+
+bool is_model_file(const std::string& target) { return target.ends_with(".onnx"); }
+
+bool is_kernel_file(const std::string& target) { return target.ends_with(".ir"); }
+
+bool is_corpus_file(const std::string& target) {
+  if (target.empty() || is_model_file(target) || is_kernel_file(target)) return false;
+  return target.find('/') != std::string::npos || target.ends_with(".json") ||
+         ::access(target.c_str(), R_OK) == 0;
+}
+
+std::map<std::string, int64_t> parse_params(const std::string& command,
+                                            const std::vector<std::string>& words) {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    user_assert(w.rfind("--", 0) == 0 && w.size() > 2)
+        << command << ": expected a parameter like --M 1024, not '" << w << "'";
+    std::string name = w.substr(2), value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else {
+      user_assert(i + 1 < words.size()) << command << ": parameter --" << name << " needs a value";
+      value = words[++i];
+    }
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    user_assert(ec == std::errc{} && p == value.data() + value.size())
+        << command << ": parameter --" << name << " needs an integer, not '" << value << "'";
+    out[name] = v;
+  }
+  return out;
+}
+
+CorpusEntry target_entry(const std::string& command, const std::string& target,
+                         const std::vector<std::string>& params, const std::string& expr,
+                         const std::vector<std::string>& inputs, const std::string& dtype) {
+  if (!expr.empty()) return expr_entry(expr, inputs, dtype);
+  if (is_model_file(target)) return model_entry(target, inputs);
+  if (is_kernel_file(target)) return kernel_entry(target);
+  return workload_entry(target, parse_params(command, params), dtype);
 }
 
 } // namespace beamlab::tuner

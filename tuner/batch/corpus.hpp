@@ -61,6 +61,23 @@ CorpusEntry kernel_entry(const std::string& path);
 CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype = "float32");
 
+/// Whether a target names an ONNX model (MODEL.onnx), a kernel in IR text (KERNEL.ir), or a
+/// corpus file (a path, a .json, or a readable file that is neither of those).
+bool is_model_file(const std::string& target);
+bool is_kernel_file(const std::string& target);
+bool is_corpus_file(const std::string& target);
+
+/// A workload's parameters from words like "--M 1024" or "--M=1024"; a UserError naming
+/// `command` and the bad word otherwise.
+std::map<std::string, int64_t> parse_params(const std::string& command,
+                                            const std::vector<std::string>& words);
+
+/// The entry a target names (as a command line or a run's settings give it): `expr` over
+/// `inputs`, an ONNX model or a kernel file, else the built-in workload with `params` (words).
+CorpusEntry target_entry(const std::string& command, const std::string& target,
+                         const std::vector<std::string>& params, const std::string& expr,
+                         const std::vector<std::string>& inputs, const std::string& dtype);
+
 /// A one-entry corpus of `e`, checked by building it once (a UserError names what is wrong).
 Corpus single_entry(const CorpusEntry& e);
 

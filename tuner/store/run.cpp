@@ -77,11 +77,11 @@ ActiveRun::~ActiveRun() {
   }
 }
 
-db::Run run_to_resume(db::Database& db, int64_t id) {
+db::Run run_to_resume(db::Database& db, int64_t id, const std::string& what) {
   std::optional<db::Run> run;
   if (id > 0) {
     run = db.run(id);
-    user_assert(run) << "--resume " << id << ": no run " << id << " in '" << db.path()
+    user_assert(run) << what << " " << id << ": no run " << id << " in '" << db.path()
                      << "' (see 'beamlab cache list --runs')";
   } else {
     for (const db::Run& r : db.runs())
@@ -89,13 +89,13 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
         run = r;
         break;
       }
-    user_assert(run) << "--resume: no unfinished tuning run in '" << db.path() << "'";
+    user_assert(run) << what << ": no unfinished tuning run in '" << db.path() << "'";
   }
   user_assert(run->kind == db::RunKind::tune)
-      << "--resume " << run->id << ": run " << run->id << " is a " << to_string(run->kind)
+      << what << " " << run->id << ": run " << run->id << " is a " << to_string(run->kind)
       << " run, not a tuning run";
   user_assert(run->status != db::RunStatus::done)
-      << "--resume " << run->id << ": run " << run->id << " finished already";
+      << what << " " << run->id << ": run " << run->id << " finished already";
   // A run recorded running whose process is gone reads as interrupted (Database::run); `why`
   // is set only when the lock of a running one couldn't tell.
   std::string why;
@@ -106,7 +106,7 @@ db::Run run_to_resume(db::Database& db, int64_t id) {
                  "deciding by its process id on this host\n",
                  static_cast<long long>(run->id), why.c_str());
   user_assert(alive != db::Liveness::alive)
-      << "--resume " << run->id << ": run " << run->id << " is still running (process " << run->pid
+      << what << " " << run->id << ": run " << run->id << " is still running (process " << run->pid
       << " on " << run->host << " holds it)";
   return *run;
 }

@@ -56,9 +56,10 @@ private:
   bool open_ = true;
 };
 
-/// The run `beamlab tune --resume` continues: run `id`, or with 0 the newest unfinished tune
-/// run. A UserError (naming the flag) when there is none, it is another kind, it finished, or
-/// it is alive in another process (its lock is held; db::Database::liveness).
-db::Run run_to_resume(db::Database& db, int64_t id);
+/// The run a resume continues: run `id`, or with 0 the newest unfinished tune run. A UserError
+/// (naming `what`, the door's word for it: "--resume", "resume=") when there is none, it is
+/// another kind, it finished, or it is alive in another process (its lock is held;
+/// db::Database::liveness).
+db::Run run_to_resume(db::Database& db, int64_t id, const std::string& what = "--resume");
 
 } // namespace beamlab::tuner

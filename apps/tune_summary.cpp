@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tuner/store/records.hpp"
 #include <beamlab/beamlab.hpp>
 
 namespace beamlab::cli {
@@ -31,10 +33,9 @@ SummaryRow summary_row(const tuner::BatchKernel& k, const MachineLimits& limits)
   row.tuned_ms = k.tuned_ms();
   const db::Tuning& t = k.result;
   row.tie = t.tie_with_heuristic;
-  if (t.speedup) {
-    row.speedup = t.speedup->estimate, row.ci_lo = t.speedup->lo, row.ci_hi = t.speedup->hi;
-  } else if (row.tuned_ms > 0 && row.heuristic_ms > 0) {
-    row.speedup = row.heuristic_ms / row.tuned_ms;
+  if (std::optional<tuner::Speedup> s = tuner::speedup_of(t)) {
+    row.speedup = s->estimate;
+    if (s->interval) std::tie(row.ci_lo, row.ci_hi) = *s->interval;
   }
   if (t.in_process) row.in_process = t.in_process->estimate;
   row.roof = roofline(limits, tuner::traffic_of(k.task), row.tuned_ms);

@@ -37,13 +37,13 @@ QColor status_color(StatusClass c) {
   return Qt::black;
 }
 
-QColor axis_color(AxisKind kind) {
+QColor axis_color(LoopKind kind) {
   switch (kind) {
-  case AxisKind::Parallel: return QColor(0x1f, 0x6f, 0xd0);
-  case AxisKind::Loop: return QColor(0x00, 0x9c, 0xa6);
-  case AxisKind::Reduce: return QColor(0xd6, 0x27, 0x28);
-  case AxisKind::Upcast: return QColor(0xc9, 0xa2, 0x00);
-  case AxisKind::Unroll: return QColor(0xb0, 0x2d, 0xb3);
+  case LoopKind::Parallel: return QColor(0x1f, 0x6f, 0xd0);
+  case LoopKind::Loop: return QColor(0x00, 0x9c, 0xa6);
+  case LoopKind::Reduce: return QColor(0xd6, 0x27, 0x28);
+  case LoopKind::Upcast: return QColor(0xc9, 0xa2, 0x00);
+  case LoopKind::Unroll: return QColor(0xb0, 0x2d, 0xb3);
   }
   return Qt::black;
 }
@@ -54,19 +54,18 @@ QString axes_html(const std::vector<Axis>& axes) {
   QString out;
   int addressable = 0;
   for (const Axis& a : axes) {
-    bool lanes = a.kind == AxisKind::Upcast || a.kind == AxisKind::Unroll;
+    bool lanes = is_lane(a.kind);
     QString label =
         lanes ? QString::number(a.extent) : QString("%1:%2").arg(addressable++).arg(a.extent);
     out += QString("<span style='color:%1; font-weight:bold' title='%2'>%3</span> ")
                .arg(axis_color(a.kind).name(),
-                    QString::fromStdString(std::string(axis_kind_name(a.kind))), label);
+                    QString::fromStdString(std::string(to_string(a.kind))), label);
   }
   QString legend;
-  for (AxisKind k :
-       {AxisKind::Parallel, AxisKind::Loop, AxisKind::Reduce, AxisKind::Upcast, AxisKind::Unroll})
-    legend +=
-        QString(" <span style='color:%1'>%2</span>")
-            .arg(axis_color(k).name(), QString::fromStdString(std::string(axis_kind_name(k))));
+  for (LoopKind k :
+       {LoopKind::Parallel, LoopKind::Loop, LoopKind::Reduce, LoopKind::Upcast, LoopKind::Unroll})
+    legend += QString(" <span style='color:%1'>%2</span>")
+                  .arg(axis_color(k).name(), QString::fromStdString(std::string(to_string(k))));
   return out.trimmed() +
          QString(" &nbsp; <span style='color:#666'>(n:extent is the axis an Opt's first "
                  "number names;%1)</span>")

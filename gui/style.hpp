@@ -24,7 +24,7 @@ QColor status_color(StatusClass c);
 
 /// Axis kinds coloured like tinygrad's shapes: parallel blue, loop cyan, reduce red, upcast
 /// yellow, unroll magenta.
-QColor axis_color(AxisKind kind);
+QColor axis_color(LoopKind kind);
 /// The axes as coloured extents, e.g. "<span style='color:...'>64</span> ..." (HTML).
 QString axes_html(const std::vector<Axis>& axes);
 

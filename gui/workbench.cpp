@@ -57,7 +57,8 @@ Expected<HandResult> HandBench::measure(const KernelTask& task, const std::vecto
     s.finalists = 3;
     s.final_rounds = 3;
     s.time_budget_s = 60;
-    s.early_stop = 1e9; // a plan tried by hand is timed to the end, however slow
+    s.early_stop = 1e9;           // a plan tried by hand is timed to the end, however slow
+    s.confirm_in_process = false; // no winner is claimed: the plan is shown as measured
     auto r = tuner::tune_kernel(task, *pool_, s);
     if (!r) return make_unexpected(r.error());
     auto it = std::find_if(r->candidates.begin(), r->candidates.end(),

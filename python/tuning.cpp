@@ -64,6 +64,13 @@ py::dict run_dict(const db::Run& r) {
 
 py::object optional_ms(const std::optional<double>& ms) { return ms ? py::cast(*ms) : py::none(); }
 
+// The tuning's speedup (tuner::speedup_of, as every view shows it) and its interval, if any.
+void set_speedup(py::dict& d, const db::Tuning& t) {
+  std::optional<tuner::Speedup> s = tuner::speedup_of(t);
+  d["speedup"] = s ? py::cast(s->estimate) : py::none();
+  d["speedup_interval"] = s && s->interval ? py::cast(*s->interval) : py::none();
+}
+
 py::dict tuning_dict(const db::Tuning& t, const std::optional<db::Kernel>& k) {
   py::dict d;
   d["id"] = t.id;
@@ -79,9 +86,7 @@ py::dict tuning_dict(const db::Tuning& t, const std::optional<db::Kernel>& k) {
   d["winner_opts"] = t.winner_opts;
   d["heuristic_ms"] = optional_ms(t.heuristic_ms);
   d["winner_ms"] = optional_ms(t.winner_ms);
-  d["speedup"] = t.speedup ? py::cast(t.speedup->estimate) : py::none();
-  d["speedup_interval"] =
-      t.speedup ? py::cast(std::make_pair(t.speedup->lo, t.speedup->hi)) : py::none();
+  set_speedup(d, t);
   d["tie_with_heuristic"] = t.tie_with_heuristic;
   d["noise"] = t.noise;
   d["fidelity"] = t.fidelity;
@@ -143,9 +148,9 @@ public:
     if (quiet_) return;
     std::lock_guard lock(mutex_);
     std::string line = fmt::format("beamlab.tune: {} {}", k.task.name, tuner::to_string(k.outcome));
-    if (k.tuned_ms() > 0 && k.heuristic_ms() > 0)
+    if (std::optional<tuner::Speedup> s = tuner::speedup_of(k.result))
       line += fmt::format(": {:.4g} ms (heuristic {:.4g} ms, {:.2f}x)", k.tuned_ms(),
-                          k.heuristic_ms(), k.heuristic_ms() / k.tuned_ms());
+                          k.heuristic_ms(), s->estimate);
     std::fprintf(stderr, "%s\n", line.c_str());
   }
 
@@ -161,9 +166,7 @@ py::dict kernel_dict(const tuner::BatchKernel& k) {
   d["outcome"] = tuner::to_string(k.outcome);
   d["heuristic_ms"] = k.heuristic_ms() > 0 ? py::cast(k.heuristic_ms()) : py::none();
   d["tuned_ms"] = k.tuned_ms() > 0 ? py::cast(k.tuned_ms()) : py::none();
-  d["speedup"] = k.tuned_ms() > 0 && k.heuristic_ms() > 0
-                     ? py::cast(k.heuristic_ms() / k.tuned_ms())
-                     : py::none();
+  set_speedup(d, k.result);
   d["heuristic_opts"] = k.result.heuristic_opts;
   d["winner_opts"] = k.result.winner_opts;
   d["tie_with_heuristic"] = k.result.tie_with_heuristic;

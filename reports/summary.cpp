@@ -3,13 +3,13 @@
 
 #include "reports/stats.hpp"
 #include "tuner/store/device.hpp"
+#include "tuner/store/records.hpp"
 
 namespace beamlab::reports {
 
 std::optional<double> TunedKernel::speedup() const {
-  if (tuning.speedup) return tuning.speedup->estimate;
-  if (!tuning.heuristic_ms || !tuning.winner_ms || *tuning.winner_ms <= 0) return std::nullopt;
-  return *tuning.heuristic_ms / *tuning.winner_ms;
+  std::optional<tuner::Speedup> s = tuner::speedup_of(tuning);
+  return s ? std::optional(s->estimate) : std::nullopt;
 }
 
 std::string TunedKernel::outcome() const {

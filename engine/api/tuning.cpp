@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/support/hash.hpp"
 
 namespace beamlab {
@@ -14,9 +15,7 @@ namespace beamlab {
 int64_t reduce_length(const UOpPtr& ast) {
   int64_t n = 1;
   for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Op::Range && u->arg().kind() == Arg::Kind::Tuple &&
-        u->arg().items()[1].as_str() == "reduce")
-      n *= u->src(0)->const_value();
+    if (u->op() == Op::Range && loop_kind(*u) == LoopKind::Reduce) n *= u->src(0)->const_value();
   return n;
 }
 

@@ -38,13 +38,10 @@ public:
   explicit Expander(const UOpPtr& ast) {
     std::vector<UOpPtr> lanes;
     for (const UOpPtr& u : toposort(ast))
-      if (u->op() == Op::Range && u->arg().kind() == Arg::Kind::Tuple) {
-        const std::string& kind = u->arg().items()[1].as_str();
-        if (kind == "upcast" || kind == "unroll") lanes.push_back(u);
-      }
+      if (u->op() == Op::Range && is_lane(loop_kind(*u))) lanes.push_back(u);
     std::sort(lanes.begin(), lanes.end(), [](const UOpPtr& a, const UOpPtr& b) {
-      bool ua = a->arg().items()[1].as_str() == "unroll";
-      bool ub = b->arg().items()[1].as_str() == "unroll";
+      bool ua = loop_kind(*a) == LoopKind::Unroll;
+      bool ub = loop_kind(*b) == LoopKind::Unroll;
       if (ua != ub) return ua;
       return a->arg().items()[0].as_int() < b->arg().items()[0].as_int();
     });

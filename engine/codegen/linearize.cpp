@@ -15,18 +15,11 @@
 #include <unordered_set>
 
 #include "engine/codegen/range_analysis.hpp"
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/error.hpp"
 
 namespace beamlab {
-
-std::string range_kind(const UOp& range) {
-  const Arg& a = range.arg();
-  if (a.kind() == Arg::Kind::Tuple && a.items().size() == 2 &&
-      a.items()[1].kind() == Arg::Kind::Str)
-    return a.items()[1].as_str();
-  return "loop";
-}
 
 int64_t range_axis(const UOp& range) {
   const Arg& a = range.arg();
@@ -37,7 +30,7 @@ int64_t range_axis(const UOp& range) {
 }
 
 bool nests_outside(const UOp& a, const UOp& b) {
-  bool pa = range_kind(a) == "parallel", pb = range_kind(b) == "parallel";
+  bool pa = loop_kind(a) == LoopKind::Parallel, pb = loop_kind(b) == LoopKind::Parallel;
   if (pa != pb) return pa;
   return range_axis(a) < range_axis(b);
 }
@@ -58,7 +51,7 @@ Priority priority_of(const UOp& u, size_t position) {
   case Op::DefineVar:
   case Op::DefineReg:
   case Op::Const: return {0, 0, position};
-  case Op::Range: return {2, range_kind(u) == "parallel" ? -1 : range_axis(u), position};
+  case Op::Range: return {2, loop_kind(u) == LoopKind::Parallel ? -1 : range_axis(u), position};
   default: return {1, 0, position};
   }
 }

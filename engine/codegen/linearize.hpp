@@ -22,9 +22,6 @@ namespace beamlab {
 /// be nested that way (a RANGE without END, a value used outside its loop) is an InternalError.
 std::vector<UOpPtr> linearize(const UOpPtr& sink);
 
-/// The kind of a kernel RANGE ("parallel", "loop", "reduce"), from its (axis, kind) arg.
-std::string range_kind(const UOp& range);
-
 /// The axis id of a RANGE, from its (axis, kind) or plain axis arg.
 int64_t range_axis(const UOp& range);
 

@@ -33,6 +33,7 @@
 
 #include "engine/codegen/linearize.hpp"
 #include "engine/codegen/llvm_host.hpp"
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/hash.hpp"
 #include "engine/support/kernel_abi.hpp"
@@ -200,7 +201,7 @@ private:
   }
 
   llvm::Value* open_loop(const UOp& u, CompiledKernel& out) {
-    bool parallel = range_kind(u) == "parallel";
+    bool parallel = loop_kind(u) == LoopKind::Parallel;
     llvm::Value* begin = b_.getInt64(0);
     llvm::Value* end = b_.CreateSExt(v(u.src(0)), b_.getInt64Ty());
     if (parallel) {

@@ -5,7 +5,9 @@
 // dtype and source layout the code generator expects.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/ir/uop.hpp"
@@ -47,10 +49,41 @@ inline UOpPtr store(const UOpPtr& address, const UOpPtr& value, std::vector<UOpP
   return UOp::make(Op::Store, Scalar::Void, std::move(src));
 }
 
-/// A kernel loop 0 <= r < extent over axis `axis`; kind is "parallel", "loop" or "reduce".
-inline UOpPtr kernel_range(int64_t extent, int64_t axis, const std::string& kind) {
+/// What a kernel loop (RANGE) is. The scheduler makes loop and reduce loops; Opts split them
+/// into parallel (across threads) ones and upcast / unroll ones (vector lanes, expanded before
+/// lowering). A RANGE records its kind by name in its arg, (axis, "reduce"): the name is what
+/// the IR's text form prints and parses and what a kernel's hash covers.
+enum class LoopKind { Parallel, Loop, Reduce, Upcast, Unroll };
+
+inline constexpr std::string_view kLoopKindNames[] = {"parallel", "loop", "reduce", "upcast",
+                                                      "unroll"};
+
+inline std::string_view to_string(LoopKind k) { return kLoopKindNames[static_cast<int>(k)]; }
+
+/// The kind of that name, if it is one.
+inline std::optional<LoopKind> parse_loop_kind(std::string_view name) {
+  for (size_t i = 0; i < std::size(kLoopKindNames); ++i)
+    if (kLoopKindNames[i] == name) return static_cast<LoopKind>(i);
+  return std::nullopt;
+}
+
+/// Whether loops of this kind become vector lanes rather than loops.
+inline bool is_lane(LoopKind k) { return k == LoopKind::Upcast || k == LoopKind::Unroll; }
+
+/// A kernel loop 0 <= r < extent over axis `axis`.
+inline UOpPtr kernel_range(int64_t extent, int64_t axis, LoopKind kind) {
   return UOp::make(Op::Range, Scalar::Index, {UOp::const_int(Scalar::Index, extent)},
-                   Arg{Arg(axis), Arg(kind)});
+                   Arg{Arg(axis), Arg(std::string(to_string(kind)))});
+}
+
+/// A RANGE's kind: the one its arg names, Loop for a RANGE that names none (a plain loop) or
+/// names no kind (verify() refuses those).
+inline LoopKind loop_kind(const UOp& range) {
+  const Arg& a = range.arg();
+  if (a.kind() == Arg::Kind::Tuple && a.items().size() == 2 &&
+      a.items()[1].kind() == Arg::Kind::Str)
+    return parse_loop_kind(a.items()[1].as_str()).value_or(LoopKind::Loop);
+  return LoopKind::Loop;
 }
 
 /// `op` (ADD, MUL or MAX) of `value` over every iteration of `ranges`. (Not named reduce:

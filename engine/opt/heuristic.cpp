@@ -42,7 +42,7 @@ namespace {
 
 struct AxisAccess {
   int64_t extent = 0;
-  AxisKind kind = AxisKind::Loop;
+  LoopKind kind = LoopKind::Loop;
   std::optional<int64_t> store_stride;
   std::vector<std::optional<int64_t>> load_strides;
   /// Per LOAD, its stride inside aligned blocks of kBlock steps where it has no one stride
@@ -80,7 +80,7 @@ constexpr int64_t kBlock = 16;
 // range*kBlock + lane, the stride along lane.
 std::optional<int64_t> block_stride_of(const UOpPtr& idx, const UOpPtr& range) {
   if (range->src(0)->const_value() % kBlock != 0) return std::nullopt;
-  UOpPtr lane = kernel_range(kBlock, -1, "loop");
+  UOpPtr lane = kernel_range(kBlock, -1, LoopKind::Loop);
   UOpPtr blocked = simplify_kernel(substitute(idx, {{range.get(), range * kBlock + lane}}));
   return stride_of(blocked, lane);
 }
@@ -106,11 +106,8 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
   for (const UOpPtr& r : ranges) {
     AxisAccess a;
     a.extent = r->src(0)->const_value();
-    const std::string& kind = r->arg().items()[1].as_str();
-    if (kind == "upcast" || kind == "unroll") continue;
-    a.kind = kind == "reduce"     ? AxisKind::Reduce
-             : kind == "parallel" ? AxisKind::Parallel
-                                  : AxisKind::Loop;
+    if (is_lane(loop_kind(*r))) continue;
+    a.kind = loop_kind(*r);
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
     for (const UOpPtr& l : loads) {
       a.load_strides.push_back(stride_of(l, r));
@@ -186,7 +183,7 @@ void nest_gated_reductions_outside(Planner& p) {
   std::vector<int> slots; // the reduce axes' positions
   int64_t inner = 1;
   for (size_t i = 0; i < p.axes().size(); ++i)
-    if (p.axes()[i].kind == AxisKind::Reduce) {
+    if (p.axes()[i].kind == LoopKind::Reduce) {
       slots.push_back(static_cast<int>(i));
       if (!p.axes()[i].gates) inner *= p.axes()[i].extent;
     }
@@ -212,10 +209,10 @@ int register_tile_axis(const std::vector<AxisAccess>& axes, size_t vec) {
   std::vector<bool> in_reduce(axes.empty() ? 0 : axes[0].load_strides.size());
   for (const AxisAccess& a : axes)
     for (size_t j = 0; j < in_reduce.size(); ++j)
-      if (a.kind == AxisKind::Reduce && a.load_strides[j] != 0) in_reduce[j] = true;
+      if (a.kind == LoopKind::Reduce && a.load_strides[j] != 0) in_reduce[j] = true;
   auto reuse_score = [&](size_t i) {
     const AxisAccess& a = axes[i];
-    if (i == vec || a.kind != AxisKind::Loop || a.extent <= 1 || !a.store_stride ||
+    if (i == vec || a.kind != LoopKind::Loop || a.extent <= 1 || !a.store_stride ||
         *a.store_stride == 0)
       return 0;
     int score = 0;
@@ -239,13 +236,13 @@ int register_tile_axis(const std::vector<AxisAccess>& axes, size_t vec) {
 int overlapping_rows(const std::vector<AxisAccess>& axes, int skip) {
   for (size_t i = 0; i < axes.size(); ++i) {
     const AxisAccess& a = axes[i];
-    if (static_cast<int>(i) == skip || a.kind != AxisKind::Loop || a.extent <= 1) continue;
+    if (static_cast<int>(i) == skip || a.kind != LoopKind::Loop || a.extent <= 1) continue;
     for (size_t j = 0; j < a.load_strides.size(); ++j) {
       const std::optional<int64_t>& step = a.load_strides[j];
       if (!step || *step == 0) continue;
       for (const AxisAccess& r : axes) {
         const std::optional<int64_t>& tap = r.load_strides[j];
-        if (r.kind == AxisKind::Reduce && tap && *tap != 0 &&
+        if (r.kind == LoopKind::Reduce && tap && *tap != 0 &&
             std::abs(*step) < std::abs(*tap) * r.extent && std::abs(*step) % std::abs(*tap) == 0)
           return static_cast<int>(i);
       }
@@ -283,7 +280,7 @@ int64_t load_bytes(const std::vector<AxisAccess>& axes, size_t j, int64_t itemsi
 int64_t load_reuse(const std::vector<AxisAccess>& axes, size_t j) {
   int64_t reuse = 1;
   for (const AxisAccess& a : axes)
-    if (a.kind != AxisKind::Reduce && a.load_strides[j] == 0) reuse *= a.extent;
+    if (a.kind != LoopKind::Reduce && a.load_strides[j] == 0) reuse *= a.extent;
   return reuse;
 }
 constexpr int64_t kPackReuse = 16;
@@ -299,7 +296,7 @@ std::vector<int> inputs_to_pack(const std::vector<AxisAccess>& axes, size_t tile
     bool rows = false;
     for (const AxisAccess& a : axes) {
       const std::optional<int64_t>& s = a.load_strides[j];
-      rows |= a.kind == AxisKind::Reduce && s && std::abs(*s) > 1 && *s * itemsize % 1024 == 0;
+      rows |= a.kind == LoopKind::Reduce && s && std::abs(*s) > 1 && *s * itemsize % 1024 == 0;
     }
     if (rows && load_bytes(axes, j, itemsize) > (int64_t{1} << 20) &&
         std::find(out.begin(), out.end(), inputs[j]) == out.end())
@@ -319,7 +316,7 @@ std::vector<int64_t> divisors(int64_t n) {
 // The first Loop axis of more than one iteration, in nesting order (-1 if none).
 int first_loop(const Planner& p) {
   for (size_t i = 0; i < p.axes().size(); ++i)
-    if (p.axes()[i].kind == AxisKind::Loop && p.axes()[i].extent > 1) return static_cast<int>(i);
+    if (p.axes()[i].kind == LoopKind::Loop && p.axes()[i].extent > 1) return static_cast<int>(i);
   return -1;
 }
 
@@ -337,7 +334,7 @@ void spread_across_cores(Planner& p, int threads) {
   int64_t chunks = now.chunks, work = now.work;
   std::vector<int64_t> loops; // the loop axes' extents, outermost first
   for (const AxisAccess& a : p.axes())
-    if (a.kind == AxisKind::Loop && a.extent > 1) loops.push_back(a.extent);
+    if (a.kind == LoopKind::Loop && a.extent > 1) loops.push_back(a.extent);
   auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
   // The choice: the first `whole` loop axes whole and `part` iterations of the next.
   size_t whole = 0;
@@ -366,7 +363,7 @@ void spread_across_cores(Planner& p, int threads) {
     Planner split = p;
     thread(split, loops.size(), 1);
     for (size_t r = 0; r < split.axes().size(); ++r) {
-      if (split.axes()[r].kind != AxisKind::Reduce) continue;
+      if (split.axes()[r].kind != LoopKind::Reduce) continue;
       for (int64_t g : divisors(split.axes()[r].extent))
         if (profile(all * g).fills() && split.try_apply({OptOp::Group, static_cast<int>(r), g})) {
           p = std::move(split);
@@ -429,13 +426,13 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   int64_t loop_work = 1;
   bool has_reduce = false;
   for (const AxisAccess& a : p.axes()) {
-    if (a.kind == AxisKind::Loop) loop_work *= a.extent;
-    has_reduce |= a.kind == AxisKind::Reduce;
+    if (a.kind == LoopKind::Loop) loop_work *= a.extent;
+    has_reduce |= a.kind == LoopKind::Reduce;
   }
   nest_gated_reductions_outside(p);
   // A reduction with too few outputs to share among the cores: partial sums per core.
   if (has_reduce && threads > 1 && loop_work < threads) {
-    int r = find([](const AxisAccess& a) { return a.kind == AxisKind::Reduce; });
+    int r = find([](const AxisAccess& a) { return a.kind == LoopKind::Reduce; });
     if (auto g = largest_divisor(
             p.axes()[static_cast<size_t>(r)].extent,
             {int64_t{threads} * 8, int64_t{threads} * 4, int64_t{threads} * 2, int64_t{threads}}))
@@ -456,7 +453,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   };
   int contiguous = -1; // the loop axis the output is stored along
   for (size_t i = 0; i < base.size(); ++i)
-    if (base[i].kind == AxisKind::Loop && base[i].store_stride == 1)
+    if (base[i].kind == LoopKind::Loop && base[i].store_stride == 1)
       contiguous = static_cast<int>(i);
   // When a load of the reduction's loop walks a reduce axis of whole vectors contiguously but
   // moves along the output's contiguous axis by a stride, lanes along that axis would gather it
@@ -469,7 +466,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     for (size_t j = 0; j < out.load_strides.size(); ++j) {
       bool strided = !out.load_strides[j] || (*out.load_strides[j] != 0 && !walks(out, j));
       bool along_reduce = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
-        return a.kind == AxisKind::Reduce && walks(a, j) && a.extent % width == 0;
+        return a.kind == LoopKind::Reduce && walks(a, j) && a.extent % width == 0;
       });
       if (strided && along_reduce) {
         if (work_independent_of(base_stage, out.range) <= 4) contiguous = -1;
@@ -514,18 +511,18 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     int packable = -1;
     int64_t reduction = 1;
     for (const AxisAccess& a : base)
-      if (a.kind == AxisKind::Reduce) reduction *= a.extent;
+      if (a.kind == LoopKind::Reduce) reduction *= a.extent;
     std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
       bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
-        return a.kind == AxisKind::Reduce && a.load_strides[j] != 0;
+        return a.kind == LoopKind::Reduce && a.load_strides[j] != 0;
       });
       blocked_load |= tile.block_strides[j] == 1 && row.load_strides[j] == 0;
       gathered |= in_loop && (!row.load_strides[j] || std::abs(*row.load_strides[j]) > 1);
       window |= row.load_strides[j] && *row.load_strides[j] != 0 &&
                 std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
                   const std::optional<int64_t>& r = a.load_strides[j];
-                  return a.kind == AxisKind::Reduce && r && *r != 0 &&
+                  return a.kind == LoopKind::Reduce && r && *r != 0 &&
                          std::abs(*r) <= std::abs(*row.load_strides[j]);
                 });
       if (in_loop && row.load_strides[j] == 0 && tile.load_strides[j] != 0 &&
@@ -594,7 +591,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       for (size_t j = 0; j < a.load_strides.size(); ++j)
         gathers |= row.load_strides[j] == 0 && a.load_strides[j] != 0;
       if (static_cast<int>(i) == contiguous || static_cast<int>(i) == tile_axis ||
-          a.kind != AxisKind::Loop || a.extent <= 1 || !a.store_stride || *a.store_stride == 0 ||
+          a.kind != LoopKind::Loop || a.extent <= 1 || !a.store_stride || *a.store_stride == 0 ||
           gathers)
         continue;
       if (fill < 0 ||
@@ -659,7 +656,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       const AxisAccess& a = p.axes()[i];
       bool walked = std::any_of(a.load_strides.begin(), a.load_strides.end(),
                                 [](const std::optional<int64_t>& s) { return s == 1; });
-      if (a.kind != AxisKind::Reduce || !walked) continue;
+      if (a.kind != LoopKind::Reduce || !walked) continue;
       size_t axes_before = p.axes().size();
       int64_t extent = a.extent;
       bool unrolled = false;
@@ -692,7 +689,7 @@ std::vector<Opt> candidate_actions(const UOpPtr& ast, const std::vector<Opt>& ap
   std::vector<Opt> out;
   int n = 0;
   for (const Axis& a : base->axes)
-    if (a.kind != AxisKind::Upcast && a.kind != AxisKind::Unroll) ++n;
+    if (a.kind != LoopKind::Upcast && a.kind != LoopKind::Unroll) ++n;
   auto consider = [&](Opt o) {
     std::vector<Opt> next = applied;
     next.push_back(o);

@@ -20,16 +20,6 @@ namespace {
 
 constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP",
                                          "TILE",   "SWAP",   "PADTO",  "PACK"};
-constexpr std::string_view kKindNames[] = {"parallel", "loop", "reduce", "upcast", "unroll"};
-
-AxisKind parse_kind(const std::string& s) {
-  for (size_t i = 0; i < std::size(kKindNames); ++i)
-    if (kKindNames[i] == s) return static_cast<AxisKind>(i);
-  internal_error << "unknown range kind '" << s << "'";
-  return AxisKind::Loop;
-}
-
-bool is_lane(AxisKind k) { return k == AxisKind::Upcast || k == AxisKind::Unroll; }
 
 int64_t extent_of(const UOp& range) { return range.src(0)->const_value(); }
 
@@ -79,7 +69,7 @@ class KernelState {
 public:
   explicit KernelState(const UOpPtr& ast) : ast_(ast), inputs_(input_slots(ast)) {
     for (const UOpPtr& u : toposort(ast)) {
-      if (u->op() == Op::Range) loops_.push_back({u, parse_kind(u->arg().items().at(1).as_str())});
+      if (u->op() == Op::Range) loops_.push_back({u, loop_kind(*u)});
       if (u->op() == Op::DefineGlobal)
         buffer_count_ = std::max<int64_t>(buffer_count_, u->arg().as_int() + 1);
     }
@@ -101,7 +91,7 @@ public:
       return reject("axis " + std::to_string(o.axis) + " is out of range (the kernel has " +
                     std::to_string(axes.size()) + " loop and reduce axes)");
     size_t at = axes[static_cast<size_t>(o.axis)];
-    AxisKind kind = loops_[at].kind;
+    LoopKind kind = loops_[at].kind;
     int64_t n = extent_of(*loops_[at].range);
     if (o.op == OptOp::Swap) {
       if (!axis_ok(o.arg) || o.arg == o.axis)
@@ -109,9 +99,9 @@ public:
       size_t other = axes[static_cast<size_t>(o.arg)];
       // Two loops, or two loops of one reduction (their nesting order: a convolution's taps
       // outside its channels keeps the padding masks out of the inner loop).
-      AxisKind other_kind = loops_[other].kind;
-      bool loops = kind == AxisKind::Loop && other_kind == AxisKind::Loop;
-      bool reduces = kind == AxisKind::Reduce && other_kind == AxisKind::Reduce &&
+      LoopKind other_kind = loops_[other].kind;
+      bool loops = kind == LoopKind::Loop && other_kind == LoopKind::Loop;
+      bool reduces = kind == LoopKind::Reduce && other_kind == LoopKind::Reduce &&
                      same_reduction(loops_[at].range, loops_[other].range);
       if (!loops && !reduces)
         return reject("SWAP exchanges two loop axes or two reduce axes of one reduction");
@@ -126,18 +116,18 @@ public:
       return reject("the axis has " + std::to_string(n) + " iterations, not a multiple of " +
                     std::to_string(amt));
     bool has_parallel = std::any_of(loops_.begin(), loops_.end(),
-                                    [](const Loop& l) { return l.kind == AxisKind::Parallel; });
+                                    [](const Loop& l) { return l.kind == LoopKind::Parallel; });
     switch (o.op) {
     case OptOp::Upcast:
     case OptOp::Unroll: {
-      AxisKind want = o.op == OptOp::Upcast ? AxisKind::Loop : AxisKind::Reduce;
+      LoopKind want = o.op == OptOp::Upcast ? LoopKind::Loop : LoopKind::Reduce;
       if (kind != want)
         return reject(o.op == OptOp::Upcast
                           ? "UPCAST applies to loop axes (UNROLL to reduce axes)"
                           : "UNROLL applies to reduce axes (UPCAST to loop axes)");
       KernelState before = *this;
       split(at, n / amt, kind, at, amt,
-            o.op == OptOp::Upcast ? AxisKind::Upcast : AxisKind::Unroll);
+            o.op == OptOp::Upcast ? LoopKind::Upcast : LoopKind::Unroll);
       if (int64_t wide = lanes(); wide > kMaxOptLanes) {
         *this = std::move(before);
         return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
@@ -151,15 +141,15 @@ public:
       return {};
     }
     case OptOp::Thread:
-      if (kind != AxisKind::Loop) return reject("THREAD applies to loop axes");
-      split(at, amt, AxisKind::Parallel, has_parallel ? 1 : 0, n / amt, AxisKind::Loop);
+      if (kind != LoopKind::Loop) return reject("THREAD applies to loop axes");
+      split(at, amt, LoopKind::Parallel, has_parallel ? 1 : 0, n / amt, LoopKind::Loop);
       merge_parallel();
       return {};
     case OptOp::Tile: {
-      if (kind != AxisKind::Loop) return reject("TILE applies to loop axes");
+      if (kind != LoopKind::Loop) return reject("TILE applies to loop axes");
       if (amt == n) return reject("a tile of the whole axis changes nothing");
       size_t first = has_parallel ? 1 : 0;
-      split(at, n / amt, AxisKind::Loop, first, amt, AxisKind::Loop);
+      split(at, n / amt, LoopKind::Loop, first, amt, LoopKind::Loop);
       return {};
     }
     case OptOp::Group: return group(at, amt, kind, has_parallel, reject);
@@ -186,7 +176,7 @@ public:
 private:
   struct Loop {
     UOpPtr range;
-    AxisKind kind;
+    LoopKind kind;
   };
 
   // True when some REDUCE runs over both ranges.
@@ -213,9 +203,7 @@ private:
   // reductions (softmax's max inside its sum's body, hoisted) don't multiply; a reduction whose
   // body reads another's unroll axis (a 1x1 conv under a window's taps) does.
   int64_t lanes() const {
-    auto is_lane_range = [](const UOp& u) {
-      return u.op() == Op::Range && is_lane(parse_kind(u.arg().items().at(1).as_str()));
-    };
+    auto is_lane_range = [](const UOp& u) { return u.op() == Op::Range && is_lane(loop_kind(u)); };
     std::unordered_map<const UOp*, std::vector<const UOp*>> varies; // sorted lane ranges
     int64_t widest = 1;
     for (const UOpPtr& u : toposort(ast_)) {
@@ -241,17 +229,16 @@ private:
     return widest;
   }
 
-  UOpPtr fresh_range(int64_t extent, AxisKind kind) {
-    return kernel_range(extent, 1'000'000 + next_fresh_++,
-                        std::string(kKindNames[static_cast<int>(kind)]));
+  UOpPtr fresh_range(int64_t extent, LoopKind kind) {
+    return kernel_range(extent, 1'000'000 + next_fresh_++, kind);
   }
 
   // Splits loop `at` into an outer loop (placed at `outer_pos` among the other loops) and an
   // inner one (in the split loop's place, or, if it is lanes, first among the lane axes, so
   // the first UPCAST, the heuristic's store-contiguous one, stays the innermost lane axis); a
   // part of extent 1 is left out. Returns the outer loop.
-  UOpPtr split(size_t at, int64_t outer_extent, AxisKind outer_kind, size_t outer_pos,
-               int64_t inner_extent, AxisKind inner_kind) {
+  UOpPtr split(size_t at, int64_t outer_extent, LoopKind outer_kind, size_t outer_pos,
+               int64_t inner_extent, LoopKind inner_kind) {
     UOpPtr old = loops_[at].range;
     UOpPtr outer = outer_extent > 1 ? fresh_range(outer_extent, outer_kind) : nullptr;
     UOpPtr inner = inner_extent > 1 ? fresh_range(inner_extent, inner_kind) : nullptr;
@@ -290,8 +277,7 @@ private:
     std::unordered_map<const UOp*, UOpPtr> map;
     for (size_t i = 0; i < loops_.size(); ++i) {
       Loop& l = loops_[i];
-      UOpPtr r = kernel_range(extent_of(*l.range), static_cast<int64_t>(i),
-                              std::string(kKindNames[static_cast<int>(l.kind)]));
+      UOpPtr r = kernel_range(extent_of(*l.range), static_cast<int64_t>(i), l.kind);
       if (r != l.range) map.emplace(l.range.get(), r);
       l.range = r;
     }
@@ -299,9 +285,9 @@ private:
   }
 
   template <class Reject>
-  Expected<void> group(size_t at, int64_t amt, AxisKind kind, bool has_parallel,
+  Expected<void> group(size_t at, int64_t amt, LoopKind kind, bool has_parallel,
                        const Reject& reject) {
-    if (kind != AxisKind::Reduce) return reject("GROUP applies to reduce axes");
+    if (kind != LoopKind::Reduce) return reject("GROUP applies to reduce axes");
     if (combine_) return reject("the kernel is already grouped");
     std::vector<UOpPtr> reduces;
     for (const UOpPtr& u : toposort(ast_))
@@ -330,7 +316,7 @@ private:
     // The combining stage: the kernel with the reduction reading the partial results.
     int64_t max_id = 0;
     for (const Loop& l : loops_) max_id = std::max(max_id, l.range->arg().items()[0].as_int());
-    UOpPtr g2 = kernel_range(amt, max_id + 1, "reduce");
+    UOpPtr g2 = kernel_range(amt, max_id + 1, LoopKind::Reduce);
     UOpPtr partials = load(index(scratch, slot_of(g2)), red->dtype());
     combine_ = simplify_kernel(
         substitute(ast_, {{red.get(), reduce_over(partials, {g2}, reduce_op_of(*red))}}));
@@ -338,8 +324,8 @@ private:
     // (The group index is a placeholder until the split makes the group loop.)
     UOpPtr placeholder = UOp::variable("group", 0, amt - 1);
     ast_ = sink({store(index(scratch, slot_of(placeholder)), red)});
-    UOpPtr g = split(at, amt, AxisKind::Parallel, has_parallel ? 1 : 0,
-                     extent_of(*loops_[at].range) / amt, AxisKind::Reduce);
+    UOpPtr g = split(at, amt, LoopKind::Parallel, has_parallel ? 1 : 0,
+                     extent_of(*loops_[at].range) / amt, LoopKind::Reduce);
     // Each group reduces only its share: the group loop is not one of the REDUCE's loops.
     std::unordered_map<const UOp*, UOpPtr> ungroup{{placeholder.get(), g}};
     for (const UOpPtr& u : toposort(ast_))
@@ -364,16 +350,16 @@ private:
   // one (THREAD or GROUP on a kernel already parallel) is folded into the first, the first
   // varying slowest, so THREAD over channels and then rows splits channels x rows.
   void merge_parallel() {
-    if (loops_.size() < 2 || loops_[0].kind != AxisKind::Parallel ||
-        loops_[1].kind != AxisKind::Parallel)
+    if (loops_.size() < 2 || loops_[0].kind != LoopKind::Parallel ||
+        loops_[1].kind != LoopKind::Parallel)
       return;
     UOpPtr outer = loops_[0].range, inner = loops_[1].range;
     int64_t inner_extent = extent_of(*inner);
-    UOpPtr both = fresh_range(extent_of(*outer) * inner_extent, AxisKind::Parallel);
+    UOpPtr both = fresh_range(extent_of(*outer) * inner_extent, LoopKind::Parallel);
     ast_ = simplify_kernel(
         substitute(ast_, {{outer.get(), both / inner_extent}, {inner.get(), both % inner_extent}}));
     loops_.erase(loops_.begin(), loops_.begin() + 2);
-    loops_.insert(loops_.begin(), {both, AxisKind::Parallel});
+    loops_.insert(loops_.begin(), {both, LoopKind::Parallel});
     renumber();
   }
 
@@ -381,8 +367,8 @@ private:
   // gated by the loop being inside its old extent, so the extra iterations compute values that
   // are never stored from loads that never happen.
   template <class Reject>
-  Expected<void> pad_to(size_t at, int64_t amt, AxisKind kind, const Reject& reject) {
-    if (kind != AxisKind::Loop) return reject("PADTO applies to loop axes");
+  Expected<void> pad_to(size_t at, int64_t amt, LoopKind kind, const Reject& reject) {
+    if (kind != LoopKind::Loop) return reject("PADTO applies to loop axes");
     UOpPtr old = loops_[at].range;
     int64_t n = extent_of(*old), padded = (n + amt - 1) / amt * amt;
     if (padded == n) return reject("the axis has " + std::to_string(n) + " iterations already");
@@ -394,7 +380,7 @@ private:
       if ((u->op() == Op::Idiv || u->op() == Op::Mod) && !u->src(1)->is_const())
         return reject("the kernel divides by a computed integer, which an extra iteration "
                       "could make zero");
-    UOpPtr range = fresh_range(padded, AxisKind::Loop);
+    UOpPtr range = fresh_range(padded, LoopKind::Loop);
     UOpPtr inside = lt(range, n);
     std::unordered_map<const UOp*, UOpPtr> done;
     std::unordered_set<const UOp*> moves; // nodes that vary with the loop
@@ -483,7 +469,9 @@ private:
     std::unordered_map<const UOp*, UOpPtr> to_copy;
     for (size_t depth = 0; depth < nest.size(); ++depth) {
       const Loop& l = order[nest[depth]];
-      std::string kind = is_lane(l.kind) ? "upcast" : depth == 0 ? "parallel" : "loop";
+      LoopKind kind = is_lane(l.kind) ? LoopKind::Upcast
+                      : depth == 0    ? LoopKind::Parallel
+                                      : LoopKind::Loop;
       mine[nest[depth]] = kernel_range(extent_of(*l.range), static_cast<int64_t>(depth), kind);
     }
     for (size_t i = 0; i < order.size(); ++i) {
@@ -511,7 +499,6 @@ private:
 } // namespace
 
 std::string_view opt_op_name(OptOp op) { return kOpNames[static_cast<int>(op)]; }
-std::string_view axis_kind_name(AxisKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 std::string to_string(const Opt& opt) {
   std::ostringstream os;
@@ -580,7 +567,7 @@ ParallelProfile parallel_profile(const OptimizedKernel& k, int threads) {
   int64_t chunks = 1, work = 1;
   for (const Axis& a : k.axes) {
     work *= a.extent;
-    if (a.kind == AxisKind::Parallel) chunks *= a.extent;
+    if (a.kind == LoopKind::Parallel) chunks *= a.extent;
   }
   return parallel_profile(chunks, work, threads);
 }

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/uop.hpp"
 #include "engine/support/error.hpp"
 
@@ -61,12 +62,9 @@ inline constexpr int64_t kMaxOptLanes = 1024;
 /// channels x 14 columns ran 30x slower than 16 x 8, shuffling every step).
 inline constexpr int64_t kMaxOddLanes = 16;
 
-enum class AxisKind { Parallel, Loop, Reduce, Upcast, Unroll };
-std::string_view axis_kind_name(AxisKind kind);
-
 struct Axis {
   int64_t extent;
-  AxisKind kind;
+  LoopKind kind;
 };
 
 /// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results, PACK's

@@ -45,7 +45,7 @@ private:
 };
 
 /// The policy a realize without RealizeOptions::policy uses: the heuristic unless a program
-/// installs another (a tuner's, for BEAM=W; see tuner/policy.hpp). Null restores the
+/// installs another (a tuner's, for BEAM=W; see tuner/batch/policy.hpp). Null restores the
 /// heuristic. The policy must outlive every realize that uses it.
 void set_default_policy(const OptPolicy* policy);
 const OptPolicy& default_policy();

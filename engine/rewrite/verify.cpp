@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/ir/const_eval.hpp"
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/support/knobs.hpp"
 
@@ -96,9 +97,7 @@ bool is_range_arg(const Arg& a) {
   if (a.kind() != Arg::Kind::Tuple || a.items().size() != 2 || !a.items()[0].is_int() ||
       a.items()[1].kind() != Arg::Kind::Str)
     return false;
-  const std::string& kind = a.items()[1].as_str();
-  return kind == "parallel" || kind == "loop" || kind == "reduce" || kind == "upcast" ||
-         kind == "unroll";
+  return parse_loop_kind(a.items()[1].as_str()).has_value();
 }
 
 Check check_range(const Match& m) {

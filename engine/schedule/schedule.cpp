@@ -286,7 +286,7 @@ bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
       idxs.push_back(index_const(0));
       continue;
     }
-    idxs.push_back(kernel_range(d, next_axis_++, "loop"));
+    idxs.push_back(kernel_range(d, next_axis_++, LoopKind::Loop));
     context_.push_back(idxs.back().get());
   }
   UOpPtr out = param(s_.buffer_for(root_));
@@ -366,7 +366,7 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   if (node->op() == Op::ReduceAxis && node != root_) {
     std::vector<const UOp*> used = ranges_in(idxs);
     if (std::any_of(used.begin(), used.end(),
-                    [](const UOp* r) { return r->arg().items().at(1).as_str() == "reduce"; }))
+                    [](const UOp* r) { return loop_kind(*r) == LoopKind::Reduce; }))
       return load_realized(node, idxs, valid);
   }
   if (node->op() == Op::ReduceAxis) return emit_reduce(node, idxs, valid);
@@ -488,7 +488,7 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
   for (int64_t ax : reduce_axes(*node)) {
     auto a = static_cast<size_t>(ax);
     if (in[a] == 1) continue;
-    inner[a] = kernel_range(in[a], next_axis_++, "reduce");
+    inner[a] = kernel_range(in[a], next_axis_++, LoopKind::Reduce);
     ranges.push_back(inner[a]);
   }
   // Fused below the root it is hoisted out of the loops it doesn't vary with: inside it, only

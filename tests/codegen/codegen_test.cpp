@@ -49,7 +49,7 @@ TEST(Codegen, ElementwiseMulAddAcrossThreads) {
   const int64_t n = 1003; // not a multiple of the thread count or any vector width
   UOpPtr a = buffer_param(1, Scalar::Float32), b = buffer_param(2, Scalar::Float32);
   UOpPtr c = buffer_param(0, Scalar::Float32);
-  UOpPtr i = kernel_range(n, 0, "parallel");
+  UOpPtr i = kernel_range(n, 0, LoopKind::Parallel);
   UOpPtr value = load(index(a, i), Scalar::Float32) * load(index(b, i), Scalar::Float32) + f32(1.0);
   UOpPtr kernel = sink({end_loop({store(index(c, i), value)}, i)});
   std::vector<float> av = iota_floats(n, -3.0f, 0.25f), bv = iota_floats(n, 2.0f, -0.5f);
@@ -66,7 +66,7 @@ TEST(Codegen, ElementwiseMulAddAcrossThreads) {
 TEST(Codegen, VectorLoadsAndStoresTouchConsecutiveElements) {
   const int64_t n = 256;
   UOpPtr a = buffer_param(1, Scalar::Float32), c = buffer_param(0, Scalar::Float32);
-  UOpPtr i = kernel_range(n / 4, 0, "parallel");
+  UOpPtr i = kernel_range(n / 4, 0, LoopKind::Parallel);
   DType f32x4 = DType(Scalar::Float32).vec(4);
   UOpPtr two = UOp::make(Op::Vectorize, f32x4, {f32(2), f32(2), f32(2), f32(2)});
   UOpPtr x = load(index(a, i * 4), f32x4);
@@ -83,7 +83,7 @@ TEST(Codegen, VectorLoadsAndStoresTouchConsecutiveElements) {
 UOpPtr matvec_kernel(int64_t n, int64_t m) {
   UOpPtr out = buffer_param(0, Scalar::Float32), A = buffer_param(1, Scalar::Float32);
   UOpPtr x = buffer_param(2, Scalar::Float32), acc = define_reg(Scalar::Float32, 1);
-  UOpPtr i = kernel_range(n, 0, "parallel"), j = kernel_range(m, 1, "reduce");
+  UOpPtr i = kernel_range(n, 0, LoopKind::Parallel), j = kernel_range(m, 1, LoopKind::Reduce);
   UOpPtr slot = index(acc, idx(0));
   UOpPtr init = store(slot, f32(0), {i});
   UOpPtr partial = load(slot, Scalar::Float32, {init, j});
@@ -124,7 +124,7 @@ TEST(Codegen, LinearizePlacesWorkInTheInnermostLoopItNeeds) {
 TEST(Codegen, SerialKernelWithoutParallelRangeRunsOnce) {
   const int64_t n = 1000;
   UOpPtr out = buffer_param(0, Scalar::Int64), acc = define_reg(Scalar::Int64, 1);
-  UOpPtr j = kernel_range(n, 0, "reduce");
+  UOpPtr j = kernel_range(n, 0, LoopKind::Reduce);
   UOpPtr slot = index(acc, idx(0));
   UOpPtr init = store(slot, UOp::const_int(Scalar::Int64, 0));
   UOpPtr partial = load(slot, Scalar::Int64, {init, j});
@@ -140,7 +140,7 @@ TEST(Codegen, VariablesComeFromTheVarsArray) {
   UOpPtr out = buffer_param(0, Scalar::Int32);
   UOpPtr scale = UOp::variable("scale", 0, 100, Scalar::Int32),
          shift = UOp::variable("shift", -5, 5, Scalar::Int32);
-  UOpPtr i = kernel_range(8, 0, "parallel");
+  UOpPtr i = kernel_range(8, 0, LoopKind::Parallel);
   UOpPtr kernel =
       sink({end_loop({store(index(out, i), cast(i, Scalar::Int32) * scale + shift)}, i)});
   Buffer Out(8 * sizeof(int32_t));
@@ -190,7 +190,7 @@ TEST(Codegen, RandomIntegerExpressionsMatchTheInterpreter) {
     std::vector<Buffer> inputs;
     std::vector<testing::Point> points(n);
     for (int64_t k = 0; k < n; ++k) points[k] = gen.point();
-    UOpPtr i = kernel_range(n, 1, "parallel");
+    UOpPtr i = kernel_range(n, 1, LoopKind::Parallel);
     // Leaves become loads from buffers 1.. (x, y, z, r0 in order).
     std::vector<UOpPtr> leaves;
     for (size_t l = 0; l < gen.leaves().size(); ++l) {
@@ -241,7 +241,7 @@ TEST(Codegen, GatedStoresWriteOnlyWhereTheGateHolds) {
   // out[i] = 7 for even i; odd elements keep their old value.
   const int64_t n = 10;
   UOpPtr out = buffer_param(0, Scalar::Int32);
-  UOpPtr i = kernel_range(n, 0, "parallel");
+  UOpPtr i = kernel_range(n, 0, LoopKind::Parallel);
   UOpPtr even = eq(i % 2, idx(0));
   UOpPtr kernel =
       sink({end_loop({store(index(out, i, even), UOp::const_int(Scalar::Int32, 7))}, i)});

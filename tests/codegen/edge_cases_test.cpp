@@ -39,8 +39,8 @@ Buffer ints(std::vector<int32_t> v) {
 TEST(EdgeCases, OuterLoopsOpenAfterReductionsTheirBodiesNeed) {
   // out[i*3+k] = x[i] + y[k] * sum_j z[j]: the reduction depends on no loop, but is used
   // inside i and k; i must not open before it has run.
-  UOpPtr i = kernel_range(2, 0, "parallel"), k = kernel_range(3, 1, "loop"),
-         j = kernel_range(4, 2, "reduce");
+  UOpPtr i = kernel_range(2, 0, LoopKind::Parallel), k = kernel_range(3, 1, LoopKind::Loop),
+         j = kernel_range(4, 2, LoopKind::Reduce);
   auto at = [](int64_t slot, const UOpPtr& e) {
     return load(index(buffer_param(slot, Scalar::Int32), e), Scalar::Int32);
   };
@@ -55,7 +55,7 @@ TEST(EdgeCases, OuterLoopsOpenAfterReductionsTheirBodiesNeed) {
 
 TEST(EdgeCases, ARangeSharedByStoresInDifferentLoopsIsRunTwice) {
   // o1[k] = x[k];  o2[j*4+k] = x[k] * j: k sits inside j for o2 and alone for o1.
-  UOpPtr j = kernel_range(3, 0, "loop"), k = kernel_range(4, 1, "loop");
+  UOpPtr j = kernel_range(3, 0, LoopKind::Loop), k = kernel_range(4, 1, LoopKind::Loop);
   UOpPtr xk = load(index(buffer_param(2, Scalar::Int32), k), Scalar::Int32);
   UOpPtr ast =
       sink({store(index(buffer_param(0, Scalar::Int32), k), xk),
@@ -70,7 +70,7 @@ TEST(EdgeCases, ARangeSharedByStoresInDifferentLoopsIsRunTwice) {
 
 TEST(EdgeCases, TwoReductionsOverTheSameRange) {
   // sum_j x[j] + max_j x[j], both over the one RANGE node j.
-  UOpPtr j = kernel_range(4, 0, "reduce");
+  UOpPtr j = kernel_range(4, 0, LoopKind::Reduce);
   UOpPtr xj = load(index(buffer_param(1, Scalar::Int32), j), Scalar::Int32);
   UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Int32), idx(0)),
                            reduce_over(xj, {j}, Op::Add) + reduce_over(xj, {j}, Op::Max))});
@@ -80,7 +80,7 @@ TEST(EdgeCases, TwoReductionsOverTheSameRange) {
 }
 
 TEST(EdgeCases, ParallelRangeOfExtentZeroRunsNothing) {
-  UOpPtr i = kernel_range(0, 0, "parallel");
+  UOpPtr i = kernel_range(0, 0, LoopKind::Parallel);
   UOpPtr kernel = sink({end_loop({store(index(buffer_param(0, Scalar::Int32), i), i32(7))}, i)});
   Buffer out(4);
   ASSERT_EQ(run(kernel, {&out}, false), "");
@@ -88,7 +88,7 @@ TEST(EdgeCases, ParallelRangeOfExtentZeroRunsNothing) {
 }
 
 TEST(EdgeCases, ASecondParallelRangeIsAnError) {
-  UOpPtr i = kernel_range(4, 0, "parallel"), m = kernel_range(8, 1, "parallel");
+  UOpPtr i = kernel_range(4, 0, LoopKind::Parallel), m = kernel_range(8, 1, LoopKind::Parallel);
   UOpPtr ast = sink({store(index(buffer_param(0, Scalar::Int32), i), i32(1)),
                      store(index(buffer_param(1, Scalar::Int32), m), i32(2))});
   Buffer o1(16), o2(32);
@@ -111,7 +111,7 @@ TEST(EdgeCases, GepBroadcastsAScalarToEveryLane) {
 TEST(EdgeCases, VectorReductionsStartFromAVectorIdentity) {
   // out[0..4) = sum_j x[4j..4j+4) and the lane-wise max, as float32x4 and int32x4.
   DType f32x4 = DType(Scalar::Float32).vec(4), i32x4 = DType(Scalar::Int32).vec(4);
-  UOpPtr j = kernel_range(3, 0, "reduce"), k = kernel_range(3, 1, "reduce");
+  UOpPtr j = kernel_range(3, 0, LoopKind::Reduce), k = kernel_range(3, 1, LoopKind::Reduce);
   UOpPtr fs =
       reduce_over(load(index(buffer_param(2, Scalar::Float32), j * 4), f32x4), {j}, Op::Add);
   UOpPtr im = reduce_over(load(index(buffer_param(3, Scalar::Int32), k * 4), i32x4), {k}, Op::Max);

@@ -34,8 +34,8 @@ Buffer filled(size_t n, float start, float step) {
 
 TEST(Lower, MatmulFromAFiveLineAst) {
   const int64_t M = 33, N = 17, K = 29;
-  UOpPtr i = kernel_range(M, 0, "parallel"), j = kernel_range(N, 1, "loop"),
-         k = kernel_range(K, 2, "reduce");
+  UOpPtr i = kernel_range(M, 0, LoopKind::Parallel), j = kernel_range(N, 1, LoopKind::Loop),
+         k = kernel_range(K, 2, LoopKind::Reduce);
   UOpPtr ast = sink({store(index(out(0), i * N + j),
                            reduce_over(in(1, i * K + k) * in(2, k * N + j), {k}, Op::Add))});
   Buffer C(M * N * 4), A = filled(M * K, -1.0f, 0.03f), B = filled(K * N, 0.5f, -0.02f);
@@ -50,7 +50,7 @@ TEST(Lower, MatmulFromAFiveLineAst) {
 
 TEST(Lower, FullReductionWithoutOuterLoops) {
   const int64_t n = 1000;
-  UOpPtr r = kernel_range(n, 0, "reduce");
+  UOpPtr r = kernel_range(n, 0, LoopKind::Reduce);
   UOpPtr ast = sink({store(index(out(0), UOp::const_int(Scalar::Index, 0)),
                            reduce_over(in(1, r), {r}, Op::Add))});
   Buffer S(4), A = filled(n, 1.0f, 1.0f);
@@ -62,7 +62,7 @@ TEST(Lower, FullReductionWithoutOuterLoops) {
 
 TEST(Lower, RowMaxStartsFromMinusInfinity) {
   const int64_t rows = 8, cols = 13;
-  UOpPtr i = kernel_range(rows, 0, "parallel"), j = kernel_range(cols, 1, "reduce");
+  UOpPtr i = kernel_range(rows, 0, LoopKind::Parallel), j = kernel_range(cols, 1, LoopKind::Reduce);
   UOpPtr ast = sink({store(index(out(0), i), reduce_over(in(1, i * cols + j), {j}, Op::Max))});
   Buffer Out(rows * 4), A = filled(rows * cols, -50.0f, -0.5f); // all negative
   run_ast(ast, {&Out, &A});
@@ -76,8 +76,8 @@ TEST(Lower, RowMaxStartsFromMinusInfinity) {
 TEST(Lower, TwoReductionsAndTwoOutputsInOneKernel) {
   // out0[i] = max_j a[i,j] - sum_k a[i,k];  out1[i] = a[i,0] * 2, sharing the parallel loop.
   const int64_t rows = 16, cols = 9;
-  UOpPtr i = kernel_range(rows, 0, "parallel"), j = kernel_range(cols, 1, "reduce"),
-         k = kernel_range(cols, 2, "reduce");
+  UOpPtr i = kernel_range(rows, 0, LoopKind::Parallel), j = kernel_range(cols, 1, LoopKind::Reduce),
+         k = kernel_range(cols, 2, LoopKind::Reduce);
   UOpPtr mx = reduce_over(in(2, i * cols + j), {j}, Op::Max),
          sum = reduce_over(in(2, i * cols + k), {k}, Op::Add);
   UOpPtr two = UOp::const_float(Scalar::Float32, 2.0);
@@ -102,7 +102,7 @@ TEST(Lower, TwoReductionsAndTwoOutputsInOneKernel) {
 }
 
 TEST(Lower, KernelSpecRejectsMalformedKernels) {
-  UOpPtr i = kernel_range(4, 0, "parallel");
+  UOpPtr i = kernel_range(4, 0, LoopKind::Parallel);
   UOpPtr ints = buffer_param(1, Scalar::Int32);
   auto only_error = [](const UOpPtr& g) {
     std::vector<std::string> errors = verify(g, spec_kernel());

@@ -30,13 +30,13 @@ public:
 
   // A SINK of one or two STOREs over a parallel loop and maybe a second loop.
   UOpPtr kernel(int64_t& out_elements) {
-    UOpPtr r0 = kernel_range(pick(1, 9), next_axis_++, "parallel");
+    UOpPtr r0 = kernel_range(pick(1, 9), next_axis_++, LoopKind::Parallel);
     std::vector<UOpPtr> outer = {r0};
     int64_t inner = 1;
     UOpPtr flat = r0;
     if (pick(0, 1)) {
       inner = pick(1, 7);
-      UOpPtr r1 = kernel_range(inner, next_axis_++, "loop");
+      UOpPtr r1 = kernel_range(inner, next_axis_++, LoopKind::Loop);
       outer.push_back(r1);
       flat = r0 * inner + r1;
     }
@@ -107,8 +107,9 @@ private:
         if (!in_scope && pick(0, 2) == 0) loops = earlier;
       }
       if (loops.empty()) {
-        loops.push_back(kernel_range(pick(1, 6), next_axis_++, "reduce"));
-        if (pick(0, 3) == 0) loops.push_back(kernel_range(pick(1, 4), next_axis_++, "reduce"));
+        loops.push_back(kernel_range(pick(1, 6), next_axis_++, LoopKind::Reduce));
+        if (pick(0, 3) == 0)
+          loops.push_back(kernel_range(pick(1, 4), next_axis_++, LoopKind::Reduce));
         reduce_loops_.push_back(loops);
       }
       std::vector<UOpPtr> inside = ranges;

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/ir/kernel_ops.hpp"
+#include "engine/ir/parser.hpp"
+#include "engine/ir/printer.hpp"
 #include "engine/support/error.hpp"
 
 namespace beamlab {
@@ -52,6 +55,26 @@ TEST(VerifyScalar, ValidFloatsBoolsAndVectors) {
             alu(Op::Pow, f, g), alu(Op::Exp2, g), alu(Op::Trunc, g), maximum(lt(f, g), lt(g, f))});
   EXPECT_EQ(check(root), std::vector<std::string>{});
   EXPECT_NO_THROW(verify_or_throw(root, spec_scalar(), "valid_step"));
+}
+
+// A kernel loop's kind is an enum of the IR; the text form prints its name and reads it back,
+// and a name that is no kind is refused.
+TEST(VerifyScalar, LoopKindsRoundTripThroughTheTextForm) {
+  for (LoopKind k :
+       {LoopKind::Parallel, LoopKind::Loop, LoopKind::Reduce, LoopKind::Upcast, LoopKind::Unroll}) {
+    EXPECT_EQ(parse_loop_kind(to_string(k)), k);
+    UOpPtr r = kernel_range(8, 3, k);
+    EXPECT_EQ(loop_kind(*r), k);
+    EXPECT_EQ(check(r), std::vector<std::string>{});
+    Expected<UOpPtr, ParseError> back = parse_graph(print_graph(r));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, r) << print_graph(r);
+    EXPECT_EQ(loop_kind(**back), k);
+  }
+  EXPECT_FALSE(parse_loop_kind("vectorized").has_value());
+  UOpPtr bad = UOp::make(Op::Range, S::Index, {UOp::const_int(S::Index, 8)},
+                         Arg{Arg(int64_t{0}), Arg(std::string("vectorized"))});
+  EXPECT_EQ(check(bad).size(), 1u);
 }
 
 TEST(VerifyScalar, IntConstantWithFloatArg) {

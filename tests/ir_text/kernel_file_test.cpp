@@ -60,7 +60,7 @@ TEST(KernelFile, TextThatIsNotARunnableKernelIsAnErrorNamingTheFile) {
             "k.ir: the last node must be a SINK of STOREs (a kernel AST, as 'beamlab run "
             "--save-kernels DIR' writes them), not CONST");
   // out[r] = in[r - 1]: reads before the buffer's start.
-  UOpPtr r = kernel_range(16, 0, "loop");
+  UOpPtr r = kernel_range(16, 0, LoopKind::Loop);
   UOpPtr out = buffer_param(0, Scalar::Float32), in = buffer_param(1, Scalar::Float32);
   auto kernel = [&](const UOpPtr& address, const UOpPtr& read) {
     return print_graph(sink({store(index(address, r), load(read, Scalar::Float32))}));

@@ -177,11 +177,34 @@ def test_tune_journals_a_run_and_realize_uses_its_plans(tmp_path):
     assert [(r["id"], r["label"], r["status"]) for r in runs] == [(report["run"], "py", "done")]
     tunings = beamlab.tunings(report["run"], db=db)
     assert tunings[0]["kernel"] == k["kernel"] and tunings[0]["status"] == "done"
+    assert k["speedup"] == tunings[0]["speedup"]  # one speedup, paired, in both
     cands = beamlab.candidates(tunings[0]["id"], db=db)
     assert len(cands) >= 2 and any(c["samples_ms"] for c in cands)
     entries = beamlab.cache_entries(db=db)
     assert [e["kernel"] for e in entries] == [k["kernel"]]
     close(c.realize(db=db), np.maximum(a @ w, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_one_speedup_in_the_cli_summary_the_report_and_python(tmp_path):
+    cli = os.environ.get("BEAMLAB_CLI")
+    if not cli:
+        pytest.skip("BEAMLAB_CLI is not set")
+    import json
+    db = str(tmp_path / "s.db")
+    tuned = subprocess.run([cli, "tune", "matmul", "--M", "48", "--N", "64", "--K", "32",
+                            "--beam", "1", "--max-candidates", "8", "--db", db, "--quiet",
+                            "--json", "-"], capture_output=True, text=True, timeout=300)
+    assert tuned.returncode == 0, tuned.stderr
+    summary = json.loads(tuned.stdout)
+    [kernel] = summary["kernels"]
+    report = subprocess.run([cli, "report", "--run", str(summary["run"]), "--format", "json",
+                             "--db", db], capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    [reported] = json.loads(report.stdout)["tunings"]
+    [tuning] = beamlab.tunings(summary["run"], db=db)
+    assert kernel["speedup"] is not None
+    assert kernel["speedup"] == pytest.approx(reported["speedup"], rel=1e-9)
+    assert tuning["speedup"] == pytest.approx(reported["speedup"], rel=1e-9)
 
 
 def test_tune_with_warm_start_seeds_another_size(tmp_path):

@@ -46,15 +46,15 @@ TEST(Opts, BadTextNamesTheToken) {
 TEST(Opts, AxesAndKinds) {
   std::vector<Axis> axes = kernel_axes(matmul_ast(32));
   ASSERT_EQ(axes.size(), 3u);
-  EXPECT_EQ(axes[0].kind, AxisKind::Loop);
-  EXPECT_EQ(axes[1].kind, AxisKind::Loop);
-  EXPECT_EQ(axes[2].kind, AxisKind::Reduce);
+  EXPECT_EQ(axes[0].kind, LoopKind::Loop);
+  EXPECT_EQ(axes[1].kind, LoopKind::Loop);
+  EXPECT_EQ(axes[2].kind, LoopKind::Reduce);
   Expected<OptimizedKernel> k =
       apply_opts(matmul_ast(32), {{OptOp::Upcast, 1, 8}, {OptOp::Thread, 0, 2}});
   ASSERT_TRUE(k) << k.error();
   ASSERT_EQ(k->axes.size(), 5u);
-  EXPECT_EQ(k->axes[0].kind, AxisKind::Parallel);
-  EXPECT_EQ(k->axes.back().kind, AxisKind::Upcast);
+  EXPECT_EQ(k->axes[0].kind, LoopKind::Parallel);
+  EXPECT_EQ(k->axes.back().kind, LoopKind::Upcast);
   EXPECT_EQ(k->axes.back().extent, 8);
 }
 
@@ -284,7 +284,7 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   auto [opts56, k56] = conv(64, 56, 3, 1);
   std::vector<Axis> reduces;
   for (const Axis& a : k56.axes)
-    if (a.kind == AxisKind::Reduce) reduces.push_back(a);
+    if (a.kind == LoopKind::Reduce) reduces.push_back(a);
   ASSERT_EQ(reduces.size(), 3u);
   EXPECT_EQ(reduces.front().extent, 64) << to_string(opts56); // no SWAP: nothing is gated
   EXPECT_THAT(to_string(opts56), ::testing::StartsWith("UPCAST(0,32) UPCAST(2,8) PACK(1,0)"));
@@ -457,7 +457,7 @@ TEST(Opts, ThreadsOverSeveralAxesAndSplitK) {
     Expected<OptimizedKernel> k = apply_opts(ast, plan);
     ASSERT_TRUE(k) << to_string(plan) << ": " << k.error();
     int parallel = 0;
-    for (const Axis& x : k->axes) parallel += x.kind == AxisKind::Parallel ? 1 : 0;
+    for (const Axis& x : k->axes) parallel += x.kind == LoopKind::Parallel ? 1 : 0;
     EXPECT_EQ(parallel, 1) << to_string(plan);
     for (int threads : {1, 2, 5, 16}) {
       std::vector<float> got = result(plan, threads);

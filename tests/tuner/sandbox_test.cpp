@@ -65,7 +65,7 @@ Message run_request(int runs, bool return_outputs = false) {
 // A kernel that never ends: a float sum of 2^50 loads (no reassociation, so LLVM keeps the loop).
 KernelTask endless_task() {
   DType f32(Scalar::Float32);
-  UOpPtr r = kernel_range(int64_t{1} << 50, 0, "reduce");
+  UOpPtr r = kernel_range(int64_t{1} << 50, 0, LoopKind::Reduce);
   UOpPtr zero = UOp::const_int(Scalar::Index, 0);
   UOpPtr sum = reduce_over(load(index(buffer_param(1, f32), zero), f32), {r}, Op::Add);
   UOpPtr endless = sink({store(index(buffer_param(0, f32), zero), sum)});
@@ -150,7 +150,7 @@ TEST_F(SandboxTest, AWrongElementIsAWrongResult) {
 TEST_F(SandboxTest, AnUnwrittenElementFailsThroughTheSentinel) {
   // A copy kernel that writes only the first half of its output.
   DType f32(Scalar::Float32);
-  UOpPtr r = kernel_range(32, 0, "loop");
+  UOpPtr r = kernel_range(32, 0, LoopKind::Loop);
   UOpPtr half =
       sink({store(index(buffer_param(0, f32), r), load(index(buffer_param(1, f32), r), f32))});
   KernelTask t{"E_half", 0, print_graph(half), {{f32, 64}, {f32, 64}}, 1};
@@ -390,7 +390,7 @@ TEST(SandboxProbe, WorkersLeaveNothingInDevShm) {
     ASSERT_EQ(call(compile_request(""), 30).status, CallStatus::ok);
     EXPECT_EQ(call(run_request(1), 0.5).status, CallStatus::timeout);
     ASSERT_EQ(call(task_request(t, nullptr), 30).status, CallStatus::ok);
-  } // and the last one ends when its pipes close
+  }                              // and the last one ends when its pipes close
   EXPECT_EQ(workers.size(), 4u); // the first, and one after each crash, violation and hang
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))

@@ -15,6 +15,7 @@
 #include "engine/ir/kernel_ops.hpp"
 #include "tuner/batch/policy.hpp"
 #include "tuner/search/search.hpp"
+#include "tuner/search/winner.hpp"
 #include "tuner/store/records.hpp"
 
 namespace beamlab::tuner {
@@ -42,6 +43,44 @@ const Candidate* find(const TuneResult& r, const std::string& opts) {
 // An integer division's check inputs stay in its domain (no zero divisor, no minimum that -1
 // would overflow): the unoptimized kernel and the candidates run, and the search tunes it,
 // special inputs included. Before, the reference died with SIGFPE and nothing could be tuned.
+// The winner from hand-computed rounds: the fastest median wins; its speedup over the
+// heuristic is paired by round; a runner-up within noise is a tie.
+TEST(Winner, TheFastestMedianWinsAndItsSpeedupIsPairedByRound) {
+  TuneResult r;
+  r.heuristic = 1;
+  std::map<int, std::vector<double>> rounds = {
+      {1, {2.0, 2.2, 2.0, 2.1}}, {2, {1.0, 1.1, 1.0, 1.05}}, {3, {1.01, 1.09, 1.02, 1.04}}};
+  decide_by_rounds(r, rounds, {1, 2, 3});
+  EXPECT_EQ(r.winner, 2);
+  EXPECT_EQ(r.finalists, (std::vector<int>{2, 3, 1}));
+  EXPECT_DOUBLE_EQ(r.winner_ms, 1.025);
+  EXPECT_DOUBLE_EQ(r.heuristic_ms, 2.05);
+  EXPECT_NEAR(r.speedup.estimate, 2.0, 0.01);
+  EXPECT_TRUE(r.speedup.significant());
+  EXPECT_FALSE(r.tie_with_heuristic);
+  EXPECT_TRUE(r.tie) << "3 is within noise of 2";
+  // A round a finalist failed (0) is left out of its median.
+  decide_by_rounds(r, {{1, {2.0, 2.0, 0}}, {2, {0, 3.0, 3.0}}}, {1, 2});
+  EXPECT_EQ(r.winner, 1);
+  EXPECT_DOUBLE_EQ(r.winner_ms, 2.0);
+}
+
+// Plans tried by hand: the fastest median among those that ran, the reference (id 0) aside.
+TEST(Winner, TheBestPlanTriedByHandIsTheFastestThatRan) {
+  auto plan = [](int id, Status s, std::vector<double> samples) {
+    Candidate c;
+    c.id = id;
+    c.status = s;
+    c.samples_ms = std::move(samples);
+    return c;
+  };
+  std::vector<Candidate> tried = {plan(0, Status::ok, {0.1}), plan(1, Status::ok, {3, 3, 9}),
+                                  plan(2, Status::wrong_result, {1}), plan(3, Status::ok, {2, 4}),
+                                  plan(4, Status::ok, {})};
+  EXPECT_EQ(best_tried_by_hand(tried), std::optional<size_t>(1));
+  EXPECT_EQ(best_tried_by_hand({plan(0, Status::ok, {1})}), std::nullopt);
+}
+
 TEST(Search, IntegerDivisionKernelsTune) {
   std::vector<int32_t> values(64 * 64, 7);
   auto ints = [&](uint64_t) {
@@ -391,7 +430,10 @@ TEST(Pool, TimingIsAloneOnTheMachine) {
   for (auto& d : done) d.get();
   EXPECT_EQ(violations.load(), 0);
   // Jobs for a slot run on that slot's thread.
-  EXPECT_EQ(pool.submit(Access::shared, [](Slot& s) { return s.index; }, 2).get(), 2);
+  EXPECT_EQ(pool.submit(
+                    Access::shared, [](Slot& s) { return s.index; }, 2)
+                .get(),
+            2);
 }
 
 TEST(Policy, BeamTunesEachKernelOnceAndComputesTheSameValues) {

@@ -216,7 +216,7 @@ void fill_kernel(Filler& f, const UOpPtr& ast) {
   int loop_axes = 0, reduce_axes = 0;
   int64_t inner_loop = 0, inner_reduce = 0;
   for (const Axis& a : kernel_axes(ast)) {
-    if (a.kind == AxisKind::Reduce) {
+    if (a.kind == LoopKind::Reduce) {
       ++reduce_axes, reduce_size *= static_cast<double>(a.extent), inner_reduce = a.extent;
     } else {
       ++loop_axes, loop_size *= static_cast<double>(a.extent), inner_loop = a.extent;
@@ -229,8 +229,6 @@ void fill_kernel(Filler& f, const UOpPtr& ast) {
   f.set_size("kernel.inner_loop", inner_loop);
   f.set_size("kernel.inner_reduce", inner_reduce);
 }
-
-bool is_lane(AxisKind k) { return k == AxisKind::Upcast || k == AxisKind::Unroll; }
 
 /// An index expression evaluated at points, for how far it moves when one loop steps: much
 /// cheaper than the symbolic stride_of (a simplification per access and loop), and this runs
@@ -362,14 +360,14 @@ void fill_plan(Filler& f, const OptimizedKernel& k, const std::vector<Opt>& plan
     auto n = static_cast<double>(a.extent);
     iterations *= n;
     switch (a.kind) {
-    case AxisKind::Parallel: parallel = a.extent; break;
-    case AxisKind::Loop: ++loop_axes, loop_size *= n; break;
-    case AxisKind::Reduce: ++reduce_axes, reduce_size *= n; break;
-    case AxisKind::Upcast: upcast *= n; break;
-    case AxisKind::Unroll: unroll *= n; break;
+    case LoopKind::Parallel: parallel = a.extent; break;
+    case LoopKind::Loop: ++loop_axes, loop_size *= n; break;
+    case LoopKind::Reduce: ++reduce_axes, reduce_size *= n; break;
+    case LoopKind::Upcast: upcast *= n; break;
+    case LoopKind::Unroll: unroll *= n; break;
     }
     if (!is_lane(a.kind)) {
-      inner_axis = i, inner_extent = a.extent, inner_is_reduce = a.kind == AxisKind::Reduce;
+      inner_axis = i, inner_extent = a.extent, inner_is_reduce = a.kind == LoopKind::Reduce;
     } else {
       lane_axis = i; // lanes are last; the last is the innermost (the first UPCAST's)
     }

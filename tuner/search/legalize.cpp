@@ -8,8 +8,6 @@
 namespace beamlab::tuner {
 namespace {
 
-bool is_lane(AxisKind k) { return k == AxisKind::Upcast || k == AxisKind::Unroll; }
-
 /// The axes an Opt can address: loops and reduces (lanes are no longer loops).
 std::vector<Axis> addressable(const OptimizedKernel& k) {
   std::vector<Axis> out;
@@ -47,7 +45,7 @@ std::vector<Tracked> expected_after(std::vector<Tracked> t, const Opt& o, size_t
   std::string child = at->label + "/" + std::string(opt_op_name(o.op)) + std::to_string(step);
   int64_t n = at->axis.extent;
   bool has_parallel = std::any_of(
-      t.begin(), t.end(), [](const Tracked& x) { return x.axis.kind == AxisKind::Parallel; });
+      t.begin(), t.end(), [](const Tracked& x) { return x.axis.kind == LoopKind::Parallel; });
   // UPCAST, UNROLL, THREAD and GROUP leave n / amount iterations in the axis's place (a part
   // of 1 is left out).
   auto keep_the_rest = [&] {
@@ -65,11 +63,11 @@ std::vector<Tracked> expected_after(std::vector<Tracked> t, const Opt& o, size_t
     if (has_parallel) // its parts join the parallel axis, which is first
       t.front().axis.extent *= o.arg;
     else
-      t.insert(t.begin(), {child, {o.arg, AxisKind::Parallel}});
+      t.insert(t.begin(), {child, {o.arg, LoopKind::Parallel}});
     return t;
   case OptOp::Tile:
     at->axis.extent = o.arg;
-    t.insert(t.begin() + (has_parallel ? 1 : 0), {child, {n / o.arg, AxisKind::Loop}});
+    t.insert(t.begin() + (has_parallel ? 1 : 0), {child, {n / o.arg, LoopKind::Loop}});
     return t;
   case OptOp::Swap: std::swap(t[size_t(o.axis)], t[size_t(o.arg)]); return t;
   case OptOp::Padto: at->axis.extent = (n + o.arg - 1) / o.arg * o.arg; return t;

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "tuner/search/winner.hpp"
+
 namespace beamlab::tuner {
 
 namespace {
@@ -662,7 +664,7 @@ private:
     result_.rounds_disturbed =
         static_cast<int>(std::count(disturbed.begin(), disturbed.end(), true));
     // Only the undisturbed rounds count.
-    std::unordered_map<int, std::vector<double>> kept_rounds;
+    std::map<int, std::vector<double>> kept_rounds;
     for (size_t i = 0; i < finalists.size(); ++i)
       for (size_t r = 0; r < rounds[i].size(); ++r)
         if (!disturbed[r]) kept_rounds[finalists[i]].push_back(rounds[i][r]);
@@ -682,30 +684,12 @@ private:
       result_.finalists = {result_.empty};
       return;
     }
-    auto median = [&](int id) { return quantile(present(kept_rounds[id]), 0.5); };
-    std::sort(measured.begin(), measured.end(), [&](int a, int b) {
-      return median(a) < median(b) || (median(a) == median(b) && a < b);
-    });
-    result_.finalists = measured;
-    result_.winner = measured.front();
-    result_.winner_ms = median(result_.winner);
     for (int id : measured) {
       Candidate& c = at(id);
       c.samples_ms.insert(c.samples_ms.end(), samples[id].begin(), samples[id].end());
       result_.round_ms[id] = kept_rounds[id];
     }
-    const std::vector<double>& winner = kept_rounds[result_.winner];
-    if (measured.size() > 1) {
-      result_.runner_up = paired_ratio(kept_rounds[measured[1]], winner);
-      result_.tie = !result_.runner_up.significant();
-      result_.noise = result_.runner_up.hi / result_.runner_up.estimate - 1;
-    }
-    if (!present(kept_rounds[result_.heuristic]).empty()) {
-      result_.heuristic_ms = median(result_.heuristic);
-      result_.speedup = paired_ratio(kept_rounds[result_.heuristic], winner);
-      result_.tie_with_heuristic =
-          result_.heuristic != result_.winner && !result_.speedup.significant();
-    }
+    decide_by_rounds(result_, kept_rounds, measured);
     emit(Event::Kind::best, &at(result_.winner));
   }
 
@@ -735,7 +719,11 @@ Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
                                  const SearchSettings& settings, const EventSink& sink,
                                  const Replay* replay) {
   Measurer measurer(task, pool, settings.checks, settings.compile_timeout_s, settings.faults);
-  return search_kernel(task, measurer, settings, sink, replay);
+  Expected<TuneResult> r = search_kernel(task, measurer, settings, sink, replay);
+  if (!r || !settings.confirm_in_process || (settings.control && settings.control->cancelled()))
+    return r;
+  if (auto ast = task_graph(task)) confirm_in_process(*r, task, *ast, r->threads, pool);
+  return r;
 }
 
 Expected<TuneResult> search_kernel(const KernelTask& task, Lab& lab, const SearchSettings& settings,

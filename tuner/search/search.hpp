@@ -56,6 +56,9 @@ struct SearchSettings {
   /// caps (a plan tried by hand: with max_iterations 0, only these, the heuristic and the
   /// reference are measured).
   std::vector<std::vector<Opt>> seeds;
+  /// Time the winner and the heuristic again in this process before the verdict stands
+  /// (winner.hpp); off for plans tried by hand, which claim no winner.
+  bool confirm_in_process = true;
   /// Pauses or cancels the search from another thread (null: none).
   const SearchControl* control = nullptr;
   /// Cost-model pruning (0: off). Each iteration compiles and times only this fraction of its
@@ -190,8 +193,9 @@ struct TuneResult {
 /// unoptimized reference ("") is run again for its outputs, but keeps its recorded time.
 using Replay = std::unordered_map<std::string, Candidate>;
 
-/// Tunes one kernel. Fails (a UserError's message) only when the unoptimized kernel itself
-/// can't run in the sandbox: nothing could be checked against it.
+/// Tunes one kernel: the search, then its winner confirmed in this process (winner.hpp), unless
+/// cancelled. Fails (a UserError's message) only when the unoptimized kernel itself can't run
+/// in the sandbox: nothing could be checked against it.
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
                                  const SearchSettings& settings, const EventSink& sink = {},
                                  const Replay* replay = nullptr);

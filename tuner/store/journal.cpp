@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "tuner/measure/fidelity.hpp"
+#include "tuner/search/winner.hpp"
 
 namespace beamlab::tuner {
 
@@ -45,46 +45,6 @@ void TuningJournal::fail(const std::string& error) {
   db_.finish_tuning(tuning_);
 }
 
-namespace {
-
-// The search's verdict timed again in this process before it is journaled and cached
-// (tuner/measure/fidelity.hpp). A winner the real engine runs slower than the heuristic,
-// beyond noise, is overruled: the heuristic's plan is kept.
-void check_fidelity(TuneResult& r, const KernelTask& task, const UOpPtr& ast, int threads,
-                    WorkerPool& pool) {
-  // Only a verdict the re-measurement reached: both timed there, in paired rounds.
-  if (r.winner < 0 || r.heuristic < 0 || r.winner == r.heuristic ||
-      r.candidates.at(static_cast<size_t>(r.heuristic)).status != Status::ok ||
-      r.speedup.rounds == 0 || r.heuristic_ms <= 0)
-    return;
-  Fidelity f = check_in_process(
-      task, ast, r.best().opts, r.candidates.at(static_cast<size_t>(r.heuristic)).opts, threads,
-      pool.gate(), std::max(2, r.settings.final_rounds), std::max(1, r.settings.final_runs));
-  if (!f.checked()) {
-    r.fidelity = "unchecked: " + f.error;
-    return;
-  }
-  r.in_process = f.in_process;
-  if (f.in_process.hi < 1) {
-    r.fidelity = fmt::format("overruled: the winner ran {:.2f}x the heuristic's time in process "
-                             "({:.4f} vs {:.4f} ms); the heuristic's plan is kept",
-                             1 / f.in_process.estimate, f.winner_ms, f.heuristic_ms);
-    r.winner = r.heuristic;
-    r.winner_ms = r.heuristic_ms;
-    r.speedup = PairedRatio{1, 1, 1, r.speedup.rounds};
-    r.tie_with_heuristic = false;
-    // The runner-up comparison was the old winner's.
-    r.runner_up = {};
-    r.tie = false;
-    r.noise = 0;
-    return;
-  }
-  double gap = f.in_process.estimate / r.speedup.estimate - 1;
-  r.fidelity = std::abs(gap) <= 0.05 ? "agrees" : fmt::format("differs by {:+.0f}%", 100 * gap);
-}
-
-} // namespace
-
 Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& workload,
                                     WorkerPool& pool, const SearchSettings& settings,
                                     CacheContext& ctx, const EventSink& sink,
@@ -109,8 +69,6 @@ Expected<TuneResult> tune_journaled(const KernelTask& task, const std::string& w
     if (journal) journal->fail(r.error());
     return r;
   }
-  if (!settings.control || !settings.control->cancelled())
-    check_fidelity(*r, task, *ast, threads, pool);
   if (journal) journal->finish(*r);
   if (ctx.db) cache_store(ctx, *r, *ast, actions, !warm.empty());
   return r;
@@ -143,15 +101,11 @@ void journal_hand_tried(db::Database& db, int64_t run_id, const KernelTask& task
   t.status = db::TuningStatus::done;
   t.heuristic_opts = beamlab::to_string(r.candidates.at(static_cast<size_t>(r.heuristic)).opts);
   if (r.heuristic_ms > 0) t.heuristic_ms = r.heuristic_ms;
-  double best = 0;
-  for (const db::CandidateRow& c : rows) {
-    if (c.status != "ok" || c.samples_ms.empty() || c.seq == 0) continue;
-    double median = beamlab::quantile(c.samples_ms, 0.5);
-    if (best == 0 || median < best) {
-      best = median;
-      t.winner_opts = c.opts;
-      t.winner_ms = median;
-    }
+  std::vector<Candidate> all;
+  for (const db::CandidateRow& c : rows) all.push_back(candidate_from_row(c));
+  if (std::optional<size_t> best = best_tried_by_hand(all)) {
+    t.winner_opts = rows[*best].opts;
+    t.winner_ms = all[*best].median_ms();
   }
   t.stop_reason = "plans tried by hand";
   db.finish_tuning(t);

@@ -139,6 +139,13 @@ nlohmann::json paired_json(const PairedRatio& p) {
 
 } // namespace
 
+std::optional<Speedup> speedup_of(const db::Tuning& t) {
+  if (t.speedup) return Speedup{t.speedup->estimate, std::pair(t.speedup->lo, t.speedup->hi)};
+  if (!t.heuristic_ms || !t.winner_ms || *t.heuristic_ms <= 0 || *t.winner_ms <= 0)
+    return std::nullopt;
+  return Speedup{*t.heuristic_ms / *t.winner_ms, std::nullopt};
+}
+
 nlohmann::json settings_json(const SearchSettings& s) {
   nlohmann::json checks_json = nlohmann::json::array();
   for (InputKind k : s.checks) checks_json.push_back(std::string(to_string(k)));

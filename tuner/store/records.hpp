@@ -2,7 +2,9 @@
 // a search's settings and result as JSON (stored with a tuning, printed by `tune --json`).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +32,16 @@ Status status_from_string(const std::string& name);
 /// winner's plans and times, the noise and the ties, how it stopped, its wall time. The one
 /// shape of a tuning's outcome: the journal stores it, a batch reports it, a resume reads it.
 void summarize(db::Tuning& t, const TuneResult& r);
+
+/// A tuning's speedup as every view shows it (the CLI's summary, reports, Python, the GUI): the
+/// heuristic's time over the winner's. A search's is the re-measurement's paired estimate with
+/// its 95% interval; a plan taken from the cache has the ratio of its stored times, with no
+/// interval. None while either time is unknown.
+struct Speedup {
+  double estimate = 1;
+  std::optional<std::pair<double, double>> interval;
+};
+std::optional<Speedup> speedup_of(const db::Tuning& t);
 
 /// Every setting of a search, as stored with its tuning.
 nlohmann::json settings_json(const SearchSettings& s);

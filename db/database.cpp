@@ -1,5 +1,6 @@
 // The beamlab database; see database.hpp.
 #include "db/database.hpp"
+#include "db/database_internal.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "db/sqlite.hpp"
+#include "db/table.hpp"
 #include "engine/support/error.hpp"
 #include "engine/support/hash.hpp"
 
@@ -240,13 +242,6 @@ bool directory_writable(const std::string& path) {
 
 /// SQLite's quick_check on one line: "ok", or its first problem (its "*** in database main ***"
 /// heading dropped).
-std::string quick_check(Connection& c) {
-  Statement st = c.prepare("PRAGMA quick_check(1)");
-  std::string verdict = st.step() ? st.text(0) : "no answer";
-  if (verdict.starts_with("*** in database main ***\n")) verdict.erase(0, 25);
-  std::replace(verdict.begin(), verdict.end(), '\n', ' ');
-  return verdict;
-}
 
 /// Creates the directories above `path`.
 void make_parent_dirs(const std::string& path) {
@@ -255,6 +250,14 @@ void make_parent_dirs(const std::string& path) {
 }
 
 } // namespace
+
+std::string quick_check(Connection& c) {
+  Statement st = c.prepare("PRAGMA quick_check(1)");
+  std::string verdict = st.step() ? st.text(0) : "no answer";
+  if (verdict.starts_with("*** in database main ***\n")) verdict.erase(0, 25);
+  std::replace(verdict.begin(), verdict.end(), '\n', ' ');
+  return verdict;
+}
 
 const char* to_string(RunKind k) { return k == RunKind::tune ? "tune" : "bench"; }
 
@@ -591,16 +594,26 @@ Run Database::as_it_is(Run r) const {
 
 // --- kernels and tunings ---------------------------------------------------------------------
 
+// The kernels table: a kernel's columns, and with its id first.
+const Columns<Kernel> kKernel = {column("hash", &Kernel::hash),
+                                 column("hash_version", &Kernel::hash_version),
+                                 column("name", &Kernel::name),
+                                 column("shapes", &Kernel::shapes),
+                                 column("flops", &Kernel::flops),
+                                 column("bytes", &Kernel::bytes),
+                                 column("ast", &Kernel::ast),
+                                 column("structure", &Kernel::structure),
+                                 column("structure_version", &Kernel::structure_version)};
+const Columns<Kernel> kKernelAll = Columns<Kernel>{column("id", &Kernel::id)} + kKernel;
+
 int64_t Database::upsert_kernel(const Kernel& k) {
-  conn_
-      ->prepare("INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast, "
-                "structure, structure_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (hash) DO UPDATE SET structure = excluded.structure, "
-                "structure_version = excluded.structure_version "
-                "WHERE excluded.structure_version > kernels.structure_version")
-      .bind_all(k.hash, k.hash_version, k.name, k.shapes, k.flops, k.bytes, k.ast, k.structure,
-                k.structure_version)
-      .run();
+  Statement insert = conn_->prepare(
+      "INSERT INTO kernels (" + names(kKernel) + ") VALUES (" + placeholders(kKernel) +
+      ") ON CONFLICT (hash) DO UPDATE SET structure = excluded.structure, "
+      "structure_version = excluded.structure_version "
+      "WHERE excluded.structure_version > kernels.structure_version");
+  bind_columns(kKernel, k, insert, 1);
+  insert.run();
   Statement st = conn_->prepare("SELECT id FROM kernels WHERE hash = ?");
   st.bind(1, k.hash);
   internal_assert(st.step());
@@ -614,29 +627,15 @@ std::optional<int64_t> Database::find_kernel(const std::string& hash) {
   return st.i64(0);
 }
 
-namespace {
-/// The columns read_kernel reads, of the kernels as `k`.
-constexpr const char* kKernelFields =
-    "k.id, k.hash, k.hash_version, k.name, k.shapes, k.flops, k.bytes, k.ast, k.structure, "
-    "k.structure_version";
-/// A kernel from the columns kKernelFields, the first at `at`.
 Kernel read_kernel(const Statement& st, int at) {
-  return Kernel{st.i64(at),
-                st.text(at + 1),
-                static_cast<int>(st.i64(at + 2)),
-                st.text(at + 3),
-                st.text(at + 4),
-                st.i64(at + 5),
-                st.i64(at + 6),
-                st.text(at + 7),
-                st.text(at + 8),
-                static_cast<int>(st.i64(at + 9))};
+  Kernel k;
+  read_columns(kKernelAll, st, at, k);
+  return k;
 }
-} // namespace
 
 std::optional<Kernel> Database::kernel(int64_t id) {
   Statement st =
-      conn_->prepare(std::string("SELECT ") + kKernelFields + " FROM kernels k WHERE k.id = ?");
+      conn_->prepare("SELECT " + names(kKernelAll, "k.") + " FROM kernels k WHERE k.id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_kernel(st, 0);
@@ -646,349 +645,6 @@ void Database::set_kernel_structure(int64_t kernel_id, const std::string& struct
   conn_->prepare("UPDATE kernels SET structure = ?, structure_version = ? WHERE id = ?")
       .bind_all(structure, static_cast<int64_t>(version), kernel_id)
       .run();
-}
-
-namespace {
-constexpr const char* kTuningColumns =
-    "SELECT id, run_id, kernel_id, workload, threads, settings, actions, status, heuristic_opts, "
-    "winner_opts, heuristic_ms, winner_ms, noise, tie, stop_reason, error, iterations, wall_s, "
-    "budget_s, restarts, tie_with_heuristic, speedup, speedup_lo, speedup_hi, rounds_disturbed, "
-    "round_ms, in_process_speedup, in_process_lo, in_process_hi, fidelity, reference_s, "
-    "compiling_s, timing_s FROM tunings";
-Tuning read_tuning(const Statement& st) {
-  Tuning t;
-  t.id = st.i64(0);
-  t.run_id = st.i64(1);
-  t.kernel_id = st.i64(2);
-  t.workload = st.text(3);
-  t.threads = static_cast<int>(st.i64(4));
-  t.settings = st.text(5);
-  t.actions = st.text(6);
-  t.status = parse_tuning_status(st.text(7));
-  t.heuristic_opts = st.text(8);
-  t.winner_opts = st.text(9);
-  t.heuristic_ms = st.opt_f64(10);
-  t.winner_ms = st.opt_f64(11);
-  t.noise = st.f64(12);
-  t.tie = st.i64(13) != 0;
-  t.stop_reason = st.text(14);
-  t.error = st.text(15);
-  t.iterations = static_cast<int>(st.i64(16));
-  t.wall_s = st.f64(17);
-  t.budget_s = st.f64(18);
-  t.restarts = static_cast<int>(st.i64(19));
-  t.tie_with_heuristic = st.i64(20) != 0;
-  if (std::optional<double> x = st.opt_f64(21), lo = st.opt_f64(22), hi = st.opt_f64(23);
-      x && lo && hi)
-    t.speedup = PairedSpeedup{*x, *lo, *hi};
-  t.rounds_disturbed = static_cast<int>(st.i64(24));
-  t.round_ms = st.text(25);
-  if (std::optional<double> x = st.opt_f64(26), lo = st.opt_f64(27), hi = st.opt_f64(28);
-      x && lo && hi)
-    t.in_process = PairedSpeedup{*x, *lo, *hi};
-  t.fidelity = st.text(29);
-  t.reference_s = st.f64(30);
-  t.compiling_s = st.f64(31);
-  t.timing_s = st.f64(32);
-  return t;
-}
-} // namespace
-
-Tuning Database::open_tuning(int64_t run_id, int64_t kernel_id, int threads,
-                             const std::string& workload, const std::string& settings,
-                             const std::string& actions, double budget_s) {
-  conn_
-      ->prepare("INSERT INTO tunings (run_id, kernel_id, workload, threads, settings, actions, "
-                "budget_s, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running') "
-                "ON CONFLICT (run_id, kernel_id, threads) DO NOTHING")
-      .bind_all(run_id, kernel_id, workload, threads, settings, actions, budget_s)
-      .run();
-  Statement st = conn_->prepare(std::string(kTuningColumns) +
-                                " WHERE run_id = ? AND kernel_id = ? AND threads = ?");
-  st.bind_all(run_id, kernel_id, threads);
-  internal_assert(st.step());
-  return read_tuning(st);
-}
-
-void Database::finish_tuning(const Tuning& t) {
-  conn_
-      ->prepare(
-          "UPDATE tunings SET status = ?, heuristic_opts = ?, heuristic_ms = ?, "
-          "winner_opts = ?, winner_ms = ?, noise = ?, tie = ?, tie_with_heuristic = ?, "
-          "stop_reason = ?, error = ?, iterations = ?, wall_s = ?, restarts = ?, speedup = ?, "
-          "speedup_lo = ?, speedup_hi = ?, rounds_disturbed = ?, round_ms = ?, "
-          "in_process_speedup = ?, in_process_lo = ?, in_process_hi = ?, fidelity = ?, "
-          "reference_s = ?, compiling_s = ?, timing_s = ? WHERE id = ?")
-      .bind_all(to_string(t.status), t.heuristic_opts, t.heuristic_ms, t.winner_opts, t.winner_ms,
-                t.noise, static_cast<int64_t>(t.tie), static_cast<int64_t>(t.tie_with_heuristic),
-                t.stop_reason, t.error, t.iterations, t.wall_s, t.restarts,
-                t.speedup ? std::optional(t.speedup->estimate) : std::nullopt,
-                t.speedup ? std::optional(t.speedup->lo) : std::nullopt,
-                t.speedup ? std::optional(t.speedup->hi) : std::nullopt, t.rounds_disturbed,
-                t.round_ms, t.in_process ? std::optional(t.in_process->estimate) : std::nullopt,
-                t.in_process ? std::optional(t.in_process->lo) : std::nullopt,
-                t.in_process ? std::optional(t.in_process->hi) : std::nullopt, t.fidelity,
-                t.reference_s, t.compiling_s, t.timing_s, t.id)
-      .run();
-}
-
-std::vector<Tuning> Database::tunings(int64_t run_id) {
-  Statement st = conn_->prepare(std::string(kTuningColumns) + " WHERE run_id = ? ORDER BY id");
-  st.bind(1, run_id);
-  std::vector<Tuning> out;
-  while (st.step()) out.push_back(read_tuning(st));
-  return out;
-}
-
-std::optional<Tuning> Database::tuning(int64_t id) {
-  Statement st = conn_->prepare(std::string(kTuningColumns) + " WHERE id = ?");
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  return read_tuning(st);
-}
-
-std::vector<Tuning> Database::tunings_of_kernel(int64_t kernel_id) {
-  Statement st =
-      conn_->prepare(std::string(kTuningColumns) + " WHERE kernel_id = ? ORDER BY run_id, id");
-  st.bind(1, kernel_id);
-  std::vector<Tuning> out;
-  while (st.step()) out.push_back(read_tuning(st));
-  return out;
-}
-
-std::map<int64_t, Database::RunStats> Database::run_stats() {
-  Statement st = conn_->prepare("SELECT t.run_id, count(DISTINCT t.id), count(c.id) FROM tunings t "
-                                "LEFT JOIN candidates c ON c.tuning_id = t.id GROUP BY t.run_id");
-  std::map<int64_t, RunStats> out;
-  while (st.step()) out[st.i64(0)] = {static_cast<int>(st.i64(1)), st.i64(2)};
-  Statement b = conn_->prepare("SELECT run_id, count(*) FROM benchmarks GROUP BY run_id");
-  while (b.step()) out[b.i64(0)].benchmarks = b.i64(1);
-  return out;
-}
-
-std::map<int64_t, int64_t> Database::tunings_with_workload(const std::string& workload) {
-  Statement st =
-      conn_->prepare("SELECT run_id, count(*) FROM tunings WHERE workload = ? GROUP BY run_id");
-  st.bind(1, workload);
-  std::map<int64_t, int64_t> out;
-  while (st.step()) out[st.i64(0)] = st.i64(1);
-  return out;
-}
-
-std::map<int64_t, int64_t> Database::candidate_counts(int64_t run_id) {
-  Statement st = conn_->prepare("SELECT t.id, count(c.id) FROM tunings t LEFT JOIN candidates c "
-                                "ON c.tuning_id = t.id WHERE t.run_id = ? GROUP BY t.id");
-  st.bind(1, run_id);
-  std::map<int64_t, int64_t> out;
-  while (st.step()) out[st.i64(0)] = st.i64(1);
-  return out;
-}
-
-std::map<int64_t, std::map<std::string, int64_t>> Database::status_counts(int64_t run_id) {
-  Statement st = conn_->prepare("SELECT t.id, c.status, count(*) FROM tunings t JOIN candidates c "
-                                "ON c.tuning_id = t.id WHERE t.run_id = ? GROUP BY t.id, c.status");
-  st.bind(1, run_id);
-  std::map<int64_t, std::map<std::string, int64_t>> out;
-  while (st.step()) out[st.i64(0)][st.text(1)] = st.i64(2);
-  return out;
-}
-
-std::vector<double> Database::samples_of(int64_t tuning_id, const std::string& opts) {
-  Statement st = conn_->prepare(
-      "SELECT s.ms FROM samples s WHERE s.candidate_id = (SELECT id FROM candidates WHERE "
-      "tuning_id = ? AND opts = ? AND status = 'ok' ORDER BY seq LIMIT 1) ORDER BY s.idx");
-  st.bind_all(tuning_id, opts);
-  std::vector<double> out;
-  while (st.step()) out.push_back(st.f64(0));
-  return out;
-}
-
-// --- candidates ------------------------------------------------------------------------------
-
-namespace {
-void insert_candidate(Connection& conn, int64_t tuning_id, const CandidateRow& c) {
-  std::optional<double> best, median;
-  if (!c.samples_ms.empty()) {
-    std::vector<double> s = c.samples_ms;
-    std::sort(s.begin(), s.end());
-    best = s.front();
-    median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-  }
-  conn.prepare("INSERT INTO candidates (tuning_id, seq, opts, parent, iteration, status, error, "
-               "compile_ms, code_hash, code_bytes, max_error, duplicate_of, best_ms, median_ms, "
-               "finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-               "ON CONFLICT (tuning_id, seq) DO UPDATE SET opts = excluded.opts, "
-               "parent = excluded.parent, iteration = excluded.iteration, "
-               "status = excluded.status, error = excluded.error, "
-               "compile_ms = excluded.compile_ms, code_hash = excluded.code_hash, "
-               "code_bytes = excluded.code_bytes, max_error = excluded.max_error, "
-               "duplicate_of = excluded.duplicate_of, best_ms = excluded.best_ms, "
-               "median_ms = excluded.median_ms, finished_at = excluded.finished_at")
-      .bind_all(tuning_id, c.seq, c.opts, c.parent, c.iteration, c.status, c.error, c.compile_ms,
-                c.code_hash, c.code_bytes, c.max_error, c.duplicate_of, best, median, now_utc())
-      .run();
-  Statement id = conn.prepare("SELECT id FROM candidates WHERE tuning_id = ? AND seq = ?");
-  id.bind_all(tuning_id, c.seq);
-  internal_assert(id.step());
-  int64_t cid = id.i64(0);
-  conn.prepare("DELETE FROM samples WHERE candidate_id = ?").bind(1, cid).run();
-  Statement ins = conn.prepare("INSERT INTO samples (candidate_id, idx, ms) VALUES (?, ?, ?)");
-  for (size_t i = 0; i < c.samples_ms.size(); ++i) {
-    ins.bind_all(cid, static_cast<int64_t>(i), c.samples_ms[i]).run();
-    ins.reset();
-  }
-}
-} // namespace
-
-void Database::save_candidate(int64_t tuning_id, const CandidateRow& c) {
-  Transaction t(*conn_);
-  insert_candidate(*conn_, tuning_id, c);
-  t.commit();
-}
-
-void Database::save_candidates(int64_t tuning_id, const std::vector<CandidateRow>& cs) {
-  Transaction t(*conn_);
-  for (const CandidateRow& c : cs) insert_candidate(*conn_, tuning_id, c);
-  t.commit();
-}
-
-std::vector<CandidateRow> Database::candidates(int64_t tuning_id) {
-  Statement st = conn_->prepare(
-      "SELECT c.seq, c.opts, c.parent, c.iteration, c.status, c.error, c.compile_ms, c.code_hash, "
-      "c.code_bytes, c.max_error, c.duplicate_of, "
-      "(SELECT group_concat(ms, ' ') FROM (SELECT ms FROM samples s WHERE s.candidate_id = c.id "
-      "ORDER BY idx)) FROM candidates c WHERE c.tuning_id = ? ORDER BY c.seq");
-  st.bind(1, tuning_id);
-  std::vector<CandidateRow> out;
-  while (st.step()) {
-    CandidateRow c;
-    c.seq = static_cast<int>(st.i64(0));
-    c.opts = st.text(1);
-    c.parent = static_cast<int>(st.i64(2));
-    c.iteration = static_cast<int>(st.i64(3));
-    c.status = st.text(4);
-    c.error = st.text(5);
-    c.compile_ms = st.f64(6);
-    c.code_hash = st.text(7);
-    c.code_bytes = st.i64(8);
-    c.max_error = st.f64(9);
-    c.duplicate_of = static_cast<int>(st.i64(10));
-    std::string samples = st.text(11);
-    for (size_t pos = 0; pos < samples.size();) {
-      size_t end = samples.find(' ', pos);
-      if (end == std::string::npos) end = samples.size();
-      c.samples_ms.push_back(std::stod(samples.substr(pos, end - pos)));
-      pos = end + 1;
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-int64_t Database::candidate_count() {
-  return conn_->scalar_i64("SELECT count(*) FROM candidates").value_or(0);
-}
-
-// --- the cache -------------------------------------------------------------------------------
-
-namespace {
-/// The columns read_cache reads, of the cache as `c`.
-constexpr const char* kCacheFields =
-    "c.id, c.kernel_hash, c.device, c.compiler, c.settings_key, c.threads, c.kernel_name, "
-    "c.opts, c.optimized_hash, c.actions, c.ms, c.heuristic_ms, c.source, c.run_id, "
-    "c.created_at, c.stale, c.stale_reason";
-constexpr int kCacheFieldCount = 17;
-std::string select_cache() { return std::string("SELECT ") + kCacheFields + " FROM cache c"; }
-CacheEntry read_cache(const Statement& st) {
-  CacheEntry e;
-  e.id = st.i64(0);
-  e.kernel_hash = st.text(1);
-  e.device = st.text(2);
-  e.compiler = st.text(3);
-  e.settings_key = st.text(4);
-  e.threads = static_cast<int>(st.i64(5));
-  e.kernel_name = st.text(6);
-  e.opts = st.text(7);
-  e.optimized_hash = st.text(8);
-  e.actions = st.text(9);
-  e.ms = st.f64(10);
-  e.heuristic_ms = st.opt_f64(11);
-  e.source = st.text(12);
-  if (!st.is_null(13)) e.run_id = st.i64(13);
-  e.created_at = st.text(14);
-  e.stale = st.i64(15) != 0;
-  e.stale_reason = st.text(16);
-  return e;
-}
-} // namespace
-
-std::vector<CacheEntry> Database::cache_lookup(const std::string& kernel_hash,
-                                               const std::string& device,
-                                               const std::string& compiler, int threads) {
-  Statement st =
-      conn_->prepare(select_cache() + " WHERE kernel_hash = ? AND device = ? AND compiler = ? AND "
-                                      "threads = ? ORDER BY stale, ms, id");
-  st.bind_all(kernel_hash, device, compiler, threads);
-  std::vector<CacheEntry> out;
-  while (st.step()) out.push_back(read_cache(st));
-  return out;
-}
-
-namespace {
-/// cache_put inside the caller's transaction.
-bool put_entry(Connection& conn, const CacheEntry& e) {
-  Statement old = conn.prepare("SELECT ms, stale FROM cache WHERE kernel_hash = ? AND device = ? "
-                               "AND compiler = ? AND settings_key = ? AND threads = ?");
-  old.bind_all(e.kernel_hash, e.device, e.compiler, e.settings_key, e.threads);
-  if (old.step() && old.i64(1) == 0 && old.f64(0) <= e.ms) return false;
-  conn.prepare("INSERT OR REPLACE INTO cache (kernel_hash, device, compiler, settings_key, "
-               "threads, kernel_name, opts, optimized_hash, actions, ms, heuristic_ms, source, "
-               "run_id, created_at, stale, stale_reason) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '')")
-      .bind_all(e.kernel_hash, e.device, e.compiler, e.settings_key, e.threads, e.kernel_name,
-                e.opts, e.optimized_hash, e.actions, e.ms, e.heuristic_ms, e.source, e.run_id,
-                e.created_at.empty() ? now_utc() : e.created_at)
-      .run();
-  return true;
-}
-} // namespace
-
-bool Database::cache_put(const CacheEntry& e) {
-  Transaction t(*conn_);
-  bool stored = put_entry(*conn_, e);
-  t.commit();
-  return stored;
-}
-
-void Database::cache_mark_stale(int64_t id, const std::string& reason) {
-  conn_->prepare("UPDATE cache SET stale = 1, stale_reason = ? WHERE id = ?")
-      .bind_all(reason, id)
-      .run();
-}
-
-std::vector<CacheEntry> Database::cache_entries() {
-  Statement st =
-      conn_->prepare(select_cache() + " ORDER BY kernel_name, kernel_hash, device, threads, ms");
-  std::vector<CacheEntry> out;
-  while (st.step()) out.push_back(read_cache(st));
-  return out;
-}
-
-std::vector<Database::EntryWithKernel>
-Database::cache_by_structure(const std::string& structure, int version, const std::string& device,
-                             const std::string& compiler, int threads,
-                             const std::string& except_hash) {
-  Statement st =
-      conn_->prepare(std::string("SELECT ") + kCacheFields + ", " + kKernelFields +
-                     " FROM cache c JOIN kernels k ON k.hash = c.kernel_hash WHERE c.stale = 0 AND "
-                     "c.device = ? AND c.compiler = ? AND c.threads = ? AND c.kernel_hash <> ? AND "
-                     "((k.structure = ? AND k.structure_version = ?) OR k.structure_version <> ?) "
-                     "ORDER BY c.id");
-  st.bind_all(device, compiler, threads, except_hash, structure, static_cast<int64_t>(version),
-              static_cast<int64_t>(version));
-  std::vector<EntryWithKernel> out;
-  while (st.step()) out.push_back({read_cache(st), read_kernel(st, kCacheFieldCount)});
-  return out;
 }
 
 // --- benchmarks ------------------------------------------------------------------------------
@@ -1006,186 +662,6 @@ std::vector<Benchmark> Database::benchmarks(int64_t run_id) {
   std::vector<Benchmark> out;
   while (st.step()) out.push_back({st.i64(0), st.text(1), st.text(2), st.text(3)});
   return out;
-}
-
-// --- merging ---------------------------------------------------------------------------------
-
-Database::MergeStats Database::merge_from(const std::string& other_path) {
-  user_assert(!read_only()) << "cannot merge into '" << path() << "': it is open read-only";
-  // Opening it checks that it is a beamlab database of this schema version.
-  std::vector<CacheEntry> theirs;
-  {
-    Database other(other_path, Access::read_only);
-    user_assert(other.schema_version() == kSchemaVersion)
-        << "cannot merge '" << other_path << "': schema version " << other.schema_version()
-        << ", not " << kSchemaVersion << "; open it once with this beamlab to migrate it";
-    // A damaged shard is named before anything is copied (else the errors would name this
-    // database, the one being written).
-    std::string verdict = quick_check(*other.conn_);
-    user_assert(verdict == "ok") << "cannot merge '" << other_path << "': it is damaged ("
-                                 << verdict << "); 'beamlab cache verify --db " << other_path
-                                 << "' lists the problems";
-    theirs = other.cache_entries();
-  }
-  MergeStats st;
-  Statement attach = conn_->prepare("ATTACH DATABASE ? AS src");
-  attach.bind(1, other_path).run();
-  struct Detach {
-    Connection& c;
-    ~Detach() { sqlite3_exec(c.handle(), "DETACH DATABASE src", nullptr, nullptr, nullptr); }
-  } detach{*conn_};
-  Transaction t(*conn_);
-  conn_->exec(R"sql(
-INSERT INTO devices (fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version,
-                     peak_gflops, peak_gbps, created_at)
-  SELECT fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version, peak_gflops,
-         peak_gbps, created_at FROM src.devices WHERE true
-  ON CONFLICT (fingerprint) DO UPDATE SET
-    peak_gflops = coalesce(devices.peak_gflops, excluded.peak_gflops),
-    peak_gbps = coalesce(devices.peak_gbps, excluded.peak_gbps);
-DROP TABLE IF EXISTS temp.new_limits;
-CREATE TEMP TABLE new_limits AS
-  SELECT m.id AS device_id, s.id AS src_id FROM src.device_limits l
-  JOIN src.devices s ON s.id = l.device_id JOIN main.devices m ON m.fingerprint = s.fingerprint
-  WHERE NOT EXISTS (SELECT 1 FROM main.device_limits ml WHERE ml.device_id = m.id);
-INSERT INTO device_limits (device_id, threads, vector_bytes, fma_f32_gflops, fma_f64_gflops,
-                           measured_at)
-  SELECT n.device_id, l.threads, l.vector_bytes, l.fma_f32_gflops, l.fma_f64_gflops,
-         l.measured_at FROM temp.new_limits n JOIN src.device_limits l ON l.device_id = n.src_id;
-INSERT INTO device_memory (device_id, idx, name, capacity_bytes, working_set_bytes, read_gbps,
-                           triad_gbps)
-  SELECT n.device_id, dm.idx, dm.name, dm.capacity_bytes, dm.working_set_bytes, dm.read_gbps,
-         dm.triad_gbps FROM temp.new_limits n JOIN src.device_memory dm ON dm.device_id = n.src_id;
-INSERT INTO kernels (hash, hash_version, name, shapes, flops, bytes, ast, structure,
-                     structure_version)
-  SELECT hash, hash_version, name, shapes, flops, bytes, ast, structure, structure_version
-  FROM src.kernels WHERE true
-  ON CONFLICT (hash) DO UPDATE SET structure = excluded.structure,
-    structure_version = excluded.structure_version
-  WHERE excluded.structure_version > kernels.structure_version;
-DROP TABLE IF EXISTS temp.run_map;
-CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
-)sql");
-  // A run merged before (same uid) is not merged again, unless the copy here is unfinished
-  // and the other file's has moved on since (a shard resumed after an earlier merge): then the
-  // copy here goes, the newer state comes in below, and the cache entries that named the old
-  // copy name the new one.
-  std::vector<std::pair<std::string, int64_t>> renamed; // (run uid, cache entry id)
-  {
-    Statement moved = conn_->prepare(
-        "SELECT m.id, m.uid FROM main.runs m JOIN src.runs r ON r.uid = m.uid "
-        "WHERE m.status IN ('running', 'interrupted') AND (m.status IS NOT r.status OR "
-        "m.ended_at IS NOT r.ended_at OR (SELECT count(*) FROM src.candidates c JOIN "
-        "src.tunings t ON t.id = c.tuning_id WHERE t.run_id = r.id) != (SELECT count(*) FROM "
-        "main.candidates c JOIN main.tunings t ON t.id = c.tuning_id WHERE t.run_id = m.id))");
-    std::vector<int64_t> replaced;
-    while (moved.step()) {
-      replaced.push_back(moved.i64(0));
-      Statement named = conn_->prepare("SELECT id FROM cache WHERE run_id = ?");
-      named.bind(1, moved.i64(0));
-      while (named.step()) renamed.emplace_back(moved.text(1), named.i64(0));
-    }
-    for (int64_t id : replaced) conn_->prepare("DELETE FROM runs WHERE id = ?").bind(1, id).run();
-    st.refreshed = static_cast<int>(replaced.size());
-  }
-  Statement unfinished =
-      conn_->prepare("SELECT id, status FROM src.runs WHERE status IN ('running', "
-                     "'interrupted') ORDER BY id");
-  while (unfinished.step())
-    st.unfinished.emplace_back(unfinished.i64(0), parse_run_status(unfinished.text(1)));
-  Statement runs = conn_->prepare(
-      "SELECT r.id, d.fingerprint, r.kind, r.label, r.command, r.settings, r.git_revision, "
-      "r.host, r.pid, r.started_at, r.ended_at, r.status, r.uid FROM src.runs r "
-      "JOIN src.devices d ON d.id = r.device_id WHERE NOT EXISTS (SELECT 1 FROM main.runs m "
-      "WHERE m.uid = r.uid) ORDER BY r.id");
-  while (runs.step()) {
-    conn_
-        ->prepare("INSERT INTO runs (device_id, kind, label, command, settings, git_revision, "
-                  "host, pid, started_at, ended_at, status, uid) VALUES ((SELECT id FROM "
-                  "devices WHERE fingerprint = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind_all(runs.text(1), runs.text(2), runs.text(3), runs.text(4), runs.text(5),
-                  runs.text(6), runs.text(7), runs.i64(8), runs.text(9),
-                  runs.is_null(10) ? std::optional<std::string>() : runs.text(10), runs.text(11),
-                  runs.text(12))
-        .run();
-    conn_->prepare("INSERT INTO temp.run_map (old, new) VALUES (?, ?)")
-        .bind_all(runs.i64(0), conn_->last_insert_rowid())
-        .run();
-    ++st.runs;
-  }
-  for (const auto& [uid, entry] : renamed)
-    conn_->prepare("UPDATE cache SET run_id = (SELECT id FROM runs WHERE uid = ?) WHERE id = ?")
-        .bind_all(uid, entry)
-        .run();
-  constexpr const char* kTuningJoin =
-      " FROM src.tunings t JOIN temp.run_map m ON m.old = t.run_id "
-      "JOIN src.kernels sk ON sk.id = t.kernel_id JOIN main.kernels k ON k.hash = sk.hash ";
-  constexpr const char* kNewTuning = " JOIN main.tunings nt ON nt.run_id = m.new AND "
-                                     "nt.kernel_id = k.id AND nt.threads = t.threads ";
-  conn_->exec(
-      std::string("INSERT INTO tunings (run_id, kernel_id, workload, threads, settings, "
-                  "actions, budget_s, status, heuristic_opts, heuristic_ms, winner_opts, "
-                  "winner_ms, noise, tie, tie_with_heuristic, speedup, speedup_lo, speedup_hi, "
-                  "rounds_disturbed, round_ms, in_process_speedup, in_process_lo, "
-                  "in_process_hi, fidelity, iterations, stop_reason, "
-                  "wall_s, restarts, error, reference_s, compiling_s, timing_s) SELECT m.new, "
-                  "k.id, t.workload, t.threads, "
-                  "t.settings, t.actions, t.budget_s, t.status, t.heuristic_opts, "
-                  "t.heuristic_ms, t.winner_opts, t.winner_ms, t.noise, t.tie, "
-                  "t.tie_with_heuristic, t.speedup, t.speedup_lo, t.speedup_hi, "
-                  "t.rounds_disturbed, t.round_ms, t.in_process_speedup, t.in_process_lo, "
-                  "t.in_process_hi, t.fidelity, t.iterations, t.stop_reason, t.wall_s, "
-                  "t.restarts, t.error, t.reference_s, t.compiling_s, t.timing_s") +
-      kTuningJoin);
-  st.tunings = conn_->changes();
-  conn_->exec(std::string("INSERT INTO candidates (tuning_id, seq, opts, parent, iteration, "
-                          "status, error, compile_ms, code_hash, code_bytes, max_error, "
-                          "duplicate_of, best_ms, median_ms, finished_at) SELECT nt.id, c.seq, "
-                          "c.opts, c.parent, c.iteration, c.status, c.error, c.compile_ms, "
-                          "c.code_hash, c.code_bytes, c.max_error, c.duplicate_of, c.best_ms, "
-                          "c.median_ms, c.finished_at FROM src.candidates c JOIN (SELECT t.id "
-                          "AS old_tuning, nt.id") +
-              kTuningJoin + kNewTuning + ") tm ON tm.old_tuning = c.tuning_id" +
-              " JOIN main.tunings nt ON nt.id = tm.id");
-  st.candidates = conn_->changes();
-  conn_->exec(std::string("INSERT INTO samples (candidate_id, idx, ms) SELECT nc.id, s.idx, s.ms "
-                          "FROM src.samples s JOIN src.candidates c ON c.id = s.candidate_id "
-                          "JOIN (SELECT t.id AS old_tuning, nt.id AS new_tuning") +
-              kTuningJoin + kNewTuning +
-              ") tm ON tm.old_tuning = c.tuning_id JOIN main.candidates nc ON "
-              "nc.tuning_id = tm.new_tuning AND nc.seq = c.seq");
-  conn_->exec("INSERT INTO benchmarks (run_id, name, params, metrics) SELECT m.new, b.name, "
-              "b.params, b.metrics FROM src.benchmarks b JOIN temp.run_map m ON m.old = b.run_id");
-  st.benchmarks = conn_->changes();
-  for (CacheEntry& e : theirs) {
-    std::optional<int64_t> run;
-    if (e.run_id) {
-      Statement m = conn_->prepare("SELECT new FROM temp.run_map WHERE old = ?");
-      m.bind(1, *e.run_id);
-      if (m.step()) run = m.i64(0);
-    }
-    e.run_id = run;
-    if (e.stale || !put_entry(*conn_, e))
-      ++st.cache_kept;
-    else
-      ++st.cache_added;
-  }
-  t.commit();
-  return st;
-}
-
-// --- maintenance -----------------------------------------------------------------------------
-
-std::vector<std::string> Database::verify() {
-  std::vector<std::string> problems;
-  Statement integrity = conn_->prepare("PRAGMA integrity_check");
-  while (integrity.step())
-    if (std::string r = integrity.text(0); r != "ok") problems.push_back("integrity: " + r);
-  Statement fk = conn_->prepare("PRAGMA foreign_key_check");
-  while (fk.step())
-    problems.push_back("foreign key: row " + std::to_string(fk.i64(1)) + " of table " + fk.text(0) +
-                       " refers to a missing row of " + fk.text(2));
-  return problems;
 }
 
 } // namespace beamlab::db

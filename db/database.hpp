@@ -301,6 +301,9 @@ public:
 
   /// Problems found by SQLite's integrity and foreign-key checks and beamlab's own (empty: ok).
   std::vector<std::string> verify();
+  /// The columns the code reads and writes, for each table it describes column by column
+  /// (db/table.hpp): tests hold each list equal to the schema's.
+  static std::map<std::string, std::vector<std::string>> described_columns();
 
   /// Changes when another connection commits to the file (PRAGMA data_version): what a
   /// reader polls to see a writer's progress.

@@ -14,7 +14,7 @@ namespace {
 // The lock of run `id`: its byte of the lock file (the file stays empty; a lock may lie past
 // the end).
 struct flock byte_of(int64_t id, short type) {
-  struct flock l{};
+  struct flock l {};
   l.l_type = type;
   l.l_whence = SEEK_SET;
   l.l_start = static_cast<off_t>(id);

@@ -38,7 +38,7 @@ std::mutex g_open_mutex;
 std::map<std::pair<uint64_t, uint64_t>, int> g_open;
 
 std::pair<uint64_t, uint64_t> file_id(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {0, 0};
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }

@@ -436,14 +436,30 @@ void Database::migrate() {
 
 // --- devices ---------------------------------------------------------------------------------
 
+// The devices table (with `id`, `fingerprint`, the peaks of schema 1 and `created_at`), its
+// measured limits, and one row per memory level.
+const Columns<DeviceInfo> kDeviceInfo = {
+    column("cpu_model", &DeviceInfo::cpu_model), column("isa_flags", &DeviceInfo::isa_flags),
+    column("cores", &DeviceInfo::cores), column("llvm_version", &DeviceInfo::llvm_version),
+    column("beamlab_version", &DeviceInfo::beamlab_version)};
+const Columns<MachineLimits> kDeviceLimits = {
+    column("threads", &MachineLimits::threads),
+    column("vector_bytes", &MachineLimits::vector_bytes),
+    column("fma_f32_gflops", &MachineLimits::fma_f32_gflops),
+    column("fma_f64_gflops", &MachineLimits::fma_f64_gflops)};
+const Columns<MemoryLevel> kDeviceMemory = {
+    column("name", &MemoryLevel::name), column("capacity_bytes", &MemoryLevel::capacity_bytes),
+    column("working_set_bytes", &MemoryLevel::working_set_bytes),
+    column("read_gbps", &MemoryLevel::read_gbps), column("triad_gbps", &MemoryLevel::triad_gbps)};
+
 int64_t Database::upsert_device(const DeviceInfo& d) {
   std::string fp = d.fingerprint();
-  conn_
-      ->prepare("INSERT INTO devices (fingerprint, cpu_model, isa_flags, cores, llvm_version, "
-                "beamlab_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (fingerprint) DO NOTHING")
-      .bind_all(fp, d.cpu_model, d.isa_flags, d.cores, d.llvm_version, d.beamlab_version, now_utc())
-      .run();
+  Statement insert = conn_->prepare("INSERT INTO devices (fingerprint, " + names(kDeviceInfo) +
+                                    ", created_at) VALUES (?, " + placeholders(kDeviceInfo) +
+                                    ", ?) ON CONFLICT (fingerprint) DO NOTHING");
+  insert.bind(1, fp);
+  insert.bind(bind_columns(kDeviceInfo, d, insert, 2), now_utc());
+  insert.run();
   Statement st = conn_->prepare("SELECT id FROM devices WHERE fingerprint = ?");
   st.bind(1, fp);
   internal_assert(st.step());
@@ -451,30 +467,23 @@ int64_t Database::upsert_device(const DeviceInfo& d) {
 }
 
 std::optional<Device> Database::device(int64_t id) {
-  Statement st = conn_->prepare(
-      "SELECT id, fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version "
-      "FROM devices WHERE id = ?");
+  Statement st =
+      conn_->prepare("SELECT " + names(kDeviceInfo) + ", fingerprint FROM devices WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   Device d;
-  d.id = st.i64(0);
-  d.fingerprint = st.text(1);
-  d.info = {st.text(2), st.text(3), static_cast<int>(st.i64(4)), st.text(5), st.text(6)};
-  Statement lim = conn_->prepare("SELECT threads, vector_bytes, fma_f32_gflops, fma_f64_gflops, "
-                                 "measured_at FROM device_limits WHERE device_id = ?");
+  d.id = id;
+  d.fingerprint = st.text(read_columns(kDeviceInfo, st, 0, d.info));
+  Statement lim = conn_->prepare("SELECT " + names(kDeviceLimits) +
+                                 ", measured_at FROM device_limits WHERE device_id = ?");
   lim.bind(1, id);
   if (!lim.step()) return d;
   MachineLimits& l = d.limits.emplace();
-  l.threads = static_cast<int>(lim.i64(0));
-  l.vector_bytes = static_cast<int>(lim.i64(1));
-  l.fma_f32_gflops = lim.f64(2);
-  l.fma_f64_gflops = lim.f64(3);
-  d.limits_measured_at = lim.text(4);
-  Statement mem = conn_->prepare("SELECT name, capacity_bytes, working_set_bytes, read_gbps, "
-                                 "triad_gbps FROM device_memory WHERE device_id = ? ORDER BY idx");
+  d.limits_measured_at = lim.text(read_columns(kDeviceLimits, lim, 0, l));
+  Statement mem = conn_->prepare("SELECT " + names(kDeviceMemory) +
+                                 " FROM device_memory WHERE device_id = ? ORDER BY idx");
   mem.bind(1, id);
-  while (mem.step())
-    l.levels.push_back({mem.text(0), mem.i64(1), mem.i64(2), mem.f64(3), mem.f64(4)});
+  while (mem.step()) read_columns(kDeviceMemory, mem, 0, l.levels.emplace_back());
   if (!l.known()) d.limits.reset();
   return d;
 }
@@ -489,20 +498,20 @@ std::optional<int64_t> Database::find_device(const std::string& fingerprint) {
 void Database::set_device_limits(int64_t id, const MachineLimits& limits) {
   Transaction t(*conn_);
   conn_->prepare("DELETE FROM device_limits WHERE device_id = ?").bind_all(id).run();
-  conn_
-      ->prepare("INSERT INTO device_limits (device_id, threads, vector_bytes, fma_f32_gflops, "
-                "fma_f64_gflops, measured_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .bind_all(id, limits.threads, limits.vector_bytes, limits.fma_f32_gflops,
-                limits.fma_f64_gflops, now_utc())
-      .run();
+  Statement lim =
+      conn_->prepare("INSERT INTO device_limits (device_id, " + names(kDeviceLimits) +
+                     ", measured_at) VALUES (?, " + placeholders(kDeviceLimits) + ", ?)");
+  lim.bind(1, id);
+  lim.bind(bind_columns(kDeviceLimits, limits, lim, 2), now_utc());
+  lim.run();
+  Statement mem =
+      conn_->prepare("INSERT INTO device_memory (device_id, idx, " + names(kDeviceMemory) +
+                     ") VALUES (?, ?, " + placeholders(kDeviceMemory) + ")");
   for (size_t i = 0; i < limits.levels.size(); ++i) {
-    const MemoryLevel& m = limits.levels[i];
-    conn_
-        ->prepare("INSERT INTO device_memory (device_id, idx, name, capacity_bytes, "
-                  "working_set_bytes, read_gbps, triad_gbps) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        .bind_all(id, static_cast<int64_t>(i), m.name, m.capacity_bytes, m.working_set_bytes,
-                  m.read_gbps, m.triad_gbps)
-        .run();
+    mem.bind(1, id).bind(2, static_cast<int64_t>(i));
+    bind_columns(kDeviceMemory, limits.levels[i], mem, 3);
+    mem.run();
+    mem.reset();
   }
   t.commit();
 }
@@ -550,37 +559,50 @@ void Database::end_run(int64_t id, RunStatus status) {
       .run();
 }
 
+// The runs table: a run's columns but its id and device (a merge maps those), then all of them;
+// its uid, a run's identity across files, is the merge's alone.
+const Columns<Run> kRunFields = {
+    text_column(
+        "kind", &Run::kind, [](RunKind k) { return to_string(k); },
+        [](const std::string& t) { return parse_run_kind(t); }),
+    column("label", &Run::label),
+    column("command", &Run::command),
+    column("settings", &Run::settings),
+    column("git_revision", &Run::git_revision),
+    column("host", &Run::host),
+    column("pid", &Run::pid),
+    column("started_at", &Run::started_at),
+    {"ended_at", [](const Statement& st, int c, Run& r) { r.ended_at = st.text(c); },
+     [](const Run& r, Statement& st, int i) {
+       if (r.ended_at.empty())
+         st.bind(i, std::nullopt); // not ended
+       else
+         st.bind(i, r.ended_at);
+     }},
+    text_column(
+        "status", &Run::status, [](RunStatus v) { return to_string(v); },
+        [](const std::string& t) { return parse_run_status(t); })};
+const Columns<Run> kRunAll =
+    Columns<Run>{column("id", &Run::id), column("device_id", &Run::device_id)} + kRunFields;
+
 namespace {
-constexpr const char* kRunColumns = "SELECT id, device_id, kind, label, command, settings, "
-                                    "git_revision, host, pid, started_at, "
-                                    "coalesce(ended_at, ''), status FROM runs";
+std::string select_runs() { return "SELECT " + names(kRunAll) + " FROM runs"; }
 Run read_run(const Statement& st) {
   Run r;
-  r.id = st.i64(0);
-  r.device_id = st.i64(1);
-  r.kind = parse_run_kind(st.text(2));
-  r.label = st.text(3);
-  r.command = st.text(4);
-  r.settings = st.text(5);
-  r.git_revision = st.text(6);
-  r.host = st.text(7);
-  r.pid = st.i64(8);
-  r.started_at = st.text(9);
-  r.ended_at = st.text(10);
-  r.status = parse_run_status(st.text(11));
+  read_columns(kRunAll, st, 0, r);
   return r;
 }
 } // namespace
 
 std::optional<Run> Database::run(int64_t id) {
-  Statement st = conn_->prepare(std::string(kRunColumns) + " WHERE id = ?");
+  Statement st = conn_->prepare(select_runs() + " WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return as_it_is(read_run(st));
 }
 
 std::vector<Run> Database::runs() {
-  Statement st = conn_->prepare(std::string(kRunColumns) + " ORDER BY id DESC");
+  Statement st = conn_->prepare(select_runs() + " ORDER BY id DESC");
   std::vector<Run> out;
   while (st.step()) out.push_back(as_it_is(read_run(st)));
   return out;

@@ -11,6 +11,17 @@
 
 namespace beamlab::db {
 
+/// The devices table's columns of a DeviceInfo (besides `id`, `fingerprint`, the unused
+/// peaks of schema 1 and `created_at`), device_limits' of a MachineLimits (besides `device_id`
+/// and `measured_at`), device_memory's of a MemoryLevel (besides `device_id` and `idx`).
+extern const Columns<DeviceInfo> kDeviceInfo;
+extern const Columns<MachineLimits> kDeviceLimits;
+extern const Columns<MemoryLevel> kDeviceMemory;
+
+/// The runs table: a run's columns but its id and device (a merge maps those, and copies the
+/// uid, a run's identity across files), and with its id and device first.
+extern const Columns<Run> kRunFields, kRunAll;
+
 /// The tunings table: its id, what a search is (set when it opens: run_id and kernel_id
 /// first), what it found (set when it ends), and all three in that order.
 extern const Columns<Tuning> kTuningId, kTuningKey, kTuningOutcome, kTuningAll;

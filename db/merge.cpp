@@ -41,27 +41,25 @@ Database::MergeStats Database::merge_from(const std::string& other_path) {
     ~Detach() { sqlite3_exec(c.handle(), "DETACH DATABASE src", nullptr, nullptr, nullptr); }
   } detach{*conn_};
   Transaction t(*conn_);
+  conn_->exec("INSERT INTO devices (fingerprint, " + names(kDeviceInfo) +
+              ", peak_gflops, peak_gbps, created_at) SELECT fingerprint, " + names(kDeviceInfo) +
+              ", peak_gflops, peak_gbps, created_at FROM src.devices WHERE true ON CONFLICT "
+              "(fingerprint) DO UPDATE SET peak_gflops = coalesce(devices.peak_gflops, "
+              "excluded.peak_gflops), peak_gbps = coalesce(devices.peak_gbps, excluded.peak_gbps)");
+  // The limits of devices this file has none for.
+  conn_->exec(
+      "DROP TABLE IF EXISTS temp.new_limits; CREATE TEMP TABLE new_limits AS SELECT m.id AS "
+      "device_id, s.id AS src_id FROM src.device_limits l JOIN src.devices s ON s.id = "
+      "l.device_id JOIN main.devices m ON m.fingerprint = s.fingerprint WHERE NOT EXISTS "
+      "(SELECT 1 FROM main.device_limits ml WHERE ml.device_id = m.id)");
+  conn_->exec("INSERT INTO device_limits (device_id, " + names(kDeviceLimits) +
+              ", measured_at) SELECT n.device_id, " + names(kDeviceLimits, "l.") +
+              ", l.measured_at FROM temp.new_limits n JOIN src.device_limits l ON l.device_id = "
+              "n.src_id");
+  conn_->exec("INSERT INTO device_memory (device_id, idx, " + names(kDeviceMemory) +
+              ") SELECT n.device_id, dm.idx, " + names(kDeviceMemory, "dm.") +
+              " FROM temp.new_limits n JOIN src.device_memory dm ON dm.device_id = n.src_id");
   conn_->exec(R"sql(
-INSERT INTO devices (fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version,
-                     peak_gflops, peak_gbps, created_at)
-  SELECT fingerprint, cpu_model, isa_flags, cores, llvm_version, beamlab_version, peak_gflops,
-         peak_gbps, created_at FROM src.devices WHERE true
-  ON CONFLICT (fingerprint) DO UPDATE SET
-    peak_gflops = coalesce(devices.peak_gflops, excluded.peak_gflops),
-    peak_gbps = coalesce(devices.peak_gbps, excluded.peak_gbps);
-DROP TABLE IF EXISTS temp.new_limits;
-CREATE TEMP TABLE new_limits AS
-  SELECT m.id AS device_id, s.id AS src_id FROM src.device_limits l
-  JOIN src.devices s ON s.id = l.device_id JOIN main.devices m ON m.fingerprint = s.fingerprint
-  WHERE NOT EXISTS (SELECT 1 FROM main.device_limits ml WHERE ml.device_id = m.id);
-INSERT INTO device_limits (device_id, threads, vector_bytes, fma_f32_gflops, fma_f64_gflops,
-                           measured_at)
-  SELECT n.device_id, l.threads, l.vector_bytes, l.fma_f32_gflops, l.fma_f64_gflops,
-         l.measured_at FROM temp.new_limits n JOIN src.device_limits l ON l.device_id = n.src_id;
-INSERT INTO device_memory (device_id, idx, name, capacity_bytes, working_set_bytes, read_gbps,
-                           triad_gbps)
-  SELECT n.device_id, dm.idx, dm.name, dm.capacity_bytes, dm.working_set_bytes, dm.read_gbps,
-         dm.triad_gbps FROM temp.new_limits n JOIN src.device_memory dm ON dm.device_id = n.src_id;
 DROP TABLE IF EXISTS temp.run_map;
 CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
 )sql");
@@ -97,20 +95,20 @@ CREATE TEMP TABLE run_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
   while (unfinished.step())
     st.unfinished.emplace_back(unfinished.i64(0), parse_run_status(unfinished.text(1)));
   Statement runs = conn_->prepare(
-      "SELECT r.id, d.fingerprint, r.kind, r.label, r.command, r.settings, r.git_revision, "
-      "r.host, r.pid, r.started_at, r.ended_at, r.status, r.uid FROM src.runs r "
-      "JOIN src.devices d ON d.id = r.device_id WHERE NOT EXISTS (SELECT 1 FROM main.runs m "
-      "WHERE m.uid = r.uid) ORDER BY r.id");
+      "SELECT r.id, d.fingerprint, r.uid, " + names(kRunFields, "r.") +
+      " FROM src.runs r JOIN src.devices d ON d.id = r.device_id WHERE NOT EXISTS (SELECT 1 "
+      "FROM main.runs m WHERE m.uid = r.uid) ORDER BY r.id");
+  Statement insert =
+      conn_->prepare("INSERT INTO runs (device_id, uid, " + names(kRunFields) +
+                     ") VALUES ((SELECT id FROM devices WHERE fingerprint = ?), ?, " +
+                     placeholders(kRunFields) + ")");
   while (runs.step()) {
-    conn_
-        ->prepare("INSERT INTO runs (device_id, kind, label, command, settings, git_revision, "
-                  "host, pid, started_at, ended_at, status, uid) VALUES ((SELECT id FROM "
-                  "devices WHERE fingerprint = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind_all(runs.text(1), runs.text(2), runs.text(3), runs.text(4), runs.text(5),
-                  runs.text(6), runs.text(7), runs.i64(8), runs.text(9),
-                  runs.is_null(10) ? std::optional<std::string>() : runs.text(10), runs.text(11),
-                  runs.text(12))
-        .run();
+    Run run;
+    read_columns(kRunFields, runs, 3, run);
+    insert.bind(1, runs.text(1)).bind(2, runs.text(2));
+    bind_columns(kRunFields, run, insert, 3);
+    insert.run();
+    insert.reset();
     conn_->prepare("INSERT INTO temp.run_map (old, new) VALUES (?, ?)")
         .bind_all(runs.i64(0), conn_->last_insert_rowid())
         .run();
@@ -173,7 +171,12 @@ std::map<std::string, std::vector<std::string>> Database::described_columns() {
   std::vector<std::string> candidate_more;
   for (std::string_view n : kCandidateDerived) candidate_more.emplace_back(n);
   for (std::string_view n : kCandidatePlace) candidate_more.emplace_back(n);
-  return {{"kernels", list(kKernelAll)},
+  return {{"devices",
+           list(kDeviceInfo, {"id", "fingerprint", "peak_gflops", "peak_gbps", "created_at"})},
+          {"device_limits", list(kDeviceLimits, {"device_id", "measured_at"})},
+          {"device_memory", list(kDeviceMemory, {"device_id", "idx"})},
+          {"runs", list(kRunAll, {"uid"})},
+          {"kernels", list(kKernelAll)},
           {"tunings", list(kTuningAll)},
           {"candidates", list(kCandidateFields, candidate_more)},
           {"cache", list(kCacheAll)}};

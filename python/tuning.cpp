@@ -179,35 +179,26 @@ py::dict kernel_dict(const tuner::BatchKernel& k) {
   return d;
 }
 
-struct TuneArgs {
-  int beam = 4;
-  double budget_s = 0, kernel_budget_s = 60;
-  int max_candidates = 5000, runs = 3, threads = 0, jobs = 1;
-  std::optional<std::string> db;
-  std::string cache = "use", label;
-  bool quiet = true;
-  bool warm_start = false;
-  int64_t resume = -1; ///< -1: a new run; 0: the newest unfinished; N: run N
-};
-
-py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
+// beamlab.tune(): `st` as the keyword arguments give it (a resume reads the run's instead).
+py::dict tune(const std::vector<Tensor>& outputs, tuner::TuneSettings st,
+              const std::optional<std::string>& db, bool quiet, int64_t resume) {
   tuner::TuneRequest request;
-  tuner::TuneSettings& st = request.settings;
-  std::string path = db_path(a.db);
+  std::string path = db_path(db);
   request.db_path = path;
   request.resume_word = "resume=";
-  if (a.resume >= 0) {
-    request.resume = a.resume;
+  if (resume >= 0) {
+    request.resume = resume;
   } else {
-    user_assert(a.beam >= 1 && a.beam <= 1024) << "tune: beam=" << a.beam << ": expected 1 to 1024";
-    user_assert(a.runs >= 1) << "tune: runs=" << a.runs << ": expected at least 1";
-    user_assert(a.max_candidates >= 1)
-        << "tune: max_candidates=" << a.max_candidates << ": expected at least 1";
-    user_assert(a.budget_s >= 0 && a.kernel_budget_s > 0)
-        << "tune: budgets must be positive (budget=" << a.budget_s
-        << ", kernel_budget=" << a.kernel_budget_s << ")";
-    tuner::CacheMode mode = tuner::parse_cache_mode(a.cache, "tune: cache");
-    user_assert(!a.warm_start || mode != tuner::CacheMode::off)
+    user_assert(st.beam >= 1 && st.beam <= 1024)
+        << "tune: beam=" << st.beam << ": expected 1 to 1024";
+    user_assert(st.runs >= 1) << "tune: runs=" << st.runs << ": expected at least 1";
+    user_assert(st.max_candidates >= 1)
+        << "tune: max_candidates=" << st.max_candidates << ": expected at least 1";
+    user_assert(st.budget_s >= 0 && st.kernel_budget_s > 0)
+        << "tune: budgets must be positive (budget=" << st.budget_s
+        << ", kernel_budget=" << st.kernel_budget_s << ")";
+    tuner::CacheMode mode = tuner::parse_cache_mode(st.cache, "tune: cache");
+    user_assert(!st.warm_start || mode != tuner::CacheMode::off)
         << "tune: warm_start=True seeds searches from the tuning cache; it needs the database "
            "(not cache=\"off\")";
     Program program;
@@ -215,24 +206,16 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
     for (const ScheduleItem& item : program.schedule().items)
       request.tasks.push_back(kernel_task(item));
     st.door = "python";
-    st.what.workload = a.label.empty() ? "python" : a.label;
-    st.beam = a.beam;
-    st.budget_s = a.budget_s;
-    st.kernel_budget_s = a.kernel_budget_s;
-    st.max_candidates = a.max_candidates;
-    st.runs = a.runs;
-    st.threads = a.threads;
-    st.jobs = a.jobs;
+    st.what.workload = st.label.empty() ? "python" : st.label;
     st.cache = tuner::to_string(mode);
-    st.label = a.label;
-    st.warm_start = a.warm_start;
-    request.command = fmt::format("beamlab.tune(..., beam={}{})  # Python", a.beam,
-                                  a.warm_start ? ", warm_start=True" : "");
+    request.command = fmt::format("beamlab.tune(..., beam={}{})  # Python", st.beam,
+                                  st.warm_start ? ", warm_start=True" : "");
+    request.settings = std::move(st);
   }
   tuner::SearchControl control;
   request.control = &control;
   tuner::TuneSession tuning(std::move(request));
-  if (!a.quiet) {
+  if (!quiet) {
     if (const db::Run* resumed = tuning.resumed())
       std::fprintf(stderr, "beamlab.tune: resuming run %lld: %s\n",
                    static_cast<long long>(resumed->id), resumed->command.c_str());
@@ -242,7 +225,7 @@ py::dict tune(const std::vector<Tensor>& outputs, const TuneArgs& a) {
 
   // The batch runs on its own thread; this one keeps answering Ctrl-C (Python's signal
   // handlers run on the main thread only), which cancels the search and keeps the run.
-  Progress progress(a.quiet);
+  Progress progress(quiet);
   bool interrupted = false;
   std::future<tuner::BatchReport> done =
       std::async(std::launch::async, [&] { return tuning.run(progress); });
@@ -327,8 +310,18 @@ void bind_tuning(py::module_& m) {
         [](const std::vector<Tensor>& outputs, int beam, double budget, double kernel_budget,
            int max_candidates, int runs, int threads, int jobs, std::optional<std::string> db,
            std::string cache, std::string label, bool quiet, bool warm_start, int64_t resume) {
-          return tune(outputs, {beam, budget, kernel_budget, max_candidates, runs, threads, jobs,
-                                db, cache, label, quiet, warm_start, resume});
+          tuner::TuneSettings st;
+          st.beam = beam;
+          st.budget_s = budget;
+          st.kernel_budget_s = kernel_budget;
+          st.max_candidates = max_candidates;
+          st.runs = runs;
+          st.threads = threads;
+          st.jobs = jobs;
+          st.cache = std::move(cache);
+          st.label = std::move(label);
+          st.warm_start = warm_start;
+          return tune(outputs, std::move(st), db, quiet, resume);
         });
 
   m.def(

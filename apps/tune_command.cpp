@@ -279,10 +279,13 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   const tuner::BatchOptions& o = session.options();
   SummaryPlace place{session.db_path(), session.run_id()};
   std::string target = session.target_name();
+  std::string entries = session.entries() == 0   ? ""
+                        : session.entries() == 1 ? ": 1 entry"
+                                                 : fmt::format(": {} entries", session.entries());
   fmt::print(json_on_stdout(args) ? stderr : stdout,
-             "{}: {} entr{}, BEAM {} on {} core(s){}{}{}{}; cache {} in {}\n", target,
-             session.entries(), session.entries() == 1 ? "y" : "ies", o.settings.beam, o.threads,
-             allocation_note(), o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
+             "{}{}, BEAM {} on {} core(s){}{}{}{}; cache {} in {}\n", target, entries,
+             o.settings.beam, o.threads, allocation_note(),
+             o.shards > 1 ? fmt::format(", shard {}/{}", o.shard, o.shards) : "",
              o.budget_s > 0 ? fmt::format(", budget {:g} s", o.budget_s) : "",
              o.warm_start ? ", warm start" : "", tuner::to_string(o.cache),
              place.db.empty() ? "nowhere (--cache off)" : place.db);

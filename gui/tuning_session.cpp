@@ -143,9 +143,10 @@ void TuningSession::run() {
       st.cache = "ignore";
       st.label = "gui";
       if (task_) {
-        request.tasks = {*task_};
+        request.tasks = std::vector<KernelTask>{*task_};
         st.what.workload = "gui";
       } else {
+        request.corpus = tuner::load_corpus(corpus_);
         st.what.target = corpus_;
       }
       request.command =

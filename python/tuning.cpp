@@ -203,8 +203,8 @@ py::dict tune(const std::vector<Tensor>& outputs, tuner::TuneSettings st,
            "(not cache=\"off\")";
     Program program;
     program.outputs = outputs;
-    for (const ScheduleItem& item : program.schedule().items)
-      request.tasks.push_back(kernel_task(item));
+    std::vector<KernelTask>& tasks = request.tasks.emplace();
+    for (const ScheduleItem& item : program.schedule().items) tasks.push_back(kernel_task(item));
     st.door = "python";
     st.what.workload = st.label.empty() ? "python" : st.label;
     st.cache = tuner::to_string(mode);

@@ -183,6 +183,9 @@ def test_tune_journals_a_run_and_realize_uses_its_plans(tmp_path):
     entries = beamlab.cache_entries(db=db)
     assert [e["kernel"] for e in entries] == [k["kernel"]]
     close(c.realize(db=db), np.maximum(a @ w, 0), rtol=1e-4, atol=1e-4)
+    # Nothing to compute is an empty run, not an error.
+    nothing = beamlab.tune(Tensor(a), beam=1, db=db)
+    assert nothing["kernels"] == [] and nothing["run"] > report["run"]
 
 
 def test_one_speedup_in_the_cli_summary_the_report_and_python(tmp_path):

@@ -592,7 +592,7 @@ private:
 
 // A run of a program given in memory, begun as Python's beamlab.tune() begins it and
 // interrupted after its first kernel, resumes from the CLI: with its own kernels (recorded when
-// it began) and settings, the first kernel not searched again.
+// it began) and settings (its thread count among them), the first kernel not searched again.
 TEST_F(JournalTest, ARunBegunFromPythonResumesFromTheCli) {
   std::string db_path = file("run.db"), log = file("log.txt");
   Tensor a = Tensor::rand({32, 48}, 1).matmul(Tensor::rand({48, 64}, 2));
@@ -600,18 +600,22 @@ TEST_F(JournalTest, ARunBegunFromPythonResumesFromTheCli) {
   program.outputs = {(a.sum({1}) + 1).exp()};
   TuneRequest r;
   r.db_path = db_path;
-  for (const ScheduleItem& item : program.schedule().items) r.tasks.push_back(kernel_task(item));
-  ASSERT_GE(r.tasks.size(), 2u);
+  std::vector<KernelTask>& tasks = r.tasks.emplace();
+  for (const ScheduleItem& item : program.schedule().items) tasks.push_back(kernel_task(item));
+  ASSERT_GE(tasks.size(), 2u);
   r.settings.door = "python";
   r.settings.what.workload = "python";
   r.settings.beam = 1;
   r.settings.kernel_budget_s = 10;
   r.settings.max_candidates = 6;
-  r.settings.threads = 2;
+  // Every core, as Python asks, resolved by the door to 1 here: the CLI's default (2 on a
+  // 2-core machine) must not be what the resume runs at, or it would search the kernels again.
+  r.settings.threads = 0;
+  r.all_threads = 1;
   r.settings.workers = 2;
   SearchControl control;
   r.control = &control;
-  size_t kernels = r.tasks.size();
+  size_t kernels = tasks.size();
   int64_t run_id = 0;
   {
     TuneSession session(r);
@@ -630,6 +634,7 @@ TEST_F(JournalTest, ARunBegunFromPythonResumesFromTheCli) {
     nlohmann::json settings = nlohmann::json::parse(db.runs()[0].settings);
     EXPECT_EQ(settings["door"], "python");
     EXPECT_EQ(settings["kernels"].size(), kernels);
+    EXPECT_EQ(settings["threads"], 1) << "stored resolved";
   }
   EXPECT_EQ(wait_cli(start_cli({"tune", "--resume", "--db", db_path, "--quiet"}, log)), 0)
       << read_file(log);

@@ -40,9 +40,6 @@ const Candidate* find(const TuneResult& r, const std::string& opts) {
   return nullptr;
 }
 
-// An integer division's check inputs stay in its domain (no zero divisor, no minimum that -1
-// would overflow): the unoptimized kernel and the candidates run, and the search tunes it,
-// special inputs included. Before, the reference died with SIGFPE and nothing could be tuned.
 // The winner from hand-computed rounds: the fastest median wins; its speedup over the
 // heuristic is paired by round; a runner-up within noise is a tie.
 TEST(Winner, TheFastestMedianWinsAndItsSpeedupIsPairedByRound) {
@@ -81,6 +78,9 @@ TEST(Winner, TheBestPlanTriedByHandIsTheFastestThatRan) {
   EXPECT_EQ(best_tried_by_hand({plan(0, Status::ok, {1})}), std::nullopt);
 }
 
+// An integer division's check inputs stay in its domain (no zero divisor, no minimum that -1
+// would overflow): the unoptimized kernel and the candidates run, and the search tunes it,
+// special inputs included. Before, the reference died with SIGFPE and nothing could be tuned.
 TEST(Search, IntegerDivisionKernelsTune) {
   std::vector<int32_t> values(64 * 64, 7);
   auto ints = [&](uint64_t) {

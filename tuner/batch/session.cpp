@@ -102,16 +102,21 @@ struct TuneSession::State {
 
 namespace {
 
-// The kernels of a run that stored no target (Python's and the GUI's before version 2): those
-// its journal has, under the workload they were journaled for.
-void journaled_kernels(db::Database& db, const db::Run& run, TuneTarget& what) {
+// What a run that stored no target (Python's and the GUI's before version 2) can be resumed
+// with: the kernels its journal has, under the workload and at the thread count they were
+// journaled with; the GUI's searched whatever the cache held.
+void from_journal(db::Database& db, const db::Run& run, TuneSettings& s) {
   std::set<int64_t> seen;
   for (const db::Tuning& t : db.tunings(run.id))
     if (seen.insert(t.kernel_id).second)
       if (auto k = db.kernel(t.kernel_id)) {
-        what.kernels.push_back(k->hash);
-        if (what.workload.empty()) what.workload = t.workload;
+        s.what.kernels.push_back(k->hash);
+        if (s.what.workload.empty()) s.what.workload = t.workload;
+        if (s.threads == 0) s.threads = t.threads;
       }
+  bool gui = run.command.starts_with("beamlab-gui");
+  s.door = gui ? "gui" : "python";
+  if (gui) s.cache = "ignore";
 }
 
 // The stored kernels `hashes`, as tasks.
@@ -145,19 +150,19 @@ TuneSession::TuneSession(TuneRequest r) : s_(std::make_unique<State>()) {
     s.settings = TuneSettings::from_json(json::parse(run.settings, nullptr, false));
     TuneTarget& what = s.settings.what;
     if (what.target.empty() && what.expr.empty() && what.kernels.empty()) {
-      journaled_kernels(*s.db, run, what);
+      from_journal(*s.db, run, s.settings);
       user_assert(!what.kernels.empty())
           << r.resume_word << " " << run.id << ": run " << run.id
           << " recorded neither what it tunes nor any kernel (an older beamlab began it); "
              "start it again";
       s.note = fmt::format("run {} was begun by an older beamlab, which did not record its "
-                           "kernels: resuming the {} its journal holds",
+                           "kernels or its whole-run budget: resuming the {} its journal holds",
                            run.id, what.kernels.size());
     }
     mode = parse_cache_mode(s.settings.cache, "the resumed run's cache mode");
     s.resumed = run;
     r.corpus.reset(); // the work is the run's own
-    r.tasks.clear();
+    r.tasks.reset();
   } else if (mode != CacheMode::off) {
     s.db = std::make_unique<db::Database>(r.db_path, mode == CacheMode::read_only
                                                          ? db::Database::Access::read_only
@@ -169,8 +174,8 @@ TuneSession::TuneSession(TuneRequest r) : s_(std::make_unique<State>()) {
   // The work: the door's, else the run's kernels or target.
   if (r.corpus) {
     s.corpus = std::move(*r.corpus);
-  } else if (!r.tasks.empty()) {
-    s.tasks = std::move(r.tasks);
+  } else if (r.tasks) {
+    s.tasks = std::move(*r.tasks);
     what.kernels.clear();
     for (const KernelTask& t : s.tasks) what.kernels.push_back(hash_hex(t.key));
     if (s.db && !s.db->read_only())
@@ -187,7 +192,7 @@ TuneSession::TuneSession(TuneRequest r) : s_(std::make_unique<State>()) {
         target_entry("tune", what.target, what.params, what.expr, what.inputs, what.dtype));
   }
   if (s.corpus) what.kernels.clear();
-  if (!s.tasks.empty() && what.workload.empty()) what.workload = s.settings.door;
+  if (!s.corpus && what.workload.empty()) what.workload = s.settings.door;
 
   BatchOptions& o = s.options;
   o.settings.beam = s.settings.beam;
@@ -208,11 +213,14 @@ TuneSession::TuneSession(TuneRequest r) : s_(std::make_unique<State>()) {
                                      : usable_cores();
   o.cache = mode;
   o.warm_start = s.settings.warm_start;
+  // Stored resolved: tunings are keyed by their thread count, so a resume from another door
+  // (another default, OMP_NUM_THREADS under Slurm) must run the kernels at the same one.
+  s.settings.threads = o.threads;
 
   if (!s.db) return; // cache off: the batch keeps its plumbing in memory
   s.store.db_path = s.db_path;
   if (s.resumed) {
-    s.run.emplace(ActiveRun::resume(*s.db, s.resumed->id));
+    s.run.emplace(ActiveRun::resume(*s.db, s.resumed->id, r.resume_word));
   } else if (writes(mode)) {
     RunSpec spec;
     spec.kind = db::RunKind::tune;
@@ -249,7 +257,7 @@ std::string TuneSession::target_name() const {
 }
 
 int TuneSession::entries() const {
-  return s_->corpus ? static_cast<int>(s_->corpus->entries.size()) : 1;
+  return s_->corpus ? static_cast<int>(s_->corpus->entries.size()) : 0;
 }
 
 BatchReport TuneSession::run(BatchListener& listener) {

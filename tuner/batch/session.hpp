@@ -71,10 +71,11 @@ struct TuneRequest {
   std::string resume_word = "--resume"; ///< the door's name for resuming, in errors
   std::string command;                  ///< how the door names the run (runs list it)
   std::string git_revision;
-  /// The work the door built (its own errors for bad input); when neither is given, the work is
-  /// built from settings.what.
+  /// The work the door built (its own errors for bad input): a corpus, or kernels (a program
+  /// given in memory; none is an empty run). When neither is given, the work is built from
+  /// settings.what.
   std::optional<Corpus> corpus;
-  std::vector<KernelTask> tasks;
+  std::optional<std::vector<KernelTask>> tasks;
   int all_threads = 0; ///< cores for settings.threads 0 (0: usable_cores())
   const SearchControl* control = nullptr;
 };
@@ -99,6 +100,7 @@ public:
   const db::Run* resumed() const;
   /// What is tuned, for headers: the corpus file, the workload or "N kernels (python)".
   std::string target_name() const;
+  /// The corpus's entries (0 for a run of kernels).
   int entries() const;
   /// A note for the user about how the run was set up ("" none), e.g. an older run whose
   /// kernels were not recorded.

@@ -48,12 +48,12 @@ ActiveRun ActiveRun::begin(db::Database& db, const RunSpec& spec) {
   return ActiveRun(db, id, device, std::move(lock));
 }
 
-ActiveRun ActiveRun::resume(db::Database& db, int64_t id) {
+ActiveRun ActiveRun::resume(db::Database& db, int64_t id, const std::string& what) {
   std::optional<db::Run> run = db.run(id);
   internal_assert(run) << "resuming run " << id << ", which is not in the database";
   db::RunLock lock = db::RunLock::take(db.path(), id);
   user_assert(lock.outcome() != db::RunLock::Outcome::held_elsewhere)
-      << "--resume " << id << ": run " << id << " is running in another process (it holds the "
+      << what << " " << id << ": run " << id << " is running in another process (it holds the "
       << "run's lock in '" << db::run_lock_path(db.path()) << "')";
   warn_unlocked(lock, id);
   db.reopen_run(id);

@@ -31,8 +31,8 @@ public:
   /// lock (a warning on stderr where locks are refused).
   static ActiveRun begin(db::Database& db, const RunSpec& spec);
   /// Makes run `id` running again, owned by this process: takes its lock first, and refuses
-  /// (a UserError) when another process holds it.
-  static ActiveRun resume(db::Database& db, int64_t id);
+  /// (a UserError naming `what`, the door's word for resuming) when another process holds it.
+  static ActiveRun resume(db::Database& db, int64_t id, const std::string& what = "--resume");
 
   ActiveRun(ActiveRun&& o) noexcept;
   ActiveRun& operator=(ActiveRun&&) = delete;

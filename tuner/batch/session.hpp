@@ -47,7 +47,7 @@ struct TuneSettings {
   double prune = 0;
   int runs = 3;
   int workers = 0; ///< sandboxes per job (0: cores / jobs)
-  int threads = 0; ///< cores each kernel runs on (0: all the door's)
+  int threads = 0; ///< cores each kernel runs on (0: all the door's; stored resolved)
   int jobs = 1;
   std::string shard;         ///< "i/N", resolved ("": the whole set)
   std::string cache = "use"; ///< CacheMode's name

@@ -267,7 +267,6 @@ tuner::CorpusEntry program_entry(const std::string& command, const std::string& 
       << target << "'";
   // Words of the command line: a bad --input shape or parameter is a bad option value; a kernel
   // file is read, and the expression or model built, later.
-  if (tuner::is_kernel_file(target)) return tuner::kernel_entry(target);
   return usage_errors(
       [&] { return tuner::target_entry(command, target, params, expr, inputs, dtype); });
 }

@@ -37,12 +37,6 @@ namespace {
 std::string select_cache() { return "SELECT " + names(kCacheAll, "c.") + " FROM cache c"; }
 } // namespace
 
-CacheEntry read_cache(const Statement& st, int first) {
-  CacheEntry e;
-  read_columns(kCacheAll, st, first, e);
-  return e;
-}
-
 std::vector<CacheEntry> Database::cache_lookup(const std::string& kernel_hash,
                                                const std::string& device,
                                                const std::string& compiler, int threads) {
@@ -51,7 +45,7 @@ std::vector<CacheEntry> Database::cache_lookup(const std::string& kernel_hash,
                                       "threads = ? ORDER BY stale, ms, id");
   st.bind_all(kernel_hash, device, compiler, threads);
   std::vector<CacheEntry> out;
-  while (st.step()) out.push_back(read_cache(st));
+  while (st.step()) out.push_back(read_row(kCacheAll, st));
   return out;
 }
 
@@ -89,7 +83,7 @@ std::vector<CacheEntry> Database::cache_entries() {
   Statement st =
       conn_->prepare(select_cache() + " ORDER BY kernel_name, kernel_hash, device, threads, ms");
   std::vector<CacheEntry> out;
-  while (st.step()) out.push_back(read_cache(st));
+  while (st.step()) out.push_back(read_row(kCacheAll, st));
   return out;
 }
 
@@ -107,7 +101,8 @@ Database::cache_by_structure(const std::string& structure, int version, const st
               static_cast<int64_t>(version));
   std::vector<EntryWithKernel> out;
   while (st.step())
-    out.push_back({read_cache(st), read_kernel(st, static_cast<int>(kCacheAll.size()))});
+    out.push_back(
+        {read_row(kCacheAll, st), read_row(kKernelAll, st, static_cast<int>(kCacheAll.size()))});
   return out;
 }
 

@@ -587,24 +587,19 @@ const Columns<Run> kRunAll =
 
 namespace {
 std::string select_runs() { return "SELECT " + names(kRunAll) + " FROM runs"; }
-Run read_run(const Statement& st) {
-  Run r;
-  read_columns(kRunAll, st, 0, r);
-  return r;
-}
 } // namespace
 
 std::optional<Run> Database::run(int64_t id) {
   Statement st = conn_->prepare(select_runs() + " WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return as_it_is(read_run(st));
+  return as_it_is(read_row(kRunAll, st));
 }
 
 std::vector<Run> Database::runs() {
   Statement st = conn_->prepare(select_runs() + " ORDER BY id DESC");
   std::vector<Run> out;
-  while (st.step()) out.push_back(as_it_is(read_run(st)));
+  while (st.step()) out.push_back(as_it_is(read_row(kRunAll, st)));
   return out;
 }
 
@@ -649,18 +644,12 @@ std::optional<int64_t> Database::find_kernel(const std::string& hash) {
   return st.i64(0);
 }
 
-Kernel read_kernel(const Statement& st, int at) {
-  Kernel k;
-  read_columns(kKernelAll, st, at, k);
-  return k;
-}
-
 std::optional<Kernel> Database::kernel(int64_t id) {
   Statement st =
       conn_->prepare("SELECT " + names(kKernelAll, "k.") + " FROM kernels k WHERE k.id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return read_kernel(st, 0);
+  return read_row(kKernelAll, st);
 }
 
 void Database::set_kernel_structure(int64_t kernel_id, const std::string& structure, int version) {

@@ -36,15 +36,11 @@ std::string candidate_derived(std::string_view prefix);
 
 /// The cache table: an entry's columns, and with its id first.
 extern const Columns<CacheEntry> kCacheEntry, kCacheAll;
-/// An entry from the columns kCacheAll, the first at `first`.
-CacheEntry read_cache(const Statement& st, int first = 0);
 /// Database::cache_put inside the caller's transaction.
 bool put_entry(Connection& conn, const CacheEntry& e);
 
-/// The kernels table: a kernel's columns, and with its id first; a kernel read from the
-/// columns kKernelAll, the first at `at`.
+/// The kernels table: a kernel's columns, and with its id first.
 extern const Columns<Kernel> kKernel, kKernelAll;
-Kernel read_kernel(const Statement& st, int at);
 
 /// SQLite's quick_check of the file: "ok" or the first problem.
 std::string quick_check(Connection& c);

@@ -132,6 +132,14 @@ int read_columns(const Columns<Row>& cols, const Statement& st, int first, Row& 
   return first;
 }
 
+/// A row read from the columns, the first at result column `first`.
+template <class Row>
+Row read_row(const Columns<Row>& cols, const Statement& st, int first = 0) {
+  Row row;
+  read_columns(cols, st, first, row);
+  return row;
+}
+
 /// Binds the columns from parameter `first` on; the next parameter.
 template <class Row>
 int bind_columns(const Columns<Row>& cols, const Row& row, Statement& st, int first) {

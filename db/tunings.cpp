@@ -45,12 +45,6 @@ const Columns<Tuning> kTuningAll = kTuningId + kTuningKey + kTuningOutcome;
 namespace {
 
 std::string select_tunings() { return "SELECT " + names(kTuningAll) + " FROM tunings"; }
-
-Tuning read_tuning(const Statement& st) {
-  Tuning t;
-  read_columns(kTuningAll, st, 0, t);
-  return t;
-}
 } // namespace
 
 Tuning Database::open_tuning(int64_t run_id, int64_t kernel_id, int threads,
@@ -64,22 +58,23 @@ Tuning Database::open_tuning(int64_t run_id, int64_t kernel_id, int threads,
   t.settings = settings;
   t.actions = actions;
   t.budget_s = budget_s;
-  Statement insert =
-      conn_->prepare("INSERT INTO tunings (" + names(kTuningKey) + ", status) VALUES (" +
-                     placeholders(kTuningKey) +
-                     ", 'running') ON CONFLICT (run_id, kernel_id, threads) DO NOTHING");
+  static const std::string sql = "INSERT INTO tunings (" + names(kTuningKey) +
+                                 ", status) VALUES (" + placeholders(kTuningKey) +
+                                 ", 'running') ON CONFLICT (run_id, kernel_id, threads) DO NOTHING";
+  Statement insert = conn_->prepare(sql);
   bind_columns(kTuningKey, t, insert, 1);
   insert.run();
   Statement st =
       conn_->prepare(select_tunings() + " WHERE run_id = ? AND kernel_id = ? AND threads = ?");
   st.bind_all(run_id, kernel_id, threads);
   internal_assert(st.step());
-  return read_tuning(st);
+  return read_row(kTuningAll, st);
 }
 
 void Database::finish_tuning(const Tuning& t) {
-  Statement st =
-      conn_->prepare("UPDATE tunings SET " + assignments(kTuningOutcome) + " WHERE id = ?");
+  static const std::string sql =
+      "UPDATE tunings SET " + assignments(kTuningOutcome) + " WHERE id = ?";
+  Statement st = conn_->prepare(sql);
   st.bind(bind_columns(kTuningOutcome, t, st, 1), t.id);
   st.run();
 }
@@ -90,7 +85,7 @@ std::vector<Tuning> tunings_where(Connection& conn, const std::string& where, in
   Statement st = conn.prepare(select_tunings() + " WHERE " + where);
   st.bind(1, value);
   std::vector<Tuning> out;
-  while (st.step()) out.push_back(read_tuning(st));
+  while (st.step()) out.push_back(read_row(kTuningAll, st));
   return out;
 }
 } // namespace
@@ -179,10 +174,10 @@ std::string candidate_derived(std::string_view prefix) {
   return out;
 }
 
-// "c = excluded.c" for each of the candidate's own columns but seq (the conflict's key), and the
-// derived ones.
 namespace {
 
+// "c = excluded.c" for each of the candidate's own columns but seq (the conflict's key), and the
+// derived ones.
 std::string candidate_upsert_assignments() {
   std::string out;
   for (const Column<CandidateRow>& c : kCandidateFields)
@@ -200,10 +195,11 @@ void insert_candidate(Connection& conn, int64_t tuning_id, const CandidateRow& c
     best = s.front();
     median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
   }
-  Statement insert = conn.prepare(
-      "INSERT INTO candidates (tuning_id, " + names(kCandidateFields) +
-      ", best_ms, median_ms, finished_at) VALUES (?, " + placeholders(kCandidateFields) +
-      ", ?, ?, ?) ON CONFLICT (tuning_id, seq) DO UPDATE SET " + candidate_upsert_assignments());
+  static const std::string sql =
+      "INSERT INTO candidates (tuning_id, " + names(kCandidateFields) + candidate_derived("") +
+      ") VALUES (?, " + placeholders(kCandidateFields) +
+      ", ?, ?, ?) ON CONFLICT (tuning_id, seq) DO UPDATE SET " + candidate_upsert_assignments();
+  Statement insert = conn.prepare(sql);
   insert.bind(1, tuning_id);
   int next = bind_columns(kCandidateFields, c, insert, 2);
   insert.bind(next, best).bind(next + 1, median).bind(next + 2, now_utc());

@@ -189,7 +189,7 @@ void print_table_json(const Measured& m) {
   doc["total_ms"] = json_number(total);
   doc["cache_hits"] = m.cache_hits;
   doc["searches"] = m.searches;
-  doc["db"] = m.db;
+  doc["db"] = m.db.empty() ? Json(nullptr) : Json(m.db);
   print_json(doc);
 }
 
@@ -207,7 +207,7 @@ void run(const RunArgs& args) {
   std::shared_ptr<tuner::BeamPolicy> beam;
   std::unique_ptr<tuner::CachePolicy> cached;
   tuner::CacheMode mode = tuner::parse_cache_mode(cache_mode_name(args.cache), "--cache");
-  std::string path = db_path(args.db);
+  std::string path = db_path(args.db, mode);
   if (args.opts) {
     heuristic.set(args.kernel, *parse_opts(*args.opts)); // checked by the option
   } else if (args.beam > 0) {

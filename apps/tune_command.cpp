@@ -44,6 +44,10 @@ std::string db_path(const std::string& flag) {
   return flag.empty() ? db::Database::default_path() : flag;
 }
 
+std::string db_path(const std::string& flag, tuner::CacheMode mode) {
+  return mode == tuner::CacheMode::off && flag.empty() ? std::string() : db_path(flag);
+}
+
 std::string shell_word(const std::string& word) {
   auto safe = [](unsigned char ch) {
     return ch && (std::isalnum(ch) || std::strchr("@%+=:,./_-", ch));
@@ -241,7 +245,7 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
   st.cache = cache_mode_name(st.cache);
   st.door = "cli";
   tuner::TuneRequest request;
-  request.db_path = db_path(args.db);
+  request.db_path = db_path(args.db, tuner::parse_cache_mode(st.cache, "--cache"));
   request.control = &control;
   request.all_threads = default_threads();
   request.git_revision = BEAMLAB_GIT_REVISION;

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tuner/store/cache.hpp"
+
 namespace beamlab::cli {
 
 /// `exit_code` gets 128 + the signal when the run was interrupted.
@@ -17,6 +19,8 @@ void add_tune_command(CLI::App& app, int& exit_code);
 
 /// --db FILE, else the default path (BEAMLAB_DB, XDG_CACHE_HOME, ~/.cache).
 std::string db_path(const std::string& flag);
+/// The same where `mode` uses a database; empty for --cache off without --db (no HOME needed).
+std::string db_path(const std::string& flag, tuner::CacheMode mode);
 
 /// --cache MODE, else BEAMLAB_CACHE, else "use"; checked.
 std::string cache_mode_name(const std::string& flag);

@@ -249,9 +249,11 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
              "before caching\n");
   fmt::print(out,
              "roof% is the tuned time's share of the roofline of the level the kernel's data "
-             "fits in (bound: what limits it)\ndevice limits: {}\n{}run {} in {}\n",
-             describe(r.limits), at.run_id > 0 ? "" : "not journaled: ", at.run_id,
-             at.db.empty() ? "nowhere (--cache off)" : at.db);
+             "fits in (bound: what limits it)\ndevice limits: {}\n{}\n",
+             describe(r.limits),
+             at.run_id > 0   ? fmt::format("run {} in {}", at.run_id, at.db)
+             : at.db.empty() ? std::string("not journaled (--cache off)")
+                             : "not journaled (--cache read-only: " + at.db + ")");
 }
 
 Json summary_json(const tuner::BatchReport& r, const SummaryPlace& at, const std::string& target,

@@ -207,6 +207,11 @@ ALTER TABLE tunings ADD COLUMN reference_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE tunings ADD COLUMN compiling_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE tunings ADD COLUMN timing_s REAL NOT NULL DEFAULT 0;
 )sql",
+    // 6: the iteration that settled a candidate: later than the one that proposed it when its
+    // compile was left running (a replay retraces the search only knowing when).
+    R"sql(
+ALTER TABLE candidates ADD COLUMN settled_in INTEGER NOT NULL DEFAULT -1;
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);

@@ -29,7 +29,7 @@ namespace beamlab::db {
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {
@@ -143,6 +143,7 @@ struct CandidateRow {
   int64_t code_bytes = 0;
   double max_error = 0;
   int duplicate_of = -1;
+  int settled_in = -1; ///< the iteration that settled it (-1: not recorded, before schema 6)
   std::vector<double> samples_ms; ///< every timed run, in order
 };
 

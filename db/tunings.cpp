@@ -154,18 +154,18 @@ std::vector<double> Database::samples_of(int64_t tuning_id, const std::string& o
 
 // The candidates table: a candidate as the search settled it (its samples are rows of their
 // own), then what is derived from its samples when it is written, and where it belongs.
-const Columns<CandidateRow> kCandidateFields = {
-    column("seq", &CandidateRow::seq),
-    column("opts", &CandidateRow::opts),
-    column("parent", &CandidateRow::parent),
-    column("iteration", &CandidateRow::iteration),
-    column("status", &CandidateRow::status),
-    column("error", &CandidateRow::error),
-    column("compile_ms", &CandidateRow::compile_ms),
-    column("code_hash", &CandidateRow::code_hash),
-    column("code_bytes", &CandidateRow::code_bytes),
-    column("max_error", &CandidateRow::max_error),
-    column("duplicate_of", &CandidateRow::duplicate_of)};
+const Columns<CandidateRow> kCandidateFields = {column("seq", &CandidateRow::seq),
+                                                column("opts", &CandidateRow::opts),
+                                                column("parent", &CandidateRow::parent),
+                                                column("iteration", &CandidateRow::iteration),
+                                                column("status", &CandidateRow::status),
+                                                column("error", &CandidateRow::error),
+                                                column("compile_ms", &CandidateRow::compile_ms),
+                                                column("code_hash", &CandidateRow::code_hash),
+                                                column("code_bytes", &CandidateRow::code_bytes),
+                                                column("max_error", &CandidateRow::max_error),
+                                                column("duplicate_of", &CandidateRow::duplicate_of),
+                                                column("settled_in", &CandidateRow::settled_in)};
 
 // ", c.best_ms, c.median_ms, c.finished_at": the derived columns after `prefix`.
 std::string candidate_derived(std::string_view prefix) {

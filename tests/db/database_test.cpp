@@ -157,12 +157,17 @@ TEST_F(DatabaseTest, EveryFieldOfATuningRoundTrips) {
   EXPECT_TRUE(db.tuning(t.id)->in_process.has_value());
 }
 
-// Takes a file of this schema back to version 3's tables and columns.
+void drop_schema_6(Database& db) {
+  db.connection().exec("ALTER TABLE candidates DROP COLUMN settled_in");
+}
+
 void drop_schema_5(Database& db) {
+  drop_schema_6(db);
   for (const char* column : {"reference_s", "compiling_s", "timing_s"})
     db.connection().exec(std::string("ALTER TABLE tunings DROP COLUMN ") + column);
 }
 
+// Takes a file of this schema back to version 3's tables and columns.
 void drop_schema_4(Database& db) {
   drop_schema_5(db);
   db.connection().exec("DROP INDEX kernels_by_structure");

@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/bundle's tarball, as a machine without Debian's packages would use it: nothing but
 # glibc is loaded from outside it, and moved to another folder, with an empty environment, a
-# tuning run starts its sandboxed workers and tunes.
+# tuning run starts its sandboxed workers and tunes, and `run --cache off` needs no database
+# (nor HOME to find one).
 #   check_bundle.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -eu
 build=$1 src=$2 work=$3
@@ -24,4 +25,6 @@ if [ -n "$outside" ]; then
 fi
 env -i "$b/bin/beamlab" tune "$src/tests/corpora/tiny.json" --beam 1 --max-candidates 8 \
   --db "$work/t.db" --quiet
+env -i "$b/bin/beamlab" run matmul --M 32 --N 32 --K 32 --runs 2 --cache off --format json |
+  grep -q '"db": null' || { echo "run --cache off with an empty environment failed"; exit 1; }
 echo "bundle: $(du -h "$work/beamlab.tar.xz" | cut -f1), relocated and tuned"

@@ -77,7 +77,9 @@ TEST_F(ReplayTest, TheSameStrategyRetracesEachSearchExactly) {
     ASSERT_EQ(r.candidates.size(), rows.size()) << t.id;
     for (size_t i = 0; i < rows.size(); ++i) {
       EXPECT_EQ(beamlab::to_string(r.candidates[i].opts), rows[i].opts) << t.id << " #" << i;
-      EXPECT_EQ(to_string(r.candidates[i].status), rows[i].status) << t.id << " #" << i;
+      EXPECT_EQ(to_string(r.candidates[i].status), rows[i].status)
+          << t.id << " #" << i << ", proposed in iteration " << rows[i].iteration << ", settled in "
+          << rows[i].settled_in << " (replayed: " << r.candidates[i].settled_in << ")";
       EXPECT_EQ(r.candidates[i].parent, rows[i].parent) << t.id << " #" << i;
     }
     // Calibrated, the replay of the recorded strategy takes the recorded wall time.

@@ -8,10 +8,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <set>
+#include <thread>
 #include <unistd.h>
 
 #include "engine/ir/kernel_ops.hpp"
 #include "tuner/measure/check.hpp"
+#include "tuner/measure/pool.hpp"
 #include "tuner/measure/probe.hpp"
 #include "tuner/measure/sandbox.hpp"
 
@@ -136,6 +138,92 @@ TEST_F(SandboxTest, CandidatesAreTimedAndCheckedAgainstTheReference) {
   CallResult b = box.call(compile_request("UPCAST(1,4)"), 30);
   EXPECT_NE(a.reply.header.at("code_hash"), b.reply.header.at("code_hash"));
   EXPECT_GT(b.reply.header.value("compile_ms", 0.0), 0.0);
+}
+
+// A worker stopped mid-request (a timing elsewhere has the machine) answers once it goes on:
+// the time it spent stopped moves the call's deadline, and the call says how long that was.
+TEST_F(SandboxTest, APausedWorkerAnswersAfterItsDeadlineMovedByThePause) {
+  std::string ref = reference();
+  box.pause();
+  EXPECT_TRUE(box.paused());
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    box.resume();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  CallResult c = box.call(compile_request("UPCAST(1,4)"), 1.0); // under the pause's length
+  double waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  later.join();
+  EXPECT_EQ(c.status, CallStatus::ok) << c.detail;
+  EXPECT_EQ(c.reply.header.value("status", ""), "ok") << c.reply.header.dump();
+  EXPECT_GE(waited_ms, 1400); // it did not answer while stopped
+  EXPECT_GE(c.stopped_ms, 1000);
+  EXPECT_FALSE(box.paused());
+  // A worker started while paused starts stopped, and goes on when resumed.
+  Sandbox fresh(test_options());
+  fresh.pause();
+  std::thread go([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fresh.resume();
+  });
+  CallResult t = fresh.call(task_request(matmul, &ref), 30);
+  go.join();
+  EXPECT_EQ(t.status, CallStatus::ok) << t.detail;
+  EXPECT_GE(t.stopped_ms, 200);
+}
+
+// A deadline moves by the stops after it was made, not by the worker's earlier ones (else
+// every call on a long-paused sandbox would get that long again before it timed out).
+TEST(Deadline, MovesOnlyByTheStopsSinceItWasMade) {
+  using namespace std::chrono;
+  StoppedClock clock;
+  clock.stopped();
+  std::this_thread::sleep_for(milliseconds(50));
+  clock.continued();
+  auto at = steady_clock::now() + seconds(1);
+  Deadline d(at, &clock);
+  EXPECT_EQ(d.when(), at);
+  clock.stopped();
+  std::this_thread::sleep_for(milliseconds(30));
+  EXPECT_GE(d.when() - at, milliseconds(30)); // while stopped, it keeps moving
+  clock.continued();
+  auto moved = d.when() - at;
+  EXPECT_GE(moved, milliseconds(30));
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(d.when() - at, moved); // and stays put once the worker runs again
+}
+
+// Timing (exclusive) doesn't wait for a compile (preemptible) to end: it stops the compile's
+// sandbox while it holds the machine and lets it go on after. Other shared work is waited for.
+TEST(Gate, AnExclusiveHolderStopsPreemptibleHoldersAndWaitsForTheRest) {
+  Gate gate;
+  Sandbox compiling(test_options()), other(test_options());
+  gate.lock(Access::preemptible, &compiling);
+  gate.lock(Access::exclusive); // would block before: a compile held the gate shared
+  EXPECT_TRUE(compiling.paused());
+  gate.unlock(Access::exclusive);
+  EXPECT_FALSE(compiling.paused());
+  // A compile that ends while stopped goes on running for its next request.
+  gate.lock(Access::exclusive);
+  EXPECT_TRUE(compiling.paused());
+  gate.unlock(Access::preemptible, &compiling);
+  EXPECT_FALSE(compiling.paused());
+  gate.unlock(Access::exclusive);
+  // Plain shared work is not stopped: the exclusive holder waits for it.
+  gate.lock(Access::shared, &other);
+  std::atomic<bool> got{false};
+  std::thread timing([&] {
+    gate.lock(Access::exclusive);
+    got = true;
+    gate.unlock(Access::exclusive);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got);
+  EXPECT_FALSE(other.paused());
+  gate.unlock(Access::shared, &other);
+  timing.join();
+  EXPECT_TRUE(got);
 }
 
 TEST_F(SandboxTest, AWrongElementIsAWrongResult) {

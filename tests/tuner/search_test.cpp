@@ -187,6 +187,43 @@ TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {
   EXPECT_GT(r->winner_ms, 0.0);
 }
 
+// A slow compile doesn't hold its iteration: the others are timed while it compiles (stopped
+// for each timing), it is timed once it is in, and the search ends only after it.
+TEST(Search, ASlowCompileIsLeftRunningWhileTheOthersAreTimed) {
+  KernelTask task = matmul_task(32, 48, 64);
+  UOpPtr ast = *parse_graph(task.ast);
+  std::vector<Opt> heuristic = heuristic_opts(ast, 2);
+  SearchSettings s;
+  s.beam = 2;
+  s.max_iterations = 2;
+  s.final_rounds = 2;
+  std::string slow;
+  for (const std::vector<Opt>& plan : neighbours(ast, heuristic, 2))
+    if (apply_opts(ast, plan)) {
+      slow = to_string(plan);
+      break;
+    }
+  ASSERT_FALSE(slow.empty());
+  s.faults[slow] = "slow_compile";
+  WorkerPool pool(test_pool());
+  bool queued = false, compiled = false;
+  int timed_meanwhile = 0;
+  auto r = tune_kernel(task, pool, s, [&](const Event& e) {
+    if (!e.candidate) return;
+    bool it = to_string(e.candidate->opts) == slow;
+    if (it && e.kind == Event::Kind::queued) queued = true;
+    if (it && e.kind == Event::Kind::compiled) compiled = true;
+    if (!it && e.kind == Event::Kind::timed && queued && !compiled) ++timed_meanwhile;
+  });
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_TRUE(queued) << slow << " was not proposed";
+  const Candidate* c = find(*r, slow);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->samples_ms.empty()) << to_string(c->status) << ": " << c->error;
+  EXPECT_GT(timed_meanwhile, 0);
+  EXPECT_LT(c->compile_ms, 60000);
+}
+
 TEST(Search, HostileRepliesAreErrorsThatNeverWinAndAHostileReferenceIsAClearError) {
   KernelTask task = matmul_task(32, 48, 64);
   UOpPtr ast = *parse_graph(task.ast);

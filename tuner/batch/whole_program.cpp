@@ -135,11 +135,14 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
         std::tie(h, t) = paired_rounds(base, mine, rounds);
         c.speedup = paired_ratio(h, t);
       }
-      if (c.speedup.hi < 1) { // still slower beyond noise: none is kept
+      if (c.speedup.estimate <= 1) { // what remains doesn't make the whole faster: none is kept
         for (const BatchKernel* k : planned)
           if (!is_reverted(k->task.key))
-            drop(*k, fmt::format("{} as a whole ran {:.2f}x slower with the tuned plans",
-                                 entry.label, 1 / c.speedup.estimate));
+            drop(*k, c.speedup.estimate < 1
+                         ? fmt::format("{} as a whole ran {:.2f}x slower with the tuned plans",
+                                       entry.label, 1 / c.speedup.estimate)
+                         : fmt::format("{} as a whole ran no faster with the tuned plans",
+                                       entry.label));
         c.speedup = PairedRatio{1, 1, 1, c.speedup.rounds};
         t = h;
       }

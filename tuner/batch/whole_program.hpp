@@ -4,7 +4,8 @@
 // cache, a split that leaves threads idle between kernels), so where the whole is not faster
 // beyond noise, each tuned kernel is timed in the program both ways and the plans that don't
 // beat the heuristic's there are not kept: their cache entries go stale and the heuristic's
-// plan is cached in their place. A program still slower with what remains keeps none.
+// plan is cached in their place. A program that what remains doesn't make faster (its paired
+// estimate, not only beyond noise) keeps none.
 #pragma once
 
 #include <string>
@@ -19,6 +20,6 @@ namespace beamlab::tuner {
 /// reverts cache entries in `db` when `options.cache` writes. `rounds` paired rounds.
 std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport& report,
                                          const BatchOptions& options, db::Database& db,
-                                         int rounds = 10);
+                                         int rounds = 20);
 
 } // namespace beamlab::tuner

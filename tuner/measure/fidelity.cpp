@@ -26,8 +26,9 @@ Expected<std::vector<std::vector<double>>>
 time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
                       const std::vector<std::vector<Opt>>& plans, int threads, Gate& gate,
                       int rounds, int runs) {
-  // Compiling and filling the inputs enter the gate shared, as the pool's compiles do, so they
-  // never run beside another pool's timing; the timing then holds it alone.
+  // Compiling and filling the inputs enter the gate shared (not preemptible: nothing here can
+  // be stopped), so they never run beside another pool's timing; the timing then holds it
+  // alone, stopping the pools' compiles meanwhile.
   std::optional<Hold> building(std::in_place, gate, Access::shared);
   std::vector<KernelCandidate> built;
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -136,7 +136,8 @@ Compiled Measurer::compile_on(Slot& slot, int id, const std::vector<Opt>& opts) 
     static_cast<Answer&>(c) = answer_of(r, slot);
     if (c.ok()) {
       const json& h = r.reply.header;
-      c.compile_ms = h.value("compile_ms", 0.0);
+      // The worker's clock ran on while a timing had it stopped.
+      c.compile_ms = std::max(0.0, h.value("compile_ms", 0.0) - r.stopped_ms);
       c.code_bytes = h.value("code_bytes", int64_t{0});
       c.code_hash = std::stoull(h.value("code_hash", "0"), nullptr, 16); // checked: hex
     }
@@ -147,9 +148,15 @@ Compiled Measurer::compile_on(Slot& slot, int id, const std::vector<Opt>& opts) 
 }
 
 std::future<Compiled> Measurer::compile(int id, std::vector<Opt> opts) {
-  return pool_.submit(Access::shared, [this, id, opts = std::move(opts)](Slot& slot) {
+  return pool_.submit(Access::preemptible, [this, id, opts = std::move(opts)](Slot& slot) {
     return compile_on(slot, id, opts);
   });
+}
+
+std::vector<bool> Measurer::busy_sandboxes() const {
+  std::vector<bool> busy;
+  for (const SlotActivity& a : pool_.activity()) busy.push_back(a.state != SlotState::idle);
+  return busy;
 }
 
 Expected<ReferenceRun> Measurer::reference(int id, double run_timeout_s) {

@@ -96,6 +96,13 @@ public:
   virtual Expected<ReferenceRun> reference(int id, double run_timeout_s) = 0;
   /// Compiles a candidate (in parallel with other compiles).
   virtual std::future<Compiled> compile(int id, std::vector<Opt> opts) = 0;
+  /// The sandboxes busy now (a compile left running): a candidate compiled on one waits for
+  /// it before it can be timed there. Empty: none.
+  virtual std::vector<bool> busy_sandboxes() const { return {}; }
+  /// For a lab that plays a search back: how many iterations after proposing the candidate
+  /// with these Opts the recorded search took it in (its compile or its sandbox was late), so
+  /// a search played back takes it in as late. 0: as soon as it is in.
+  virtual int iterations_late(const std::vector<Opt>& /*opts*/) const { return 0; }
   /// Checks and times a compiled candidate alone on the machine; `at` follows it.
   virtual Timed time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing) = 0;
   /// Frees compiled candidates that will not be run.
@@ -122,8 +129,10 @@ public:
   /// time limit becomes max(`run_timeout_s`, 20 x its slowest check). Fails when it can't run.
   Expected<ReferenceRun> reference(int id, double run_timeout_s) override;
 
-  /// Compiles a candidate on the first free sandbox (shared access: in parallel).
+  /// Compiles a candidate on the first free sandbox (preemptible access: in parallel, and
+  /// stopped while a candidate is timed).
   std::future<Compiled> compile(int id, std::vector<Opt> opts) override;
+  std::vector<bool> busy_sandboxes() const override;
 
   /// Runs a compiled candidate on its sandbox alone on the machine (exclusive access),
   /// compiling it there again first if the worker restarted; `at` follows it.

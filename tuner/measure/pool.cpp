@@ -1,30 +1,57 @@
 // The gate and the worker threads; see pool.hpp.
 #include "tuner/measure/pool.hpp"
 
+#include <algorithm>
+
 #include <beamlab/tuning.hpp>
 
 namespace beamlab::tuner {
 
-void Gate::lock(Access a) {
+void Gate::lock(Access a, Sandbox* sandbox) {
   std::unique_lock lock(mutex_);
-  if (a == Access::shared) {
+  if (a != Access::exclusive) {
     changed_.wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
     ++shared_;
+    if (a == Access::preemptible && sandbox) preemptible_.push_back(sandbox);
     return;
   }
   ++exclusive_waiting_;
-  changed_.wait(lock, [&] { return !exclusive_ && shared_ == 0; });
+  // The preemptible holders stop where they are; the others are waited for.
+  for (Sandbox* s : preemptible_)
+    if (std::find(paused_.begin(), paused_.end(), s) == paused_.end()) {
+      s->pause();
+      paused_.push_back(s);
+    }
+  changed_.wait(lock, [&] { return !exclusive_ && shared_ == static_cast<int>(paused_.size()); });
   --exclusive_waiting_;
   exclusive_ = true;
 }
 
-void Gate::unlock(Access a) {
+void Gate::unlock(Access a, Sandbox* sandbox) {
   {
     std::lock_guard lock(mutex_);
-    if (a == Access::shared)
-      --shared_;
-    else
+    if (a == Access::exclusive) {
       exclusive_ = false;
+      // The next timing, if one waits, keeps them stopped (it would stop them again at once).
+      // That wait is bounded: every timing needs a compile first, so pools taking turns at
+      // timing run out of candidates to time and their compiles, these among them, go on.
+      if (exclusive_waiting_ == 0) {
+        for (Sandbox* s : paused_) s->resume();
+        paused_.clear();
+      }
+    } else {
+      --shared_;
+      // A holder whose answer was already on its way when it was stopped: running again,
+      // for whatever it is asked next.
+      if (auto p = std::find(paused_.begin(), paused_.end(), sandbox);
+          sandbox && p != paused_.end()) {
+        sandbox->resume();
+        paused_.erase(p);
+      }
+      if (auto p = std::find(preemptible_.begin(), preemptible_.end(), sandbox);
+          sandbox && p != preemptible_.end())
+        preemptible_.erase(p);
+    }
   }
   changed_.notify_all();
 }
@@ -81,12 +108,14 @@ void WorkerPool::serve(Slot& slot) {
       job = std::move(from.front());
       from.pop_front();
     }
-    gate_->lock(job.access);
-    slot.state = job.access == Access::shared ? SlotState::shared : SlotState::exclusive;
+    // Busy from here, waiting at the gate too: a search must not count on this slot for timing.
+    slot.state = SlotState::shared;
+    gate_->lock(job.access, &slot.sandbox);
+    if (job.access == Access::exclusive) slot.state = SlotState::exclusive;
     job.run(slot); // a packaged task: an exception goes to the job's future
     slot.restarts = slot.sandbox.restarts();
     slot.state = SlotState::idle;
-    gate_->unlock(job.access);
+    gate_->unlock(job.access, &slot.sandbox);
   }
 }
 

@@ -5,7 +5,9 @@
 // Compiles and other untimed work enter the pool's gate shared and run in parallel; timing
 // enters it exclusive, so one candidate is timed at a time on the machine and nothing else
 // the tuner starts runs beside it. A waiting exclusive job holds back new shared ones (timing
-// is never starved by a stream of compiles).
+// is never starved by a stream of compiles). Compiles enter preemptible: a timing doesn't wait
+// for them to end but stops their workers (SIGSTOP) while it runs and lets them go on after,
+// so one slow compile never holds the machine's timing, nor the other cores, hostage.
 #pragma once
 
 #include <atomic>
@@ -24,19 +26,23 @@
 
 namespace beamlab::tuner {
 
-/// Shared (parallel) or exclusive (alone) access to the machine.
-enum class Access { shared, exclusive };
+/// Shared (parallel) or exclusive (alone) access to the machine; preemptible is shared access
+/// whose sandbox an exclusive holder stops while it holds the machine.
+enum class Access { shared, preemptible, exclusive };
 
 class Gate {
 public:
-  void lock(Access a);
-  void unlock(Access a);
+  /// `sandbox`: the preemptible holder's (required for Access::preemptible, else ignored).
+  void lock(Access a, Sandbox* sandbox = nullptr);
+  void unlock(Access a, Sandbox* sandbox = nullptr);
 
 private:
   std::mutex mutex_;
   std::condition_variable changed_;
   int shared_ = 0, exclusive_waiting_ = 0;
   bool exclusive_ = false;
+  std::vector<Sandbox*> preemptible_; ///< holding shared access; a subset of shared_
+  std::vector<Sandbox*> paused_;      ///< of those, stopped for an exclusive holder
 };
 
 /// What a slot's thread is doing: waiting, running shared work (compiling, sending a task) or

@@ -1,6 +1,7 @@
 // Message framing; see protocol.hpp.
 #include "tuner/measure/protocol.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <poll.h>
 #include <unistd.h>
@@ -8,15 +9,17 @@
 namespace beamlab::tuner {
 namespace {
 
-// Waits until `fd` is ready for `events` or the deadline passes.
+// Waits until `fd` is ready for `events` or the deadline passes. A deadline that moves (its
+// worker stopped) is looked at again every 100 ms.
 bool wait_ready(int fd, short events, std::optional<Deadline> deadline) {
   if (!deadline) return true;
+  int64_t step_ms = deadline->stopped ? 100 : int64_t{1} << 30;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        *deadline - std::chrono::steady_clock::now());
+        deadline->when() - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, events, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), step_ms)));
     if (r > 0) return true;
     if (r < 0 && errno != EINTR) return true; // let the read/write report the error
   }
@@ -52,6 +55,37 @@ Transfer read_all(int fd, char* data, size_t n, std::optional<Deadline> deadline
 }
 
 } // namespace
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+} // namespace
+
+void StoppedClock::stopped() {
+  int64_t none = 0;
+  since_ns_.compare_exchange_strong(none, std::max<int64_t>(1, now_ns()));
+}
+
+void StoppedClock::continued() {
+  // The total first: a reader between the two steps counts the stop twice (a deadline a moment
+  // late), never not at all (a deadline that jumps back by the whole stop).
+  if (int64_t since = since_ns_.load(); since != 0) {
+    total_ns_ += now_ns() - since;
+    since_ns_ = 0;
+  }
+}
+
+std::chrono::steady_clock::duration StoppedClock::total() const {
+  int64_t since = since_ns_.load();
+  return std::chrono::nanoseconds(total_ns_.load() + (since != 0 ? now_ns() - since : 0));
+}
+
+std::chrono::steady_clock::time_point Deadline::when() const {
+  return stopped ? at + (stopped->total() - stopped_before) : at;
+}
 
 Transfer write_message(int fd, const Message& m, std::optional<Deadline> deadline) {
   std::string header = m.header.dump();

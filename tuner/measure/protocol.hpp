@@ -7,6 +7,7 @@
 // (a length over the cap is refused before anything is allocated).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,7 +22,30 @@ struct Message {
   std::string payload;
 };
 
-using Deadline = std::chrono::steady_clock::time_point;
+/// How long a worker has been stopped (SIGSTOP: Sandbox::pause), so far: its total and, while
+/// it is stopped, since when. Written by one thread at a time (under the sandbox's lock), read
+/// by the one waiting for its answer.
+class StoppedClock {
+public:
+  void stopped();   ///< it is stopped from now on (no effect if it already is)
+  void continued(); ///< it runs again (no effect if it does)
+  std::chrono::steady_clock::duration total() const;
+
+private:
+  std::atomic<int64_t> total_ns_{0}, since_ns_{0}; ///< since: 0 while it runs
+};
+
+/// When a transfer gives up: a point in time, moved later by whatever time the worker spent
+/// stopped (`stopped`, if given) since the deadline was made: a compile paused while another
+/// candidate is timed doesn't run out of time for it.
+struct Deadline {
+  std::chrono::steady_clock::time_point at;
+  const StoppedClock* stopped = nullptr;
+  std::chrono::steady_clock::duration stopped_before{}; ///< stopped->total() when made
+  Deadline(std::chrono::steady_clock::time_point t, const StoppedClock* s = nullptr)
+      : at(t), stopped(s), stopped_before(s ? s->total() : std::chrono::steady_clock::duration{}) {}
+  std::chrono::steady_clock::time_point when() const;
+};
 
 enum class Transfer { ok, closed, timeout, malformed };
 

@@ -151,7 +151,11 @@ void Sandbox::start() {
                              "': " + pid.error() +
                              " (build the beamlab-worker target, or set BEAMLAB_WORKER)");
   }
-  pid_ = *pid;
+  {
+    std::lock_guard lock(signal_mutex_);
+    pid_ = *pid;
+    if (paused_) ::kill(pid_, SIGSTOP);
+  }
   to_worker_ = in[1];
   from_worker_ = out[0];
   for (int fd : {to_worker_, from_worker_}) {
@@ -166,10 +170,12 @@ CallResult Sandbox::stop(CallStatus verdict, std::string detail) {
   // Kill before closing the pipes: a worker that sees its input close exits on its own, and
   // that exit must not pass for the reason a reply was refused or a request timed out.
   if (pid_ > 0) {
+    // Held until the pid is forgotten: pause() and resume() never signal a reaped pid.
+    std::lock_guard lock(signal_mutex_);
     int status = 0;
     pid_t got = ::waitpid(pid_, &status, WNOHANG);
     if (got == 0) {
-      ::kill(pid_, SIGKILL);
+      ::kill(pid_, SIGKILL); // a stopped process dies too
       ::waitpid(pid_, &status, 0);
     } else if (verdict == CallStatus::lost) { // it died first: say how
       r = death(status, std::move(r));
@@ -193,15 +199,35 @@ std::string Sandbox::last_words() const {
   return text;
 }
 
+void Sandbox::pause() {
+  std::lock_guard lock(signal_mutex_);
+  if (paused_) return;
+  paused_ = true;
+  stopped_.stopped();
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void Sandbox::resume() {
+  std::lock_guard lock(signal_mutex_);
+  if (!paused_) return;
+  paused_ = false;
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+  stopped_.continued();
+}
+
 CallResult Sandbox::call(const Message& request, double timeout_s, uint64_t payload_bytes) {
   if (pid_ <= 0) start();
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(timeout_s));
+  auto stopped_before = stopped_.total();
+  Deadline deadline(std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s)),
+                    &stopped_);
   Transfer t = write_message(to_worker_, request, deadline);
   CallResult r;
   if (t == Transfer::ok)
     t = read_message(from_worker_, r.reply, deadline, {kMaxReplyHeaderBytes, payload_bytes});
+  r.stopped_ms =
+      std::chrono::duration<double, std::milli>(stopped_.total() - stopped_before).count();
   if (t == Transfer::ok) {
     answered_ = true;
     Expected<void> valid = check_reply(request.header, r.reply, payload_bytes);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <sys/types.h>
 
@@ -34,9 +35,10 @@ const char* to_string(CallStatus s);
 
 struct CallResult {
   CallStatus status = CallStatus::ok;
-  Message reply;        ///< when ok
-  std::string detail;   ///< otherwise: the signal or reason ("SIGSEGV", "no answer in 2.0 s")
-  int exit_status = -1; ///< the worker's exit status, when it exited on its own (no signal)
+  Message reply;         ///< when ok
+  std::string detail;    ///< otherwise: the signal or reason ("SIGSEGV", "no answer in 2.0 s")
+  int exit_status = -1;  ///< the worker's exit status, when it exited on its own (no signal)
+  double stopped_ms = 0; ///< how long the worker was paused (Sandbox::pause) during the call
 };
 
 class Sandbox {
@@ -63,6 +65,17 @@ public:
   /// state (compiled candidates, the task).
   int generation() const { return starts_; }
 
+  /// Stops the worker (SIGSTOP) where it is, mid-request, until resume(): another thread's
+  /// timing then has the cores to itself. A call waiting on it meanwhile gets that time added
+  /// to its deadline. A worker started while paused starts stopped. Safe from any thread.
+  void pause();
+  /// Lets a paused worker run on (SIGCONT). Safe from any thread.
+  void resume();
+  bool paused() const {
+    std::lock_guard lock(signal_mutex_);
+    return paused_;
+  }
+
 private:
   void start();
   /// Kills the worker (if alive), reaps it and closes its pipes. The result is `verdict`, except
@@ -73,6 +86,9 @@ private:
   std::string last_words() const;
 
   SandboxOptions options_;
+  mutable std::mutex signal_mutex_; ///< pid_ as pause() and resume() see it, and paused_
+  bool paused_ = false;
+  StoppedClock stopped_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   int worker_stderr_ = -1; ///< what the worker wrote before its confinement closed stderr

@@ -27,7 +27,8 @@
 //   {"op":"drop","ids":[...]}
 //   {"op":"confinement"} -> {"status":"ok","layers":[...],"missing":[...]}   (confine.hpp)
 // With --allow-faults (tests only) a compile request's "fault" plants a failure in that
-// candidate: "abort_in_compile", and while running "open_file" (a syscall the filter denies),
+// candidate: "abort_in_compile", "slow_compile" (1.5 s of work before it compiles), and while
+// running "open_file" (a syscall the filter denies),
 // "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element); or a hostile
 // reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
 // "reply_negative_code_bytes", "reply_bad_hash_then_exit" (and the worker exits); to its runs
@@ -226,6 +227,10 @@ private:
     auto opts = parse_opts(h.value("opts", ""));
     if (!opts) return reply("bad_request", "opts: " + opts.error());
     if (fault == "abort_in_compile") std::abort();
+    if (fault == "slow_compile") // busy, not asleep: a compile's kind of slow
+      for (auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+           std::chrono::steady_clock::now() < end;) {
+      }
     auto c = KernelCandidate::build(kernel_.ast, *opts, kernel_.name);
     if (!c) return reply(c.error().rejected ? "rejected" : "compile_error", c.error().message);
     Message m = reply("ok");

@@ -108,6 +108,12 @@ std::future<Compiled> RecordedLab::compile(int /*id*/, std::vector<Opt> opts) {
   return done.get_future();
 }
 
+int RecordedLab::iterations_late(const std::vector<Opt>& opts) const {
+  // By how much, not when: another strategy played back proposes it in another iteration.
+  const Candidate* c = find(opts);
+  return c && c->settled_in > c->iteration ? c->settled_in - c->iteration : 0;
+}
+
 Timed RecordedLab::time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing) {
   Timed o;
   o.at = at;

@@ -63,6 +63,7 @@ public:
   std::future<Compiled> compile(int id, std::vector<Opt> opts) override;
   Timed time(int id, const std::vector<Opt>& opts, Placement& at, const Timing& timing) override;
   void drop(int, std::vector<int>) override {}
+  int iterations_late(const std::vector<Opt>& opts) const override;
 
   /// Plans asked for that the recording doesn't have (or never timed).
   int missing() const { return missing_; }

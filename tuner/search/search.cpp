@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <future>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -138,6 +140,12 @@ public:
     result_.settings = settings;
     result_.threads = threads_;
   }
+  ~Search() { // the compiles left in flight use the lab
+    for (auto& [id, compiled] : compiling_)
+      if (compiled.valid()) compiled.wait();
+  }
+  Search(const Search&) = delete;
+  Search& operator=(const Search&) = delete;
 
   Expected<TuneResult> run() {
     start_ = lab_.now_s();
@@ -146,6 +154,13 @@ public:
     ast_ = *ast;
     if (auto r = reference(); !r) return make_unexpected(r.error());
     search();
+    // What is still compiling or waiting for its sandbox, in an iteration of its own: a replay
+    // must not take it in before the last iteration's verdict.
+    if (pending()) {
+      ++iteration_;
+      evaluate(true);
+      learn();
+    }
     full_passes();
     remeasure();
     result_.wall_s = elapsed_s();
@@ -182,17 +197,24 @@ private:
 
   void settle(Candidate& c, Status s, std::string error = "") {
     c.status = s;
+    c.settled_in = iteration_;
     if (!error.empty()) c.error = std::move(error);
     ++done_;
     emit(Event::Kind::settled, &c);
   }
 
-  // Takes an interrupted search's result for `c`, if it settled one: true when it did.
-  bool replayed(Candidate& c) {
-    if (!replay_) return false;
+  // The iteration an interrupted search settled `c` in, if it settled it (-1: it didn't; a
+  // journal from before settled_in was recorded: the iteration that proposed it).
+  int replayed_in(const Candidate& c) const {
+    if (!replay_) return -1;
     auto it = replay_->find(beamlab::to_string(c.opts));
-    if (it == replay_->end() || it->second.status == Status::skipped) return false;
-    const Candidate& r = it->second;
+    if (it == replay_->end() || it->second.status == Status::skipped) return -1;
+    return std::max(it->second.settled_in, c.iteration);
+  }
+
+  // Takes an interrupted search's result for `c` (replayed_in(c) >= 0).
+  void replayed(Candidate& c) {
+    const Candidate& r = replay_->at(beamlab::to_string(c.opts));
     c.compile_ms = r.compile_ms;
     c.code_hash = r.code_hash;
     c.code_bytes = r.code_bytes;
@@ -205,7 +227,6 @@ private:
     }
     settle(c, r.status, r.error);
     ++result_.replayed;
-    return true;
   }
 
   // A failed call: the worker is gone (restarted on its next request).
@@ -307,33 +328,46 @@ private:
     return static_cast<int>(result_.candidates.size()) - 1; // all but the reference
   }
 
-  void evaluate() {
-    std::vector<int> batch;
+  // Compiles this iteration's batch, then times what compiled, one candidate at a time. With
+  // `drain`, waits for every compile; otherwise a few stragglers may be left compiling for a
+  // later call (collect_compiles), and so may the candidates waiting for their sandboxes.
+  void evaluate(bool drain = false) {
+    // An interrupted search's candidates settle in the iteration they settled in then (one
+    // left compiling then is held back as long), the others are compiled.
+    std::vector<int> batch, replay_now, held;
+    for (int id : held_replays_)
+      (drain || replayed_in(at(id)) <= iteration_ ? replay_now : held).push_back(id);
     for (int id : batch_) {
+      int in = replayed_in(at(id));
+      (in < 0 ? batch : !drain && in > iteration_ ? held : replay_now).push_back(id);
+    }
+    held_replays_ = std::move(held);
+    for (int id : replay_now) {
       Candidate& c = at(id);
-      if (!replayed(c)) {
-        batch.push_back(id);
-        continue;
-      }
+      replayed(c);
       emit(Event::Kind::compiled, &c);
       if (!c.samples_ms.empty()) timed(c);
     }
     batch_.clear();
     wait_while_paused();
     // Compile, in parallel over the sandboxes.
-    std::vector<std::future<Compiled>> compiles;
-    WaitForAll pending{compiles};
     double compiling_from = lab_.now_s();
-    for (int id : batch) compiles.push_back(lab_.compile(id, at(id).opts));
-    for (auto& c : compiles) c.wait();
+    for (int id : batch) compiling_.emplace_back(id, lab_.compile(id, at(id).opts));
+    std::vector<std::pair<int, Compiled>> done = collect_compiles(compiling_from, drain);
     result_.compiling_s += lab_.now_s() - compiling_from;
-    std::vector<Placement> placed(batch.size());
-    std::vector<int> to_time;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Compiled o = compiles[i].get();
-      Candidate& c = at(batch[i]);
+    // One compiled on a sandbox that now compiles a straggler can't be timed there yet: it is
+    // taken in (checked for duplicates, timed) in a later call, as a whole.
+    std::vector<bool> busy =
+        drain || !settings_.detach_stragglers ? std::vector<bool>() : lab_.busy_sandboxes();
+    std::vector<std::vector<int>> untimed(static_cast<size_t>(lab_.sandboxes()));
+    std::vector<std::pair<int, Placement>> to_time;
+    for (auto& [id, o] : done) {
+      if (size_t s = static_cast<size_t>(o.at.slot); o.ok() && s < busy.size() && busy[s]) {
+        late_.emplace_back(id, std::move(o));
+        continue;
+      }
+      Candidate& c = at(id);
       c.slot = o.at.slot;
-      placed[i] = o.at;
       if (!o.ok()) {
         settle(c, status_of(o.verdict), o.reason);
         note_restart(o);
@@ -354,16 +388,18 @@ private:
                  std::to_string(c.code_bytes) + " bytes of code, over " +
                      std::to_string(settings_.bloat) + " x the leanest");
         } else {
-          to_time.push_back(static_cast<int>(i));
+          to_time.emplace_back(id, o.at);
         }
       }
       emit(Event::Kind::compiled, &c);
+      // Compiled but never run (duplicates, bloated): freed in the workers.
+      if ((c.status == Status::duplicate || c.status == Status::bloated) && c.slot >= 0)
+        untimed[static_cast<size_t>(c.slot)].push_back(id);
     }
     // Time, one candidate at a time on the machine, each on the sandbox that compiled it.
-    std::vector<std::vector<int>> untimed(static_cast<size_t>(lab_.sandboxes()));
     Timing timing{all_checks(), settings_.warmup, settings_.runs, 0, true};
-    for (int i : to_time) {
-      Candidate& c = at(batch[static_cast<size_t>(i)]);
+    for (auto& [id, placed] : to_time) {
+      Candidate& c = at(id);
       wait_while_paused();
       // The heuristic's plan is timed even past the budget (not past a cancel): a search
       // with no time left must still not answer with the unoptimized kernel.
@@ -374,22 +410,68 @@ private:
         continue;
       }
       timing.cutoff_ms = incumbent_ms_ > 0 ? settings_.early_stop * incumbent_ms_ : 0.0;
-      Timed o = lab_.time(c.id, c.opts, placed[static_cast<size_t>(i)], timing);
+      Timed o = lab_.time(c.id, c.opts, placed, timing);
       result_.timing_s += o.seconds;
       record_run(c, o);
       timed(c);
     }
-    // Duplicates share the time of the code they duplicate.
-    for (int id : batch)
-      if (Candidate& c = at(id); c.status == Status::duplicate)
+    // Duplicates share the time of the code they duplicate (timed now or earlier).
+    for (Candidate& c : result_.candidates)
+      if (c.status == Status::duplicate && c.samples_ms.empty())
         c.samples_ms = at(c.duplicate_of).samples_ms;
-    // Compiled but never run (duplicates, bloated, skipped): free them in the workers.
-    for (int id : batch)
-      if (Status s = at(id).status;
-          (s == Status::duplicate || s == Status::bloated) && at(id).slot >= 0)
-        untimed[static_cast<size_t>(at(id).slot)].push_back(id);
     for (size_t s = 0; s < untimed.size(); ++s)
       if (!untimed[s].empty()) lab_.drop(static_cast<int>(s), std::move(untimed[s]));
+  }
+
+  // Candidates proposed but not yet taken in: still compiling, waiting for their sandbox, or
+  // held back as an interrupted search took them in.
+  bool pending() const { return !compiling_.empty() || !late_.empty() || !held_replays_.empty(); }
+
+  // The iteration a played-back search takes `c` in (measurer.hpp's Lab::iterations_late).
+  int due(const Candidate& c) const { return c.iteration + lab_.iterations_late(c.opts); }
+
+  // The compiles in flight, collected as they finish: with `drain`, all of them. Otherwise the
+  // last few are left compiling (for the next call) once at least half are in, at most a
+  // quarter of the sandboxes still work, and those have taken 3 x the median compile so far
+  // since `from`: the other cores move on to the next iteration instead of idling behind one
+  // slow compile (a timing stops it meanwhile: pool.hpp's preemptible access).
+  std::vector<std::pair<int, Compiled>> collect_compiles(double from, bool drain) {
+    std::vector<std::pair<int, Compiled>> done, late;
+    // What a played-back search took in later, it takes in later here too; what waited for a
+    // busy sandbox is looked at again.
+    for (auto& [id, compiled] : late_)
+      (drain || due(at(id)) <= iteration_ ? done : late).emplace_back(id, std::move(compiled));
+    late_ = std::move(late);
+    std::vector<double> seconds;
+    size_t few = static_cast<size_t>(std::max(1, lab_.sandboxes() / 4));
+    for (;;) {
+      for (auto it = compiling_.begin(); it != compiling_.end();) {
+        if (it->second.wait_for(std::chrono::seconds(0)) == std::future_status::timeout) {
+          ++it;
+          continue;
+        }
+        int id = it->first;
+        Compiled compiled = it->second.get();
+        it = compiling_.erase(it);
+        if (!drain && due(at(id)) > iteration_) {
+          late_.emplace_back(id, std::move(compiled));
+          continue;
+        }
+        seconds.push_back(compiled.seconds);
+        done.emplace_back(id, std::move(compiled));
+      }
+      if (compiling_.empty()) break;
+      if (!drain && settings_.detach_stragglers && !seconds.empty() &&
+          done.size() >= compiling_.size() && compiling_.size() <= few &&
+          lab_.now_s() - from > 3 * quantile(seconds, 0.5))
+        break;
+      compiling_.front().second.wait_for(std::chrono::milliseconds(2));
+    }
+    // In the order they were proposed, not as they happened to finish: which of two equal
+    // codes is the duplicate, and who races whom, must not depend on the clock.
+    std::sort(done.begin(), done.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return done;
   }
 
   // A candidate's timing is in: it may be the new incumbent.
@@ -507,7 +589,7 @@ private:
       }
       if (batch_.empty()) return;
       result_.full_pass += static_cast<int>(batch_.size());
-      evaluate();
+      evaluate(true); // the whole neighbourhood, before it is judged
       learn();
       result_.iterations = iteration_;
       emit(Event::Kind::iteration, nullptr,
@@ -558,7 +640,7 @@ private:
     if (!heuristic.empty() && admit(heuristic, -1, true)) result_.heuristic = batch_.front();
     for (const std::vector<Opt>& seed : settings_.seeds)
       if (!seed.empty()) admit(seed, -1, true); // the empty plan is the reference
-    if (!batch_.empty()) evaluate();
+    if (!batch_.empty()) evaluate(true);        // the incumbent, before any race against it
     learn();
     Candidate& empty = at(result_.empty);
     incumbent_ms_ = 0;
@@ -571,6 +653,7 @@ private:
                                 settings_.early_stop);
     }
     // The reference settles here, once it is ranked against the heuristic: its status is final.
+    empty.settled_in = iteration_;
     emit(Event::Kind::settled, &empty);
     std::vector<int> beam = ranked();
     beam.resize(std::min(beam.size(), size_t(std::max(1, settings_.beam))));
@@ -583,13 +666,13 @@ private:
         break;
       }
       propose(beam);
-      if (batch_.empty()) {
-        result_.stop_reason = compiled_count() >= settings_.candidate_budget
-                                  ? "the candidate budget"
-                                  : "no new plans near the beam";
+      bool spent = compiled_count() >= settings_.candidate_budget;
+      if (batch_.empty() && (spent || !pending())) {
+        result_.stop_reason = spent ? "the candidate budget" : "no new plans near the beam";
         break;
       }
-      evaluate();
+      // Nothing new near the beam, but candidates still compiling may move it: take them in.
+      evaluate(batch_.empty());
       learn();
       result_.iterations = iteration_;
       beam = ranked();
@@ -706,6 +789,11 @@ private:
   int64_t leanest_ = INT64_MAX;
   int iteration_ = 0, done_ = 0, restarts_at_start_ = 0;
   std::vector<int> batch_;
+  /// Candidates still compiling from an earlier evaluate(), and compiled ones it did not take
+  /// in (their sandbox was busy, or a played-back lab took them in later).
+  std::deque<std::pair<int, std::future<Compiled>>> compiling_;
+  std::vector<std::pair<int, Compiled>> late_;
+  std::vector<int> held_replays_; ///< an interrupted search's candidates, settled later then
   std::unordered_set<std::string> seen_plans_;
   std::unordered_map<uint64_t, int> seen_ast_, seen_code_;
   Features kernel_features_;                   ///< computed on first use

@@ -59,6 +59,11 @@ struct SearchSettings {
   /// Time the winner and the heuristic again in this process before the verdict stands
   /// (winner.hpp); off for plans tried by hand, which claim no winner.
   bool confirm_in_process = true;
+  /// Leave a few slow compiles running into the next iteration rather than wait for them with
+  /// the other cores idle (search.cpp's collect_compiles; a timing stops them meanwhile). The
+  /// search then depends on how long compiles took, so a replay of its journal can't retrace it
+  /// exactly: off where one must (the replay tests).
+  bool detach_stragglers = true;
   /// Pauses or cancels the search from another thread (null: none).
   const SearchControl* control = nullptr;
   /// Cost-model pruning (0: off). Each iteration compiles and times only this fraction of its
@@ -105,6 +110,9 @@ struct Candidate {
   double max_error = 0;
   int slot = -1;         ///< the sandbox that compiled it
   int duplicate_of = -1; ///< for status duplicate
+  /// The iteration that settled it: later than `iteration` when its compile was left running
+  /// or its sandbox was busy (-1: not settled, or journaled before this was recorded).
+  int settled_in = -1;
   /// The search's ranking time: the fastest sample (least disturbed by noise).
   double best_ms() const;
   double median_ms() const;

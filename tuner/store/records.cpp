@@ -79,6 +79,7 @@ db::CandidateRow candidate_row(const Candidate& c) {
   r.code_bytes = c.code_bytes;
   r.max_error = c.max_error;
   r.duplicate_of = c.duplicate_of;
+  r.settled_in = c.settled_in;
   r.samples_ms = c.samples_ms;
   return r;
 }
@@ -96,6 +97,7 @@ Candidate candidate_from_row(const db::CandidateRow& r) {
   c.code_bytes = r.code_bytes;
   c.max_error = r.max_error;
   c.duplicate_of = r.duplicate_of;
+  c.settled_in = r.settled_in;
   c.samples_ms = r.samples_ms;
   return c;
 }
@@ -168,7 +170,8 @@ nlohmann::json settings_json(const SearchSettings& s) {
           {"run_timeout_s", s.run_timeout_s},
           {"threads", s.threads},
           {"checks", checks_json},
-          {"prune", s.prune}};
+          {"prune", s.prune},
+          {"detach_stragglers", s.detach_stragglers}};
 }
 
 SearchSettings settings_from_json(const nlohmann::json& j) {
@@ -191,7 +194,8 @@ SearchSettings settings_from_json(const nlohmann::json& j) {
   s.compile_timeout_s = j.value("compile_timeout_s", s.compile_timeout_s);
   s.run_timeout_s = j.value("run_timeout_s", s.run_timeout_s);
   s.threads = j.value("threads", s.threads);
-  s.prune = j.value("prune", s.prune); // the model itself is not stored
+  s.prune = j.value("prune", s.prune);                       // the model itself is not stored
+  s.detach_stragglers = j.value("detach_stragglers", false); // what searches before it did
   if (j.contains("checks")) {
     s.checks.clear();
     for (const auto& name : j.at("checks"))

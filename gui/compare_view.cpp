@@ -211,6 +211,24 @@ void CompareView::pick_run(int64_t b) {
   run_a_->setCurrentIndex(default_a(i));
 }
 
+void CompareView::set_database(const std::string& path) {
+  if (path == db_path_) return;
+  db_path_ = path;
+  ++code_serial_; // comparisons still running belong to the last database
+  ++runs_serial_;
+  detail_ = {};
+  runs_.clear();
+  last_.reset();
+  codes_.reset();
+  code_error_.clear();
+  save_->setEnabled(false);
+  for (QComboBox* box : {cand_a_, cand_b_, run_a_, run_b_}) box->clear();
+  runs_table_->setRowCount(0);
+  summary_->clear();
+  opts_diff_->clear();
+  diff_->clear();
+}
+
 void CompareView::set_runs(const std::vector<RunRow>& runs) {
   runs_ = runs;
   // A reload keeps the runs picked; new ones default to the newest run (B) judged against the

@@ -28,7 +28,8 @@ class CompareView : public QWidget {
   Q_OBJECT
 public:
   explicit CompareView(QWidget* parent = nullptr);
-  void set_database(const std::string& path) { db_path_ = path; }
+  /// Another database: nothing compared in the last one stays (its table, summary, report).
+  void set_database(const std::string& path);
   void set_tuning(const TuningDetail& d);
   void set_runs(const std::vector<RunRow>& runs);
   /// Picks run `b` as B and, as A, the newest run before it of its kind (else the one before).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <tuple>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -174,10 +175,10 @@ int main(int argc, char** argv) {
                           "SECONDS");
   args.addOptions({shots, size, program, kernel, live});
   args.process(app);
+  // A path named on the command line must exist: a typo is an error, never a new database.
   QString path = args.positionalArguments().value(0);
-  bool explicit_path = !path.isEmpty();
-  if (path.isEmpty()) path = QSettings().value("database").toString();
-  if (path.isEmpty()) path = QString::fromStdString(beamlab::db::Database::default_path());
+  auto mode = beamlab::gui::MainWindow::OpenMode::existing;
+  if (path.isEmpty()) std::tie(path, mode) = beamlab::gui::remembered_database();
   beamlab::gui::MainWindow window;
   if (args.isSet(shots)) {
     QStringList wh = args.value(size).split('x');
@@ -199,9 +200,7 @@ int main(int argc, char** argv) {
     }
   }
   window.show();
-  // A path named on the command line must exist: a typo is an error, never a new database.
-  window.open_database(path, explicit_path ? beamlab::gui::MainWindow::OpenMode::existing
-                                           : beamlab::gui::MainWindow::OpenMode::create);
+  window.open_database(path, mode);
   if (args.isSet(shots))
     return save_screenshots(window, args.value(shots),
                             {args.value(program), args.value(kernel), live_s});

@@ -325,7 +325,8 @@ void MainWindow::open_database(const QString& path, OpenMode mode) {
         kernels_->set_rows({});
         kernel_view_->clear();
         roofline_view_->clear();
-        QSettings().setValue("database", path);
+        // Absolute: a start from another folder must find this file, not make one there.
+        QSettings().setValue("database", QString::fromStdString(std::filesystem::absolute(p)));
         error_shown_ = false;
         message_->setText(qstr(p));
         reload();
@@ -395,8 +396,8 @@ void MainWindow::select_run(int64_t run_id) {
   std::string p = db_path_;
   run_async(
       this, [p, run_id] { return load_run(p, run_id); },
-      [this, run_id](const Expected<RunDetail>& r) {
-        if (run_id != run_id_) return;
+      [this, p, run_id](const Expected<RunDetail>& r) {
+        if (p != db_path_ || run_id != run_id_) return; // another run or database
         if (!r) return show_error(qstr(r.error()));
         run_kernels_ = r->kernels;
         kernels_->set_rows(r->kernels);
@@ -412,8 +413,8 @@ void MainWindow::open_tuning(int64_t tuning_id) {
   std::string p = db_path_;
   run_async(
       this, [p, tuning_id] { return load_tuning(p, tuning_id); },
-      [this, tuning_id, fresh](const Expected<TuningDetail>& d) {
-        if (tuning_id != tuning_id_) return;
+      [this, p, tuning_id, fresh](const Expected<TuningDetail>& d) {
+        if (p != db_path_ || tuning_id != tuning_id_) return; // another kernel or database
         if (!d) return show_error(qstr(d.error()));
         kernel_view_->set_tuning(*d, db_path_);
         if (pending_opts_) { // a candidate picked elsewhere: its plan, measured as by hand
@@ -503,6 +504,12 @@ void MainWindow::profile(const QString& spec) {
         timing_view_->set_program(*r);
         Q_EMIT program_loaded();
       });
+}
+
+std::pair<QString, MainWindow::OpenMode> remembered_database() {
+  QString last = QSettings().value("database").toString();
+  if (!last.isEmpty()) return {last, MainWindow::OpenMode::existing};
+  return {QString::fromStdString(db::Database::default_path()), MainWindow::OpenMode::create};
 }
 
 } // namespace beamlab::gui

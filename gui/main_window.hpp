@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <QComboBox>
 #include <QLabel>
@@ -130,5 +131,10 @@ private:
   RoofLineView* roofline_view_;
   CompareView* compare_view_;
 };
+
+/// The database a start with no argument opens: the one opened last (remembered as an absolute
+/// path), which must still exist (moved or deleted, it is an error, never a new empty file where
+/// the window happens to start), else the default path, created on first use.
+std::pair<QString, MainWindow::OpenMode> remembered_database();
 
 } // namespace beamlab::gui

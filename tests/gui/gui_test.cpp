@@ -280,9 +280,15 @@ TEST_F(GuiTest, ARefusedFileLeavesTheOpenDatabaseShownAndRemembered) {
   EXPECT_FALSE(w->message().contains("still showing")) << w->message().toStdString();
 }
 
-// Problem 5: opening another database leaves nothing of the kernel shown before.
+// Problem 5: opening another database leaves nothing of the kernel shown before, nor of the
+// runs compared there (issue 40, 1: its table and its report stayed, and Save wrote them).
 TEST_F(GuiTest, AnotherDatabaseClearsTheKernelShownBefore) {
   auto w = window();
+  CompareView* c = w->compare_view();
+  QSignalSpy compared(c, &CompareView::compared);
+  c->compare_runs(run_, run_);
+  ASSERT_TRUE(compared.wait(20000));
+  ASSERT_GT(c->run_table()->rowCount(), 0);
   open_matmul(*w);
   ASSERT_TRUE(w->kernel_view()->has_kernel());
   std::string other = file("other.db");
@@ -296,6 +302,34 @@ TEST_F(GuiTest, AnotherDatabaseClearsTheKernelShownBefore) {
   EXPECT_EQ(w->kernel_view()->candidates()->rowCount(), 0);
   EXPECT_EQ(w->roofline_view()->candidate_points(), 0);
   EXPECT_EQ(w->kernels_model()->rowCount(), 0);
+  EXPECT_EQ(c->run_table()->rowCount(), 0);
+  EXPECT_TRUE(c->summary().isEmpty()) << c->summary().toStdString();
+  EXPECT_EQ(c->save_report(QString::fromStdString(file("old.html"))).value_or(""),
+            QString("compare two runs first"));
+  EXPECT_FALSE(std::filesystem::exists(file("old.html")));
+}
+
+// Issue 40, 2: the last database is remembered absolute, and a start with no argument never
+// makes an empty file where it happens to run: a remembered file that is gone is an error.
+TEST_F(GuiTest, TheLastDatabaseIsRememberedAbsoluteAndNeverMadeAnew) {
+  {
+    auto w = window(); // opens path_
+    EXPECT_TRUE(std::filesystem::path(QSettings().value("database").toString().toStdString())
+                    .is_absolute());
+  }
+  auto [path, mode] = remembered_database();
+  EXPECT_EQ(std::filesystem::absolute(path.toStdString()), std::filesystem::absolute(path_));
+  EXPECT_EQ(mode, MainWindow::OpenMode::existing);
+  // A relative path an older beamlab remembered, from a folder where it isn't: an error.
+  QSettings().setValue("database", "gone/beamlab.db");
+  std::tie(path, mode) = remembered_database();
+  EXPECT_EQ(mode, MainWindow::OpenMode::existing);
+  MainWindow w;
+  w.open_database(path, mode);
+  QTRY_VERIFY_WITH_TIMEOUT(w.message().contains("no database at"), 10000);
+  EXPECT_FALSE(std::filesystem::exists("gone"));
+  QSettings().remove("database");
+  EXPECT_EQ(remembered_database().second, MainWindow::OpenMode::create);
 }
 
 // Problems 6 and 10 in the kernel view: spreads, the axes' numbers, the history's integer

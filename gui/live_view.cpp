@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -196,8 +197,15 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
   v->addWidget(split, 1);
   budget_bar_ = new QProgressBar;
   budget_bar_->setFormat("%v of %m s of the budget");
-  budget_bar_->setRange(0, 1);
+  budget_bar_->setRange(0, static_cast<int>(std::ceil(budget_->value())));
   budget_bar_->setValue(0);
+  // Before a run the bar shows the budget it would have.
+  connect(budget_, &QDoubleSpinBox::valueChanged, this, [this](double s) {
+    if (running()) return;
+    budget_bar_->setFormat("%v of %m s of the budget");
+    budget_bar_->setRange(0, static_cast<int>(std::ceil(s)));
+    budget_bar_->setValue(0);
+  });
   v->addWidget(budget_bar_);
   v->addWidget(strip_);
   timer_.setInterval(100);
@@ -208,7 +216,8 @@ LiveView::~LiveView() = default;
 
 void LiveView::set_kernel(std::optional<KernelTask> task) {
   task_ = std::move(task);
-  start_kernel_->setEnabled(task_.has_value() && !running());
+  if (running()) return; // the button names what runs until it ends
+  start_kernel_->setEnabled(task_.has_value());
   start_kernel_->setText(task_ ? "Tune " + qstr(task_->name) : "Tune selected kernel");
 }
 
@@ -242,20 +251,20 @@ bool LiveView::start(bool corpus) {
   o.budget_s = budget_->value();
   beam_width_ = o.beam;
   budget_s_ = o.budget_s;
-  budget_bar_->setRange(0, static_cast<int>(std::ceil(budget_s_)));
-  budget_bar_->setValue(0);
   if (corpus) {
     if (corpus_->text().isEmpty()) {
       status_->setText("Choose a corpus file first.");
       return false;
     }
     session_ = std::make_unique<TuningSession>(o, corpus_->text().toStdString());
+    running_name_ = QFileInfo(corpus_->text()).fileName();
   } else {
     if (!task_) {
       status_->setText("Select a kernel in the Runs view first.");
       return false;
     }
     session_ = std::make_unique<TuningSession>(o, *task_);
+    running_name_ = qstr(task_->name);
   }
   launch();
   return true;
@@ -266,6 +275,8 @@ bool LiveView::resume_run(int64_t run_id) {
   SessionOptions o;
   o.db_path = db_path_;
   session_ = std::make_unique<TuningSession>(o, run_id);
+  budget_s_ = 0; // the run's own budget, which this view doesn't know
+  running_name_ = QString("run %1").arg(run_id);
   launch();
   status_->setText(QString("resuming run %1...").arg(run_id));
   return true;
@@ -273,8 +284,12 @@ bool LiveView::resume_run(int64_t run_id) {
 
 void LiveView::launch() {
   reset_chart();
+  cancelled_ = false;
+  since_start_.start();
+  update_budget_bar();
   session_->start();
   status_->setText("running...");
+  start_kernel_->setText("Tuning " + running_name_);
   start_kernel_->setEnabled(false);
   start_corpus_->setEnabled(false);
   pause_->setEnabled(true);
@@ -299,6 +314,7 @@ void LiveView::pause_or_resume() {
 void LiveView::cancel() {
   if (!running()) return;
   session_->cancel();
+  cancelled_ = true;
   status_->setText("cancelling: re-measuring the best so far...");
 }
 
@@ -308,13 +324,19 @@ void LiveView::poll() {
   if (!session_) return;
   apply(session_->take());
   strip_->set_activity(session_->activity());
+  update_budget_bar();
   if (!session_->finished()) return;
   apply(session_->take());
   timer_.stop();
   std::string error = session_->error();
-  status_->setText(
-      error.empty() ? QString("done: %1 candidates, run %2").arg(settled_).arg(session_->run_id())
-                    : "<span style='color:#d62728'>" + qstr(error).toHtmlEscaped() + "</span>");
+  // As the Runs view will say it: a cancelled run is kept as interrupted.
+  QString ended = cancelled_ ? QString("cancelled: %1 candidates kept, run %2 (interrupted; "
+                                       "resume it from the Runs view)")
+                             : QString("done: %1 candidates, run %2");
+  status_->setText(error.empty()
+                       ? ended.arg(settled_).arg(session_->run_id())
+                       : "<span style='color:#d62728'>" + qstr(error).toHtmlEscaped() + "</span>");
+  start_kernel_->setText(task_ ? "Tune " + qstr(task_->name) : "Tune selected kernel");
   start_kernel_->setEnabled(task_.has_value());
   start_corpus_->setEnabled(true);
   pause_->setEnabled(false);
@@ -327,7 +349,7 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
   if (events.empty()) return;
   std::map<StatusClass, QList<QPointF>> points;
   QList<QPointF> best;
-  std::vector<std::string> iterated;
+  std::vector<std::pair<std::string, int>> iterated; // kernel, the iteration that ended
   for (const LiveEvent& e : events) {
     max_t_ = std::max(max_t_, e.t);
     switch (e.kind) {
@@ -344,7 +366,7 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
     case LiveEvent::Kind::best:
       if (double ms = e.best > 0 ? e.best : e.ms; ms > 0) best.append({e.t, ms}); // log axis
       break;
-    case LiveEvent::Kind::iteration: iterated.push_back(e.kernel); break;
+    case LiveEvent::Kind::iteration: iterated.emplace_back(e.kernel, e.iteration); break;
     case LiveEvent::Kind::kernel_started:
       current_kernel_ = e.kernel;
       status_->setText("tuning " + qstr(e.kernel) + "...");
@@ -373,9 +395,31 @@ void LiveView::apply(const std::vector<LiveEvent>& events) {
   ax_->setRange(0, max_t_ * 1.05);
   ax_->applyNiceNumbers();
   if (max_ms_ > 0) ay_->setRange(min_ms_ / 1.25, max_ms_ * 1.25);
-  for (const std::string& k : iterated) update_tree(k);
+  for (const auto& [k, i] : iterated) update_tree(k, i);
   if (!iterated.empty() || !running()) update_steps();
-  budget_bar_->setValue(static_cast<int>(std::min(max_t_, budget_s_)));
+}
+
+void LiveView::update_budget_bar() {
+  double t = since_start_.isValid() ? since_start_.elapsed() / 1000.0 : 0;
+  if (budget_s_ <= 0) { // a resumed run: its time, against no budget shown here
+    budget_bar_->setRange(0, 0);
+    budget_bar_->setFormat(QString("%1 s").arg(static_cast<int>(t)));
+    return;
+  }
+  if (t <= budget_s_) {
+    budget_bar_->setFormat("%v of %m s of the budget");
+    budget_bar_->setRange(0, static_cast<int>(std::ceil(budget_s_)));
+    budget_bar_->setValue(static_cast<int>(t));
+    return;
+  }
+  // The budget bounds the searches; the finalists' re-measurement and the checks of the
+  // winners come after it, and the bar says so rather than stand at "15 of 15 s".
+  budget_bar_->setFormat(QString("%v s: %1 s past the %2 s budget (re-measuring and checking "
+                                 "the winners)")
+                             .arg(static_cast<int>(t - budget_s_))
+                             .arg(budget_s_, 0, 'g', 4));
+  budget_bar_->setRange(0, static_cast<int>(std::ceil(t)));
+  budget_bar_->setValue(static_cast<int>(t));
 }
 
 void LiveView::pick_point(StatusClass c, const QPointF& p) {
@@ -428,7 +472,7 @@ void LiveView::update_steps() {
 }
 
 // The beam after an iteration: the W fastest correct candidates so far (as the search ranks).
-void LiveView::update_tree(const std::string& kernel) {
+void LiveView::update_tree(const std::string& kernel, int iteration) {
   std::vector<const LiveEvent*> ok;
   for (const auto& [id, e] : candidates_[kernel])
     if (e.status == "ok" && e.ms > 0) ok.push_back(&e);
@@ -436,8 +480,8 @@ void LiveView::update_tree(const std::string& kernel) {
     return a->ms < b->ms || (a->ms == b->ms && a->id < b->id);
   });
   ok.resize(std::min(ok.size(), size_t(std::max(1, beam_width_))));
-  int iteration = 0;
-  for (const auto& [id, e] : candidates_[kernel]) iteration = std::max(iteration, e.iteration);
+  // The iteration that ended, by the search's count: one whose candidates are still compiling
+  // (taken in by a later one) is still an iteration of its own.
   auto* top =
       new QTreeWidgetItem(tree_, {QString("%1 iteration %2").arg(qstr(kernel)).arg(iteration),
                                   ok.empty() ? "" : QString::number(ok[0]->ms, 'f', 4)});

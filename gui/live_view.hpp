@@ -7,11 +7,14 @@
 // thousands of candidates never block the UI thread.
 #pragma once
 
+#include <tuple>
+
 #include <map>
 #include <memory>
 
 #include <QChartView>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -86,6 +89,11 @@ public:
   void pick_point(StatusClass c, const QPointF& p);
   SandboxStrip* strip() const { return strip_; }
   QString status_text() const { return status_->text(); }
+  QString start_text() const { return start_kernel_->text(); }
+  /// The budget bar's reading: its value, its maximum and its text.
+  std::tuple<int, int, QString> budget_reading() const {
+    return {budget_bar_->value(), budget_bar_->maximum(), budget_bar_->text()};
+  }
   int64_t run_id() const { return session_ ? session_->run_id() : 0; }
   /// Applies events as the timer would (the benchmark feeds synthetic ones).
   void apply(const std::vector<LiveEvent>& events);
@@ -101,8 +109,10 @@ private:
   void reset_chart();
   bool can_start(); ///< none running and a database open (else the status line says why)
   void launch();    ///< starts session_ and puts the controls in their running state
-  void update_tree(const std::string& kernel);
+  void update_tree(const std::string& kernel, int iteration);
   void update_steps();
+  /// The bar against the budget: the session's wall time, and past the budget, by how much.
+  void update_budget_bar();
 
   std::string db_path_;
   std::optional<KernelTask> task_;
@@ -123,7 +133,10 @@ private:
   QTreeWidget* tree_;
   QTableWidget* steps_;
   QProgressBar* budget_bar_;
-  double budget_s_ = 0;
+  double budget_s_ = 0; ///< the running session's (0: a resumed run's own, not shown here)
+  QElapsedTimer since_start_;
+  bool cancelled_ = false;
+  QString running_name_; ///< what the running session tunes
   /// Per series point (same order as shown_): the kernel's hash and the candidate's Opts.
   std::map<StatusClass, std::vector<std::pair<std::string, std::string>>> point_plans_;
   SandboxStrip* strip_;

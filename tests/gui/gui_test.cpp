@@ -491,6 +491,18 @@ TEST_F(GuiTest, ATuningRunStartedFromTheWindowJournalsAndPlotsCandidates) {
   ASSERT_TRUE(live->start(false)) << live->status_text().toStdString();
   ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
   EXPECT_TRUE(live->status_text().startsWith("done")) << live->status_text().toStdString();
+  // The bar reads the session's whole time, past the budget too, and says which.
+  auto [elapsed, most, bar] = live->budget_reading();
+  EXPECT_LE(elapsed, most);
+  EXPECT_TRUE(bar.contains("budget")) << bar.toStdString();
+  // One beam node per iteration, numbered as the search counts them (issue 40: a node was
+  // labelled by the newest candidate it held, so an iteration of stragglers repeated one).
+  int last = 0;
+  for (int i = 0; i < live->beam_tree()->topLevelItemCount(); ++i) {
+    QString label = live->beam_tree()->topLevelItem(i)->text(0);
+    EXPECT_GT(label.section(' ', -1).toInt(), last) << label.toStdString();
+    last = label.section(' ', -1).toInt();
+  }
   // Whatever the machine's load did to the timings, every candidate the search timed is a
   // point in its status's series, and nothing else is: the chart and the journal agree per
   // status. (A duplicate shares its twin's time and point; it is journaled, not plotted.)
@@ -558,14 +570,23 @@ TEST_F(GuiTest, PauseAndCancelKeepWhatWasMeasured) {
   LiveView* live = w->live_view();
   live->set_kernel(matmul_task(64, 64, 64));
   live->set_budget(120);
+  // Before the run, the bar reads the budget it will have (issue 40, 6: "0 of 1 s").
+  EXPECT_EQ(std::get<1>(live->budget_reading()), 120);
   QSignalSpy done(live, &LiveView::session_finished);
   ASSERT_TRUE(live->start(false));
+  // While it runs, the button names what runs, whatever kernel is picked meanwhile.
+  live->set_kernel(add_task(4096));
+  EXPECT_EQ(live->start_text(), "Tuning " + qstr(matmul_task(64, 64, 64).name));
   // Paused at once, the search waits before its first batch (after the reference); cancelled
   // while paused, it stops there, deterministically.
   live->pause_or_resume();
   QTest::qWait(300);
   live->cancel();
   ASSERT_TRUE(done.wait(120000)) << live->status_text().toStdString();
+  // The window says what Runs says: cancelled, kept as interrupted (not "done").
+  EXPECT_TRUE(live->status_text().startsWith("cancelled")) << live->status_text().toStdString();
+  EXPECT_TRUE(live->status_text().contains("interrupted")) << live->status_text().toStdString();
+  EXPECT_EQ(live->start_text(), "Tune " + qstr(add_task(4096).name));
   db::Database db(path_, db::Database::Access::read_only);
   std::vector<db::Tuning> ts = db.tunings(live->run_id());
   ASSERT_EQ(ts.size(), 1u);

@@ -674,6 +674,11 @@ private:
       // Nothing new near the beam, but candidates still compiling may move it: take them in.
       evaluate(batch_.empty());
       learn();
+      if (cancelled()) { // during this iteration: that, not its gain, is why the search ends
+        result_.iterations = iteration_;
+        result_.stop_reason = "cancelled";
+        break;
+      }
       result_.iterations = iteration_;
       beam = ranked();
       beam.resize(std::min(beam.size(), size_t(std::max(1, settings_.beam))));

@@ -139,7 +139,8 @@ TEST(Search, PlantedFaultsAndAMiscompileAreRecordedAndNeverWin) {
   // faults in four of that plan's neighbours, each a different way to fail.
   SearchSettings s;
   s.beam = 2;
-  s.run_timeout_s = 2; // the endless loop's cost
+  s.run_timeout_s = 2;         // the endless loop's cost
+  s.detach_stragglers = false; // each planted plan timed, never another's duplicate
   s.faults[to_string(heuristic)] = "miscompile";
   std::vector<std::string> planted;
   const char* kinds[] = {"write_out_of_bounds", "endless_loop", "abort_in_compile", "open_file"};
@@ -230,6 +231,9 @@ TEST(Search, HostileRepliesAreErrorsThatNeverWinAndAHostileReferenceIsAClearErro
   SearchSettings s;
   s.beam = 2;
   s.max_iterations = 1;
+  // Each planted plan must be the one of its machine code that is timed, not the duplicate of
+  // an equal one taken in first (which a compile carried over can make it).
+  s.detach_stragglers = false;
   std::vector<std::string> planted;
   const char* kinds[] = {"reply_negative_samples", "reply_bad_hash", "reply_many_samples"};
   // Neighbours of the heuristic's plan: the first expansion's candidates.

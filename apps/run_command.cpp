@@ -138,7 +138,10 @@ void print_table(const Measured& m) {
     uneven += k.split.fills() ? 0 : 1;
     std::string opts = k.opts.empty() ? "-" : k.opts;
     if (named) opts += " | " + join_names(m.model_nodes[i]);
-    if (m.runs > 0)
+    if (m.runs > 0 && k.once) // ran when the plan was prepared, not in the runs
+      fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10.1f} {:>10}  {}\n", k.name, "once", "-", "-",
+                 k.compile_ms, split_text(k.split), opts);
+    else if (m.runs > 0)
       fmt::print("{:<28} {:>10.3f} {:>9.1f} {:>8.1f} {:>10.1f} {:>10}  {}\n", k.name, k.ms,
                  k.gflops, k.gbps, k.compile_ms, split_text(k.split), opts);
     else // nothing ran
@@ -146,6 +149,11 @@ void print_table(const Measured& m) {
                  k.compile_ms, split_text(k.split), opts);
   }
   if (m.runs > 0) fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  if (auto once = std::count_if(m.kernels.begin(), m.kernels.end(),
+                                [](const KernelProfile& k) { return k.once; }))
+    fmt::print("once: {} kernel(s) of constants only (weights transformed for the kernels that "
+               "read them), run when the plan was prepared\n",
+               once);
   fmt::print("split: threads used x parallel chunks each, and their balance (mean / most work);"
              " {}\n",
              uneven == 0 ? fmt::format("every kernel fills the threads its work pays for")
@@ -175,6 +183,7 @@ void print_table_json(const Measured& m) {
          {"gbps", json_number(k.gbps)},
          {"compile_ms", json_number(k.compile_ms)},
          {"opts", k.opts},
+         {"once", k.once},
          {"split",
           {{"threads", k.split.threads},
            {"chunks", k.split.chunks},

@@ -536,8 +536,12 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
          blocks = long_window && columns >= 4 && row.extent % (2 * width) != 0;
     bool short_rows =
         2 * row.extent <= width || (gathered && !blocks) || (long_window && row.extent <= 16);
-    if ((short_rows || blocks) && (blocked_load || packable >= 0) && tile.extent % width == 0 &&
-        width <= kBlock) {
+    // Channels in lanes store each vector scattered, a lane to a plane: that pays only after a
+    // reduction of two vectors or more per lane (not a Winograd input transform's 16 taps into
+    // 16 planes, each a plane of rows: rows in lanes ran it 1.5x faster).
+    bool amortized = reduction >= 2 * width;
+    if ((short_rows || blocks) && amortized && (blocked_load || packable >= 0) &&
+        tile.extent % width == 0 && width <= kBlock) {
       if (short_rows) {
         columns = std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
         // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators at 8, as

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <unordered_set>
 
 #include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
@@ -268,10 +269,36 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     best->free_after = last;
     return best->slot;
   };
+  // A kernel that reads only constant buffers writes a constant: it runs once, before the
+  // first run, into a buffer of its own (a shared one would be overwritten by a later kernel).
+  std::unordered_set<int64_t> outputs;
+  for (const UOpPtr& o : schedule.outputs) outputs.insert(buffer_id(*o));
+  auto constant_kernel = [&](const ScheduleItem& item) {
+    int64_t id = buffer_id(*item.buffers[0]);
+    if (item.buffers.size() < 2 || outputs.count(id) || bordered.count(id)) return false;
+    for (size_t b = 1; b < item.buffers.size(); ++b) {
+      int64_t read = buffer_id(*item.buffers[b]);
+      auto in = inputs.find(read);
+      auto slot = plan.slot_of_id_.find(read);
+      const Buffer* buffer = in != inputs.end() ? in->second.get()
+                             : slot != plan.slot_of_id_.end()
+                                 ? plan.buffers_[static_cast<size_t>(slot->second)].get()
+                                 : nullptr;
+      if (!buffer || !buffer->constant()) return false;
+    }
+    return true;
+  };
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
     PlannedKernel k;
     k.item = item;
+    k.once = constant_kernel(item);
+    if (k.once) {
+      auto buffer = std::make_shared<Buffer>(bytes_of(*item.buffers[0]));
+      buffer->mark_constant();
+      plan.intermediate_bytes_ += buffer->bytes();
+      plan.slot_of_id_[buffer_id(*item.buffers[0])] = add_buffer(std::move(buffer));
+    }
     k.opts = policy.opts_for(item, plan.threads_);
     Expected<OptimizedKernel> optimized = optimize_kernel(item.ast, k.opts);
     if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
@@ -294,9 +321,9 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       k.slots.push_back(plan.slot_of_id_.at(id));
     }
     // A PACK of constants is copied once, before the first run, into a scratch buffer of its own.
-    k.prepared.assign(k.optimized.stages.size(), false);
+    k.prepared.assign(k.optimized.stages.size(), k.once);
     std::vector<bool> kept(k.optimized.scratch.size(), false);
-    for (size_t s = 0; s < k.optimized.main; ++s) {
+    for (size_t s = 0; s < k.optimized.main && !k.once; ++s) {
       const auto own = static_cast<int64_t>(item.buffers.size());
       std::vector<int64_t> reads = input_slots(k.optimized.stages[s]);
       int64_t writes = stored_slot(k.optimized.stages[s]);
@@ -356,11 +383,12 @@ std::vector<KernelProfile> ExecutionPlan::profile(int repeats, double min_sample
   run();
   std::vector<int> launches;
   for (const PlannedKernel& k : kernels_)
-    launches.push_back(calibrate_batch([&] { run_kernel(k); }, min_sample_ms));
+    launches.push_back(k.once ? 1 : calibrate_batch([&] { run_kernel(k); }, min_sample_ms));
   std::vector<std::vector<double>> samples(kernels_.size());
   for (int r = 0; r < std::max(1, repeats); ++r)
     for (size_t i = 0; i < kernels_.size(); ++i)
-      samples[i].push_back(mean_ms([&] { run_kernel(kernels_[i]); }, launches[i]));
+      samples[i].push_back(
+          kernels_[i].once ? 0.0 : mean_ms([&] { run_kernel(kernels_[i]); }, launches[i]));
   std::vector<KernelProfile> out;
   for (size_t i = 0; i < kernels_.size(); ++i) {
     KernelProfile p = describe(kernels_[i]);
@@ -384,6 +412,7 @@ KernelProfile ExecutionPlan::describe(const PlannedKernel& k) const {
   p.cost = kernel_cost(k.item);
   for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
   p.split = parallel_profile(k.optimized, threads_);
+  p.once = k.once;
   return p;
 }
 

@@ -130,6 +130,7 @@ struct KernelProfile {
   double compile_ms = 0;
   KernelCost cost;
   ParallelProfile split; ///< how its parallel work falls on the plan's threads
+  bool once = false;     ///< a kernel of constants, run when the plan was prepared (ms 0)
 };
 
 /// One kernel of a traced execution: when it started and ended and what each thread did,
@@ -148,8 +149,12 @@ struct PlannedKernel {
   std::vector<std::shared_ptr<const CompiledStage>> stages;
   std::vector<int> slots; ///< the plan's buffer for each DEFINE_GLOBAL slot (incl. scratch)
   /// Stages run once, before the plan's first run, and skipped by every run: PACK copies of
-  /// constant buffers (a model's weights into a GEMM's panels).
+  /// constant buffers (a model's weights into a GEMM's panels), and every stage of a kernel
+  /// of constants (`once`).
   std::vector<bool> prepared;
+  /// It reads only constants (a model's weights, or what such kernels computed from them: a
+  /// Winograd filter transform), so its output is a constant too, computed once.
+  bool once = false;
 };
 
 class ExecutionPlan {

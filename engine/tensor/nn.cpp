@@ -7,8 +7,11 @@
 // the op. A transposed convolution is a convolution of the zero-interleaved input.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
+#include "engine/runtime/buffer.hpp"
+#include "engine/support/knobs.hpp"
 #include "engine/tensor/tensor_internal.hpp"
 
 namespace beamlab {
@@ -264,12 +267,13 @@ std::vector<double> window_counts(const Window& w, const WindowArgs& args) {
 // A convolution's padded input as its own stage: one cheap copy, after which every tap of every
 // lane reads a plain address, with no bounds gate in the inner loop and no masked or gathered
 // loads (ResNet-18's 7x7 layers 4x, MobileNetV2's depthwise layers 2x). Its rows get `slack`
-// zero columns more (row_slack), which the windows then leave out.
-Tensor padded_input(const Tensor& x, const Window& w, int64_t slack) {
+// zero columns more (row_slack), which the windows then leave out. A max pooling's is padded
+// with the lowest value (`value`) instead.
+Tensor padded_input(const Tensor& x, const Window& w, int64_t slack, double value = 0) {
   Pads all = w.pads;
   for (size_t i = 0; i < all.size(); ++i) all[i].second += w.trim[i];
   all.back().second += slack;
-  return pad_or_cut(x, full_pads(x.shape().size(), all)).contiguous();
+  return pad_or_cut(x, full_pads(x.shape().size(), all), value).contiguous();
 }
 
 // Columns added to a grouped (depthwise) convolution's padded input rows so that each row is a
@@ -289,6 +293,95 @@ Window unpadded(Window w, int64_t slack) {
   std::fill(w.trim.begin(), w.trim.end(), 0);
   w.trim.back() = -slack;
   return w;
+}
+
+// --- Winograd F(2x2, 3x3) ----------------------------------------------------------------
+//
+// A 3x3 stride-1 convolution computed on 2x2 output tiles (Lavin and Gray, 2016): each tile's
+// 4x4 input patch d and each 3x3 filter g are taken to a 4x4 transform domain, V = Bt d B and
+// U = G g Gt, multiplied there elementwise and summed over input channels, M = sum_c U V, and
+// the tile is At M A. The sum over channels is 16 independent GEMMs (one per transform-domain
+// element, M[e] = U[e] V[e]) of 16/36 the multiplications of the direct convolution; the three
+// transforms are small matrix products with the constant matrices below. The filter transform
+// reads only the weight: a model's weights are constants, so it runs once, when its plan first
+// runs (realize.hpp's prepared kernels).
+
+// 4x4 patch -> transform domain (Bt), 3x3 filter -> transform domain (G), back to 2x2 (At).
+constexpr float kWinogradBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+constexpr float kWinogradG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+constexpr float kWinogradAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+// The two-sided product T x Tt of an R x C matrix over flattened 2-D indices, as a constant of
+// shape (R*R, C*C): entry (a*R + b, i*C + j) = T[a][i] * T[b][j]. Stored transposed (the
+// (i, j) index outermost) with `transposed`, which only the loads' strides see.
+template <size_t R, size_t C>
+Tensor two_sided(const float (&t)[R][C], bool transposed = false) {
+  constexpr auto rows = static_cast<int64_t>(R * R), cols = static_cast<int64_t>(C * C);
+  auto storage = std::make_shared<Buffer>(static_cast<size_t>(rows * cols) * sizeof(float));
+  float* m = storage->as<float>().data();
+  for (size_t a = 0; a < R; ++a)
+    for (size_t b = 0; b < R; ++b)
+      for (size_t i = 0; i < C; ++i)
+        for (size_t j = 0; j < C; ++j) {
+          size_t row = a * R + b, col = i * C + j;
+          m[transposed ? col * R * R + row : row * C * C + col] = t[a][i] * t[b][j];
+        }
+  storage->mark_constant();
+  if (!transposed) return Tensor::from_storage(std::move(storage), {rows, cols}, Scalar::Float32);
+  return Tensor::from_storage(std::move(storage), {cols, rows}, Scalar::Float32).permute({1, 0});
+}
+
+// Whether conv_nd computes this convolution by winograd_conv2d: a dense 2-D float32 3x3
+// convolution of stride and dilation 1, with enough channels that its GEMMs outweigh the
+// transforms (64 in and out), and enough tiles that each transformed weight, 16/9 the bytes
+// of the filter's, is reused from registers (32: ResNet-18's 7x7 layers have 16 and ran 1.4x
+// slower, streaming the weights). BEAMLAB_WINOGRAD=0 turns it off, =1 takes every such
+// convolution.
+bool use_winograd(const Tensor& x, const Tensor& weight, int64_t groups, const Window& w) {
+  if (x.ndim() != 4 || groups != 1 || x.dtype() != Scalar::Float32 ||
+      weight.dtype() != Scalar::Float32)
+    return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (w.kernel[i] != 3 || w.stride[i] != 1 || w.dilation[i] != 1 || w.trim[i] != 0) return false;
+  int64_t knob = knob_int("BEAMLAB_WINOGRAD", -1);
+  if (knob >= 0) return knob != 0;
+  int64_t tiles = x.shape()[0] * ((w.out[0] + 1) / 2) * ((w.out[1] + 1) / 2);
+  return x.shape()[1] >= 64 && weight.shape()[0] >= 64 && tiles >= 32;
+}
+
+// The convolution of x (N, C, H, W) with weight (Cout, C, 3, 3), padded by w.pads, by Winograd
+// F(2x2, 3x3); no bias.
+Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const Window& w) {
+  const Shape& xs = x.shape();
+  int64_t n = xs[0], c = xs[1], cout = weight.shape()[0];
+  int64_t ho = w.out[0], wo = w.out[1], th = (ho + 1) / 2, tw = (wo + 1) / 2, tiles = th * tw;
+  // The input padded to whole tiles (the last row and column of tiles may overhang the output)
+  // as a buffer of its own (padded_input's reasons), viewed as overlapping 4x4 patches 2 apart:
+  // (N, C, th, tw, 4, 4).
+  Pads pads = {{0, 0},
+               {0, 0},
+               {w.pads[0].first, 2 * th + 2 - xs[2] - w.pads[0].first},
+               {w.pads[1].first, 2 * tw + 2 - xs[3] - w.pads[1].first}};
+  Tensor patches = sliding_windows(x.pad(pads).contiguous(), {4, 4}, {2, 2}, {1, 1});
+  // V (16, N, C, th, tw): each patch in the transform domain, the tiles of a row contiguous
+  // (their patches are stride-2 rows of the input: one vector load and a shuffle).
+  Tensor v = (patches.reshape({1, n, c, th, tw, 4, 4}) *
+              two_sided(kWinogradBt).reshape({16, 1, 1, 1, 1, 4, 4}))
+                 .sum({-2, -1})
+                 .reshape({16, n, c, tiles});
+  // U (16, C, Cout), output channels innermost: each filter in the transform domain.
+  Tensor u = (weight.permute({1, 0, 2, 3}).reshape({1, c, cout, 3, 3}) *
+              two_sided(kWinogradG).reshape({16, 1, 1, 3, 3}))
+                 .sum({-2, -1});
+  // M (16, N, Cout, tiles): the 16 GEMMs, summing over input channels.
+  Tensor m = u.permute({0, 2, 1}).reshape({16, 1, cout, c}).matmul(v);
+  // Back from the transform domain: (N, Cout, th, 2, tw, 2) -> (N, Cout, Ho, Wo). The matrix
+  // is stored with the transform-domain index outermost: a load that walked the reduction
+  // contiguously would make the output's rows a reduction to vectorize instead.
+  Tensor y = (m.reshape({16, n, cout, th, 1, tw, 1}).permute({1, 2, 3, 4, 5, 6, 0}) *
+              two_sided(kWinogradAt, true).reshape({1, 1, 1, 2, 1, 2, 16}))
+                 .sum({-1});
+  return y.reshape({n, cout, 2 * th, 2 * tw}).shrink({{0, n}, {0, cout}, {0, ho}, {0, wo}});
 }
 
 // Convolution of x (N, C, d1..dk) with weight (Cout, C/groups, k1..kk); `op` names it in errors.
@@ -328,6 +421,10 @@ Tensor conv_nd(const char* op, const Tensor& x, const Tensor& weight,
     summed.push_back(4 + nd + i);
   }
   DType dt = detail::product_dtype(x.dtype(), weight.dtype());
+  if (use_winograd(x, weight, groups, w)) {
+    Tensor out = winograd_conv2d(x, weight, w);
+    return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
+  }
   bool stage = std::any_of(w.pads.begin(), w.pads.end(),
                            [](const auto& p) { return p.first != 0 || p.second != 0; });
   int64_t slack = stage && groups > 1 ? row_slack(xs, w) : 0;
@@ -421,7 +518,12 @@ Tensor Tensor::max_pool(std::vector<int64_t> kernel, const WindowArgs& args) con
   user_assert(!args.count_include_pad)
       << "max_pool: count_include_pad applies to avg_pool only; leave it unset";
   Window w = resolve_pool("max_pool", *this, kernel, args);
-  return windows(*this, w, detail::lowest_value(dtype())).max(last_axes(kernel.size()));
+  double lowest = detail::lowest_value(dtype());
+  bool padded = std::any_of(w.pads.begin(), w.pads.end(),
+                            [](const auto& p) { return p.first != 0 || p.second != 0; });
+  Tensor win = padded ? windows(padded_input(*this, w, 0, lowest), unpadded(w, 0))
+                      : windows(*this, w, lowest);
+  return win.max(last_axes(kernel.size()));
 }
 
 Tensor Tensor::max_pool_argmax(std::vector<int64_t> kernel, const WindowArgs& args) const {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <iostream>
@@ -29,6 +30,7 @@
 
 #include "engine/support/knobs.hpp"
 #include "tests/tensor/reference.hpp"
+#include "tests/tensor/scoped_env.hpp"
 
 namespace beamlab {
 namespace {
@@ -999,6 +1001,53 @@ TEST(WindowOps, ConvMatchesTheReference) {
     NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, groups, w.spec);
     return mismatch(out.to_vector<double>(), want, 1e-5 * static_cast<double>(shape_numel(ws)));
   });
+}
+
+// Winograd F(2x2, 3x3) on every 3x3 stride-1 convolution (BEAMLAB_WINOGRAD=1): odd and even
+// sizes, maps smaller than a tile, asymmetric pads, batches and bias, against the direct
+// reference. The transforms' rounding grows with the channels like the direct sum's.
+TEST(WindowOps, WinogradConvMatchesTheReference) {
+  test::ScopedEnv winograd("BEAMLAB_WINOGRAD", "1");
+  run_window_cases([](CaseGen& g) {
+    int64_t n = g.pick(1, 2), c = g.pick(1, 6), cout = g.pick(1, 6);
+    nd::WindowSpec spec{.kernel = {3, 3}, .stride = {1, 1}, .dilation = {1, 1}};
+    for (int i = 0; i < 2; ++i) spec.pads.emplace_back(g.pick(0, 2), g.pick(0, 2));
+    Shape xs = {n, c};
+    for (const auto& [b, e] : spec.pads)
+      xs.push_back(std::max<int64_t>(1, 3 - b - e) + g.pick(0, 6));
+    g.note("pads " + pairs(spec.pads));
+    Both x = g.input(xs), wt = g.input({cout, c, 3, 3});
+    std::optional<Both> bias;
+    if (g.chance(0.5)) bias = g.input({cout});
+    Tensor out =
+        x.t.conv(wt.t, bias ? std::optional(bias->t) : std::nullopt, 1, {.padding = spec.pads});
+    bool transformed = false;
+    for (const ScheduleItem& k : out.schedule().items)
+      transformed |= k.name.size() > 4 && k.name.ends_with("_4_4");
+    if (!transformed) return std::string("no Winograd input transform among the kernels");
+    NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, 1, spec);
+    return mismatch(out.to_vector<double>(), want, 1e-5 * static_cast<double>(9 * c));
+  });
+}
+
+// Which convolutions take Winograd by default: dense 3x3 stride-1 ones with 64 channels or more
+// in and out and at least 32 tiles of 2x2 outputs (ResNet-18's 56, 28 and 14-wide layers, not
+// its 7x7 ones, its stride-2 ones or a 32-channel layer).
+TEST(WindowOps, WinogradIsChosenWhereItPays) {
+  auto winograd = [](int64_t c, int64_t hw, int64_t stride, int64_t groups) {
+    Tensor x = Tensor::rand({1, c, hw, hw}, 1), w = Tensor::rand({c, c / groups, 3, 3}, 2);
+    for (const ScheduleItem& k : x.conv2d(w, std::nullopt, stride, 1, 1, groups).schedule().items)
+      if (k.name.ends_with("_4_4")) return true;
+    return false;
+  };
+  EXPECT_TRUE(winograd(64, 56, 1, 1));
+  EXPECT_TRUE(winograd(256, 14, 1, 1));
+  EXPECT_FALSE(winograd(512, 7, 1, 1));
+  EXPECT_FALSE(winograd(64, 56, 2, 1));
+  EXPECT_FALSE(winograd(32, 56, 1, 1));
+  EXPECT_FALSE(winograd(64, 56, 1, 64));
+  test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
+  EXPECT_FALSE(winograd(64, 56, 1, 1));
 }
 
 TEST(WindowOps, ConvTransposeMatchesTheReference) {

@@ -2,7 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <functional>
+#include <span>
 
 #include <beamlab/beamlab.hpp>
 
@@ -11,6 +14,7 @@
 #include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
 #include "engine/rewrite/symbolic.hpp"
+#include "tests/tensor/scoped_env.hpp"
 
 // libomp keeps the thread structures of a team that grew (5, then 16 threads on a 2-core
 // machine) where LeakSanitizer can't reach them: its runtime's, not beamlab's.
@@ -271,6 +275,7 @@ std::vector<Opt> heuristic_for(const Tensor& t) {
 // OIHW weights packed) x 8 or 4 columns; a 1x1 convolution's rows in lanes; a matmul too
 // large for L2 cache-blocked.
 TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
+  test::ScopedEnv direct("BEAMLAB_WINOGRAD", "0"); // the direct convolution's schedule
   auto conv = [](int64_t c, int64_t hw, int64_t k, int64_t stride) {
     Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({c, c, k, k}, 6);
     Schedule s = x.conv2d(w, std::nullopt, stride, k / 2).schedule();
@@ -398,14 +403,41 @@ TEST(Opts, APackOfAConstantIsCopiedOncePerPlan) {
   EXPECT_NEAR(value(fixed, fixed_out, 2, 40), want(2, 40), 1e-3); // the copy serves every run
 }
 
-// The copy made once must not share storage with an intermediate an earlier kernel writes on
-// every run: kernel 0's output dies before the GEMM, whose packed weight would fit in it.
-TEST(Opts, APackMadeOnceKeepsItsOwnStorage) {
-  const int64_t m = 8, k = 64, n = 64;
+// A (k, n) float32 weight of small integers, marked constant as a model's are.
+std::shared_ptr<Buffer> constant_weight(int64_t k, int64_t n) {
   auto weight = std::make_shared<Buffer>(static_cast<size_t>(k * n) * sizeof(float));
   std::span<float> w = weight->as<float>();
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) - 2;
   weight->mark_constant();
+  return weight;
+}
+
+// Runs `plan` `runs` times, each time checking corner elements of its output `out` against
+// (a @ w) * scale for a (m, k) and w (k, n), mkn = {m, k, n}.
+void expect_runs_multiply(ExecutionPlan& plan, const UOp& out, const std::vector<float>& a,
+                          std::span<const float> w, std::array<int64_t, 3> mkn, double scale,
+                          int runs) {
+  auto [m, k, n] = mkn;
+  for (int run = 0; run < runs; ++run) {
+    plan.run();
+    const float* got = static_cast<const float*>(plan.buffer(out)->data());
+    for (int64_t i : {int64_t{0}, m - 1})
+      for (int64_t j : {int64_t{0}, n / 2 + 1, n - 1}) {
+        double want = 0;
+        for (int64_t q = 0; q < k; ++q)
+          want += double(a[size_t(i * k + q)]) * scale * w[size_t(q * n + j)];
+        EXPECT_NEAR(got[i * n + j], want, 1e-3 * (1 + std::abs(want)))
+            << run << ": " << i << "," << j;
+      }
+  }
+}
+
+// The copy made once must not share storage with an intermediate an earlier kernel writes on
+// every run: kernel 0's output dies before the GEMM, whose packed weight would fit in it.
+TEST(Opts, APackMadeOnceKeepsItsOwnStorage) {
+  const int64_t m = 8, k = 64, n = 64;
+  auto weight = constant_weight(k, n);
+  std::span<const float> w = weight->as<float>();
   Tensor b = Tensor::from_storage(weight, {k, n}, Scalar::Float32);
   Tensor big = (Tensor::rand({k * n}, 1) + 1.0).contiguous(); // kernel 0
   Tensor a = (Tensor::rand({m, k}, 2) + big.sum({0}, true).reshape({1, 1}))
@@ -417,18 +449,34 @@ TEST(Opts, APackMadeOnceKeepsItsOwnStorage) {
   Schedule s = out.schedule();
   ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2, .policy = &p});
   ASSERT_EQ(plan.kernels().back().prepared.front(), true);
-  std::vector<float> av = a.to_vector<float>();
-  for (int run = 0; run < 2; ++run) {
-    plan.run();
-    const float* got = static_cast<const float*>(plan.buffer(*s.outputs.at(0))->data());
-    for (int64_t i : {0L, m - 1})
-      for (int64_t j : {0L, 33L, n - 1}) {
-        double want = 0;
-        for (int64_t q = 0; q < k; ++q)
-          want += double(av[size_t(i * k + q)]) * w[size_t(q * n + j)];
-        EXPECT_NEAR(got[i * n + j], want, 1e-2 * (1 + std::abs(want)))
-            << run << ": " << i << "," << j;
-      }
+  expect_runs_multiply(plan, *s.outputs.at(0), a.to_vector<float>(), w, {m, k, n}, 1, 2);
+}
+
+// A kernel that reads only constants (a model's weight, transformed) runs once, before the
+// first run, into storage of its own: the kernels after it, which reuse the storage of what
+// died before them, must not overwrite it, and every run reads it.
+TEST(Opts, AKernelOfConstantsRunsOncePerPlan) {
+  const int64_t m = 8, k = 64, n = 32;
+  auto weight = constant_weight(k, n);
+  std::span<const float> w = weight->as<float>();
+  Tensor b = Tensor::from_storage(weight, {k, n}, Scalar::Float32);
+  Tensor doubled = (b * 2.0).contiguous();                 // of constants only
+  Tensor x = (Tensor::rand({m, k}, 1) + 1.0).contiguous(); // every run
+  Tensor y = (x.exp() + x.sum({1}, true)).contiguous();    // x dies here
+  Tensor out = y.matmul(doubled);
+  Schedule s = out.schedule();
+  ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2});
+  int once = 0;
+  for (const PlannedKernel& pk : plan.kernels()) {
+    once += pk.once ? 1 : 0;
+    EXPECT_EQ(pk.once,
+              std::all_of(pk.prepared.begin(), pk.prepared.end(), [](bool p) { return p; }))
+        << pk.item.name;
+  }
+  EXPECT_EQ(once, 1);
+  expect_runs_multiply(plan, *s.outputs.at(0), y.to_vector<float>(), w, {m, k, n}, 2, 3);
+  for (const KernelProfile& p : plan.profile(2)) {
+    EXPECT_EQ(p.ms == 0, p.once) << p.name;
   }
 }
 
@@ -497,6 +545,7 @@ TEST(Opts, ParallelProfileByHand) {
 // tile leaves two blocks of 32 channels goes on into rows, then columns (the plan on 16 cores
 // once ran on 2 of them); a 7x7 layer's tiles, too few for 64 threads, split the reduction.
 TEST(Opts, HeuristicSplitsByTheThreadsItIsGiven) {
+  test::ScopedEnv direct("BEAMLAB_WINOGRAD", "0"); // the direct convolution's schedule
   auto conv_ast = [](int64_t c, int64_t hw) {
     Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({c, c, 3, 3}, 6);
     return x.conv2d(w, std::nullopt, 1, 1).schedule().items.back().ast;

@@ -299,7 +299,8 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       plan.intermediate_bytes_ += buffer->bytes();
       plan.slot_of_id_[buffer_id(*item.buffers[0])] = add_buffer(std::move(buffer));
     }
-    k.opts = policy.opts_for(item, plan.threads_);
+    k.opts =
+        k.once ? policy.opts_for_once(item, plan.threads_) : policy.opts_for(item, plan.threads_);
     Expected<OptimizedKernel> optimized = optimize_kernel(item.ast, k.opts);
     if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
     k.optimized = std::move(*optimized);

@@ -29,6 +29,11 @@ class OptPolicy {
 public:
   virtual ~OptPolicy() = default;
   virtual std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const = 0;
+  /// The Opts of a kernel of constants, run once when a plan is prepared (a Winograd filter
+  /// transform): not worth a search, so a policy that searches answers without one.
+  virtual std::vector<Opt> opts_for_once(const ScheduleItem& kernel, int threads) const {
+    return opts_for(kernel, threads);
+  }
 };
 
 /// The hand-written heuristic, with explicit overrides by kernel name or key (hex).

@@ -504,6 +504,30 @@ TEST(Policy, BeamTunesEachKernelOnceAndComputesTheSameValues) {
   EXPECT_EQ(beam.results().size(), 1u); // tuned once
 }
 
+// A kernel of constants (here a weight scaled, as a Winograd filter transform reads only the
+// weight) runs once when the plan is prepared: BEAM searches the kernels that run, not it.
+TEST(Policy, BeamSearchesNoKernelOfConstants) {
+  auto storage = std::make_shared<Buffer>(40 * 56 * sizeof(float));
+  std::span<float> w = storage->as<float>();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3;
+  storage->mark_constant();
+  Tensor a = Tensor::rand({48, 40}, 3);
+  auto product = [&] { // a fresh graph each time: a realized one would be a buffer
+    return a.matmul((Tensor::from_storage(storage, {40, 56}, Scalar::Float32) * 0.5).contiguous());
+  };
+  std::vector<float> want = product().to_vector<float>();
+  SearchSettings s;
+  s.beam = 1;
+  s.max_iterations = 1;
+  BeamPolicy beam(s, test_pool());
+  Tensor c = product();
+  c.realize({.threads = 2, .policy = &beam});
+  std::vector<float> got = c.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3) << i;
+  EXPECT_EQ(beam.results().size(), 1u); // the matmul's search only
+}
+
 TEST(Policy, BeamFromTheEnvironment) {
   ::setenv("BEAM", "wide", 1);
   try {

@@ -68,6 +68,15 @@ std::vector<Opt> BeamPolicy::opts_for(const ScheduleItem& kernel, int threads) c
   return opts;
 }
 
+std::vector<Opt> BeamPolicy::opts_for_once(const ScheduleItem& kernel, int threads) const {
+  std::lock_guard lock(mutex_);
+  if (auto it = tuned_.find(kernel.key); it != tuned_.end()) return it->second;
+  if (auto hit =
+          cache_lookup(cache_, kernel_task(kernel), kernel.ast, threads, settings_key(settings_)))
+    return hit->opts;
+  return heuristic_opts(kernel.ast, threads);
+}
+
 std::vector<TuneResult> BeamPolicy::results() const {
   std::lock_guard lock(mutex_);
   return results_;
@@ -84,6 +93,11 @@ CachePolicy::~CachePolicy() = default;
 std::vector<Opt> CachePolicy::opts_for(const ScheduleItem& kernel, int threads) const {
   if (std::optional<std::vector<Opt>> hit = cached(kernel, threads)) return std::move(*hit);
   return fallback_.opts_for(kernel, threads);
+}
+
+std::vector<Opt> CachePolicy::opts_for_once(const ScheduleItem& kernel, int threads) const {
+  if (std::optional<std::vector<Opt>> hit = cached(kernel, threads)) return std::move(*hit);
+  return fallback_.opts_for_once(kernel, threads);
 }
 
 std::optional<std::vector<Opt>> CachePolicy::cached(const ScheduleItem& kernel, int threads) const {

@@ -27,6 +27,8 @@ public:
   /// The tuned Opts (tuning now if this kernel hasn't been). A kernel whose search can't run
   /// (its unoptimized form fails in the sandbox) gets the heuristic's, with a warning.
   std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const override;
+  /// A kernel of constants: its cached plan or the heuristic's, never a search.
+  std::vector<Opt> opts_for_once(const ScheduleItem& kernel, int threads) const override;
 
   /// Every search so far, in order.
   std::vector<TuneResult> results() const;
@@ -53,6 +55,7 @@ public:
   CachePolicy(const std::string& path, CacheMode mode, const OptPolicy& fallback);
   ~CachePolicy() override;
   std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const override;
+  std::vector<Opt> opts_for_once(const ScheduleItem& kernel, int threads) const override;
   /// The cache's plan for `kernel`, if it has one (what opts_for serves before the fallback).
   std::optional<std::vector<Opt>> cached(const ScheduleItem& kernel, int threads) const;
   int hits() const;

@@ -61,6 +61,7 @@ ProgramProfile run_profile(const tuner::CorpusEntry& entry, int threads, int run
     k.nodes = std::move(names[i]);
     k.task = kernel_task(plan.kernels()[i].item);
     k.ms = t.ms;
+    k.once = t.once;
     k.samples_ms = t.samples_ms;
     k.gflops = t.gflops;
     k.gbps = t.gbps;

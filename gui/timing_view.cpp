@@ -1,21 +1,18 @@
 // Kernel timing; see timing_view.hpp.
 #include "gui/timing_view.hpp"
 
-#include <QBarCategoryAxis>
-#include <QBarSet>
-#include <QChart>
-#include <QChartView>
+#include <QHeaderView>
 #include <QHelpEvent>
-#include <QHorizontalBarSeries>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QStyledItemDelegate>
+#include <QTableWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
@@ -181,10 +178,49 @@ private:
   int64_t end_ns_ = 1;
 };
 
+// The share column: the kernel's share of the program's time as a bar behind its text.
+class ShareBarDelegate : public QStyledItemDelegate {
+public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+  static constexpr int kShareRole = Qt::UserRole + 1; ///< 0..1 of the largest share
+
+  void paint(QPainter* p, const QStyleOptionViewItem& option,
+             const QModelIndex& index) const override {
+    double share = index.data(kShareRole).toDouble();
+    if (share > 0) {
+      QRectF bar = QRectF(option.rect).adjusted(2, 3, -2, -3);
+      bar.setWidth(bar.width() * std::min(1.0, share));
+      p->fillRect(bar, QColor(78, 121, 167, 110));
+    }
+    QStyledItemDelegate::paint(p, option, index);
+  }
+};
+
 TimingView::TimingView(QWidget* parent) : QWidget(parent) {
-  chart_view_ = new QChartView(new QChart());
-  chart_view_->setRenderHint(QPainter::Antialiasing);
-  chart_view_->setMinimumHeight(180);
+  summary_ = new QLabel();
+  summary_->setWordWrap(true);
+  table_ = new QTableWidget(0, kColumns);
+  table_->setHorizontalHeaderLabels({tr("#"), tr("kernel"), tr("median"), tr("spread"), tr("share"),
+                                     tr("GFLOP/s"), tr("model nodes"), tr("opts")});
+  table_->horizontalHeaderItem(kSpread)->setToolTip(
+      tr("the interquartile range of its runs over their median"));
+  table_->horizontalHeaderItem(kShare)->setToolTip(
+      tr("its share of the program's time (the sum of every kernel's median)"));
+  make_reading_table(table_);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
+  table_->setItemDelegateForColumn(kShare, new ShareBarDelegate(table_));
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setMinimumHeight(180);
+  connect(table_, &QTableWidget::itemActivated, this, [this](QTableWidgetItem* item) {
+    if (QTableWidgetItem* first = table_->item(item->row(), kIndex))
+      activate(first->data(Qt::UserRole).toInt());
+  });
+  auto* upper = new QWidget();
+  auto* upper_layout = new QVBoxLayout(upper);
+  upper_layout->setContentsMargins(6, 6, 6, 0);
+  upper_layout->addWidget(summary_);
+  upper_layout->addWidget(table_, 1);
   timeline_ = new TimelineWidget([this](int kernel) { activate(kernel); });
   auto* scroll = new QScrollArea();
   scroll->setWidget(timeline_);
@@ -197,7 +233,7 @@ TimingView::TimingView(QWidget* parent) : QWidget(parent) {
   lower_layout->addWidget(timeline_title_);
   lower_layout->addWidget(scroll, 1);
   auto* splitter = new QSplitter(Qt::Vertical);
-  splitter->addWidget(chart_view_);
+  splitter->addWidget(upper);
   splitter->addWidget(lower);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 2);
@@ -216,12 +252,12 @@ TimingView::TimingView(QWidget* parent) : QWidget(parent) {
 
 int TimingView::span_count() const { return timeline_->thread_span_count(); }
 
+QString TimingView::summary() const { return summary_->text(); }
+
 void TimingView::show_message(const QString& message) {
-  QChart* old = chart_view_->chart();
-  chart_view_->setChart(new QChart()); // the view releases the old chart without deleting it
-  delete old;
-  bars_ = nullptr;
-  bar_set_ = nullptr;
+  table_->setSortingEnabled(false);
+  table_->setRowCount(0);
+  summary_->clear();
   keys_.clear();
   timeline_->clear();
   message_->setText(message);
@@ -232,60 +268,67 @@ void TimingView::set_program(const ProgramProfile& program) {
   show_message({});
   if (program.kernels.empty()) return show_message(tr("The program has no kernels."));
   int n = static_cast<int>(program.kernels.size());
-  // Horizontal bars stack upwards from the first category: add the kernels last to first so
-  // the first kernel is on top, as in the schedule. Names repeat (equal layers), categories
-  // may not, so each carries its position.
-  bar_set_ = new QBarSet(tr("median ms"));
-  bar_set_->setColor(QColor(78, 121, 167));
-  bar_set_->setLabelColor(Qt::black);
-  QStringList categories;
-  double max_ms = 0, worst_spread = 0;
-  for (int i = n - 1; i >= 0; --i) {
+  double worst_spread = 0, largest = 1e-12;
+  for (const ProgramKernel& k : program.kernels) largest = std::max(largest, k.ms);
+  largest = program.total_ms > 0 ? largest / program.total_ms : 1;
+  table_->setRowCount(n);
+  for (int i = 0; i < n; ++i) {
     const ProgramKernel& k = program.kernels[static_cast<size_t>(i)];
-    // Each time with its spread, so a noisy figure never passes for a steady one.
-    double spread = relative_spread(k.samples_ms);
+    keys_.push_back(qstr(k.key));
+    // Each time with its spread, so a noisy figure never passes for a steady one; a kernel of
+    // constants ran once, when the plan was prepared, and is no part of the time.
+    double spread = k.once ? 0 : relative_spread(k.samples_ms);
     worst_spread = std::max(worst_spread, spread);
-    categories << QString::fromStdString(fmt::format("#{} {} ±{:.0f}%", i, k.name, 50 * spread));
-    bar_set_->append(k.ms);
-    max_ms = std::max(max_ms, k.ms);
+    double share = program.total_ms > 0 ? k.ms / program.total_ms : 0;
+    auto* index = new NumberItem(QString::number(i), i);
+    index->setData(Qt::UserRole, i);
+    table_->setItem(i, kIndex, index);
+    auto* name = new QTableWidgetItem(qstr(k.name));
+    name->setToolTip(qstr(k.key));
+    table_->setItem(i, kKernel, name);
+    table_->setItem(
+        i, kTime,
+        new NumberItem(k.once ? tr("once, when prepared") : ms_text(k.ms), k.once ? -1 : k.ms));
+    table_->setItem(i, kSpread,
+                    new NumberItem(k.once ? QStringLiteral("-")
+                                          : QStringLiteral("±%1%").arg(50 * spread, 0, 'f', 0),
+                                   spread));
+    auto* share_item = new NumberItem(
+        k.once ? QStringLiteral("-") : QStringLiteral("%1%").arg(100 * share, 0, 'f', 1), share);
+    share_item->setData(ShareBarDelegate::kShareRole, share / largest);
+    table_->setItem(i, kShare, share_item);
+    table_->setItem(
+        i, kGflops,
+        new NumberItem(k.ms > 0 ? QString::number(k.gflops, 'f', 1) : QStringLiteral("-"),
+                       k.gflops));
+    auto* nodes = new QTableWidgetItem(qstr(join_names(k.nodes, 2)));
+    std::string all;
+    for (const std::string& node : k.nodes) all += (all.empty() ? "" : "\n") + node;
+    nodes->setToolTip(qstr(all));
+    table_->setItem(i, kNodes, nodes);
+    table_->setItem(i, kOpts,
+                    new QTableWidgetItem(k.opts.empty() ? QStringLiteral("-") : qstr(k.opts)));
   }
-  for (const ProgramKernel& k : program.kernels) keys_.push_back(QString::fromStdString(k.key));
-  bars_ = new QHorizontalBarSeries();
-  bars_->append(bar_set_);
-  bars_->setLabelsVisible(true);
-  bars_->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-  bars_->setLabelsFormat(QStringLiteral("@value ms"));
-  bars_->setLabelsPrecision(3);
-  connect(bar_set_, &QBarSet::clicked, this, [this, n](int index) { activate(n - 1 - index); });
-
-  auto* chart = new QChart();
-  chart->addSeries(bars_);
-  chart->setTitle(
-      tr("%1 (%2): median kernel time of %3 run(s), %4 in all%5")
-          .arg(QString::fromStdString(program.workload), QString::fromStdString(program.dtype))
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(kIndex, Qt::AscendingOrder);
+  table_->resizeColumnsToContents();
+  table_->setColumnWidth(kShare, std::max(table_->columnWidth(kShare), 90));
+  table_->setColumnWidth(kNodes, std::min(table_->columnWidth(kNodes), 320));
+  auto once = std::count_if(program.kernels.begin(), program.kernels.end(),
+                            [](const ProgramKernel& k) { return k.once; });
+  summary_->setText(
+      tr("%1 (%2): median kernel time of %3 run(s), %4 in all over %5 kernel(s)%6%7")
+          .arg(qstr(program.workload), qstr(program.dtype))
           .arg(program.runs)
-          .arg(QString::fromStdString(format_ms(program.total_ms)))
+          .arg(qstr(format_ms(program.total_ms)))
+          .arg(n - once)
+          .arg(once > 0 ? tr(" (and %1 of constants, run once when prepared)").arg(once)
+                        : QString())
           .arg(worst_spread > kNoisySpread
                    ? tr(" - noisy: samples spread up to ±%1%, the machine was likely busy; "
                         "profile again when it is idle")
                          .arg(50 * worst_spread, 0, 'f', 0)
                    : QString()));
-  chart->legend()->hide();
-  auto* names = new QBarCategoryAxis();
-  names->append(categories);
-  chart->addAxis(names, Qt::AlignLeft);
-  bars_->attachAxis(names);
-  auto* values = new QValueAxis();
-  values->setTitleText(tr("ms"));
-  values->setRange(0, max_ms > 0 ? max_ms * 1.25 : 1); // room for the labels
-  values->applyNiceNumbers();
-  values->setLabelFormat(QStringLiteral("%.3g"));
-  chart->addAxis(values, Qt::AlignBottom);
-  bars_->attachAxis(values);
-  QChart* old = chart_view_->chart();
-  chart_view_->setChart(chart);
-  delete old;
-  chart_view_->setMinimumHeight(std::min(120 + 22 * n, 420));
 
   timeline_->set_program(program);
   auto waited = std::count_if(program.kernels.begin(), program.kernels.end(),

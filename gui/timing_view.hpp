@@ -1,8 +1,10 @@
-// Kernel timing of one program execution: a bar chart of each kernel's median time (Qt
-// Charts), and a timeline across cores of one traced execution, one row per OpenMP thread with
-// every launch drawn as a span from that thread's start to its end, so parallel imbalance
-// (ragged ends) and serial kernels (one busy row) show at a glance. Clicking a bar or a span
-// activates its kernel.
+// Kernel timing of one program execution: a table of the kernels in program order, each with
+// its model nodes, median time and spread, share of the whole (drawn as a bar) and throughput,
+// sortable by any column, so "which layer costs what" reads the same on a 60-kernel network as
+// on a matmul; and a timeline across cores of one traced execution, one row per OpenMP thread
+// with every launch drawn as a span from that thread's start to its end, so parallel imbalance
+// (ragged ends) and serial kernels (one busy row) show at a glance. Activating a row (Enter,
+// double click) or clicking a span opens its kernel.
 #pragma once
 
 #include <QString>
@@ -12,10 +14,8 @@
 
 #include "gui/program.hpp"
 
-class QBarSet;
-class QChartView;
-class QHorizontalBarSeries;
 class QLabel;
+class QTableWidget;
 class QSplitter;
 class QStackedWidget;
 
@@ -33,11 +33,12 @@ public:
   /// Shows `message` instead of the charts.
   void show_message(const QString& message);
 
-  /// The bar series: one bar set of one bar per kernel (kernel 0 at the top); null while a
+  /// One row per kernel, in program order until sorted; the columns are Column's. Empty while a
   /// message is shown.
-  QHorizontalBarSeries* bars() const { return bars_; }
-  QBarSet* bar_set() const { return bar_set_; }
-  QChartView* chart_view() const { return chart_view_; }
+  QTableWidget* table() const { return table_; }
+  enum Column { kIndex, kKernel, kTime, kSpread, kShare, kGflops, kNodes, kOpts, kColumns };
+  /// The summary above the table: the program, its total, and a warning when it was noisy.
+  QString summary() const;
   /// Thread spans drawn on the timeline (every kernel's launches on every thread).
   int span_count() const;
 
@@ -51,11 +52,10 @@ private:
   QStackedWidget* stack_ = nullptr;
   QLabel* message_ = nullptr;
   QSplitter* charts_ = nullptr;
-  QChartView* chart_view_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QTableWidget* table_ = nullptr;
   QLabel* timeline_title_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
-  QHorizontalBarSeries* bars_ = nullptr;
-  QBarSet* bar_set_ = nullptr;
   std::vector<QString> keys_; ///< per kernel
 };
 

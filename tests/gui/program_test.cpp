@@ -3,16 +3,16 @@
 // creates (offscreen). Pictures of both views go to gui_artifacts/ for a look by eye.
 #include "gui/program.hpp"
 #include "gui/schedule_view.hpp"
+#include "gui/style.hpp"
 #include "gui/timing_view.hpp"
 
 #include <QApplication>
-#include <QBarSet>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsView>
-#include <QHorizontalBarSeries>
 #include <QPixmap>
+#include <QTableWidget>
 #include <QTest>
 
 #include <algorithm>
@@ -274,36 +274,51 @@ TEST(ScheduleView, ClickingANodeActivatesItsKernel) {
   EXPECT_TRUE(picture.save(QString::fromStdString(artifact("schedule.png"))));
 }
 
-TEST(TimingView, OneBarPerKernelAndEveryThreadSpan) {
+// Every kernel is a row, its name whole (a 43-kernel model's bar labels were all "..."), its
+// share of the total drawn; rows sort by time; Enter on a row opens its kernel; every thread
+// span is on the timeline.
+TEST(TimingView, OneRowPerKernelSortableAndEveryThreadSpan) {
   const ProgramProfile& p = transformer();
   TimingView view;
   view.resize(1000, 800);
   view.set_program(p);
-  ASSERT_NE(view.bars(), nullptr);
-  ASSERT_EQ(view.bars()->count(), 1);
-  QBarSet* set = view.bar_set();
-  ASSERT_EQ(set->count(), static_cast<int>(p.kernels.size()));
-  for (int i = 0; i < set->count(); ++i) // the first kernel is the top bar, the last category
-    EXPECT_DOUBLE_EQ(set->at(set->count() - 1 - i), p.kernels[static_cast<size_t>(i)].ms);
+  QTableWidget* table = view.table();
+  ASSERT_EQ(table->rowCount(), static_cast<int>(p.kernels.size()));
+  double slowest = 0;
+  for (int i = 0; i < table->rowCount(); ++i) {
+    const ProgramKernel& k = p.kernels[static_cast<size_t>(i)];
+    EXPECT_EQ(table->item(i, TimingView::kKernel)->text().toStdString(), k.name);
+    EXPECT_EQ(table->item(i, TimingView::kTime)->text(), ms_text(k.ms));
+    slowest = std::max(slowest, k.ms);
+  }
+  EXPECT_NE(view.summary().indexOf(qstr(format_ms(p.total_ms))), -1)
+      << view.summary().toStdString();
   int spans = 0;
   for (const ProgramKernel& k : p.kernels) spans += static_cast<int>(k.spans.size());
   EXPECT_EQ(view.span_count(), spans);
 
+  table->sortByColumn(TimingView::kTime, Qt::DescendingOrder);
+  EXPECT_EQ(table->item(0, TimingView::kTime)->text(), ms_text(slowest));
   std::vector<QString> activated;
   QObject::connect(&view, &TimingView::kernel_activated,
                    [&](const QString& key) { activated.push_back(key); });
-  Q_EMIT set->clicked(0); // the bottom bar: the last kernel
-  ASSERT_EQ(activated.size(), 1u);
-  EXPECT_EQ(activated[0].toStdString(), p.kernels.back().key);
-
   view.show();
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  table->setFocus();
+  table->selectRow(0);
+  table->setCurrentCell(0, TimingView::kKernel);
+  QTest::keyClick(table, Qt::Key_Return);
+  ASSERT_EQ(activated.size(), 1u);
+  auto row0 = std::find_if(p.kernels.begin(), p.kernels.end(),
+                           [&](const ProgramKernel& k) { return k.ms == slowest; });
+  EXPECT_EQ(activated[0].toStdString(), row0->key);
+
   QPixmap picture = view.grab();
   ASSERT_FALSE(picture.isNull());
   EXPECT_TRUE(picture.save(QString::fromStdString(artifact("timing.png"))));
 
   view.show_message("failed");
-  EXPECT_EQ(view.bars(), nullptr);
+  EXPECT_EQ(table->rowCount(), 0);
   EXPECT_EQ(view.span_count(), 0);
 }
 

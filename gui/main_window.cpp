@@ -252,7 +252,7 @@ void MainWindow::tune_selected_kernel() {
   if (!i.isValid()) return;
   const KernelRow& r = kernels_->row(kernels_proxy_->mapToSource(i).row());
   auto task = tuner::task_from_record(r.kernel);
-  if (!task) return show_error(qstr(task.error()));
+  if (!task) return show_error(qstr(task.error()), Cause::action);
   live_view_->set_kernel(*task);
   tabs_->setCurrentIndex(live_tab);
   live_view_->start(false);
@@ -260,7 +260,7 @@ void MainWindow::tune_selected_kernel() {
 
 bool MainWindow::resume_run(int64_t run_id) {
   if (live_view_->running()) {
-    show_error("A search is running in Live tuning; cancel it first.");
+    show_error("A search is running in Live tuning; cancel it first.", Cause::action);
     return false;
   }
   tabs_->setCurrentIndex(live_tab);
@@ -278,14 +278,15 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QMainWindow::closeEvent(e);
 }
 
-void MainWindow::show_error(const QString& text) {
-  error_shown_ = true;
+void MainWindow::show_error(const QString& text, Cause cause) {
+  error_cause_ = cause;
   message_->setText("<span style='color:#d62728'>" + text.toHtmlEscaped() + "</span>");
 }
 
-void MainWindow::clear_error() {
-  if (!error_shown_) return;
-  error_shown_ = false;
+void MainWindow::clear_error(std::initializer_list<Cause> causes) {
+  if (!error_cause_ || std::find(causes.begin(), causes.end(), *error_cause_) == causes.end())
+    return;
+  error_cause_.reset();
   message_->setText(qstr(db_path_));
 }
 
@@ -311,7 +312,8 @@ void MainWindow::open_database(const QString& path, OpenMode mode) {
       [this, p, path](const Expected<void>& r) {
         if (!r) {
           show_error(qstr(r.error()) +
-                     (db_path_.empty() ? QString() : "; still showing " + qstr(db_path_)));
+                         (db_path_.empty() ? QString() : "; still showing " + qstr(db_path_)),
+                     Cause::database);
           return;
         }
         db_path_ = p;
@@ -327,7 +329,7 @@ void MainWindow::open_database(const QString& path, OpenMode mode) {
         roofline_view_->clear();
         // Absolute: a start from another folder must find this file, not make one there.
         QSettings().setValue("database", QString::fromStdString(std::filesystem::absolute(p)));
-        error_shown_ = false;
+        error_cause_.reset();
         message_->setText(qstr(p));
         reload();
         poll_timer_.start();
@@ -341,8 +343,8 @@ void MainWindow::reload() {
       this, [p] { return load_runs(p); },
       [this, p](const Expected<std::vector<RunRow>>& r) {
         if (p != db_path_) return;
-        if (!r) return show_error(qstr(r.error()));
-        clear_error();
+        if (!r) return show_error(qstr(r.error()), Cause::runs);
+        clear_error({Cause::database, Cause::runs, Cause::action});
         runs_->set_rows(*r);
         compare_view_->set_runs(*r);
         if (run_id_ == 0 && !r->empty()) {
@@ -368,10 +370,10 @@ void MainWindow::poll_changes() {
         // A failed poll is retried on the next tick (the connection is reopened); only a
         // failure that persists is shown, and the next good read clears it.
         if (!changed) {
-          if (++poll_failures_ >= 3) show_error(qstr(changed.error()));
+          if (++poll_failures_ >= 3) show_error(qstr(changed.error()), Cause::poll);
           return;
         }
-        if (poll_failures_ >= 3) clear_error(); // the banner its failures put up
+        clear_error({Cause::poll}); // the banner its failures put up
         poll_failures_ = 0;
         if (*changed) reload();
       });
@@ -398,7 +400,8 @@ void MainWindow::select_run(int64_t run_id) {
       this, [p, run_id] { return load_run(p, run_id); },
       [this, p, run_id](const Expected<RunDetail>& r) {
         if (p != db_path_ || run_id != run_id_) return; // another run or database
-        if (!r) return show_error(qstr(r.error()));
+        if (!r) return show_error(qstr(r.error()), Cause::runs);
+        clear_error({Cause::runs, Cause::action});
         run_kernels_ = r->kernels;
         kernels_->set_rows(r->kernels);
         run_note_->setText(run_note(*r));
@@ -415,7 +418,13 @@ void MainWindow::open_tuning(int64_t tuning_id) {
       this, [p, tuning_id] { return load_tuning(p, tuning_id); },
       [this, p, tuning_id, fresh](const Expected<TuningDetail>& d) {
         if (p != db_path_ || tuning_id != tuning_id_) return; // another kernel or database
-        if (!d) return show_error(qstr(d.error()));
+        if (!d) { // no view keeps the kernel shown before under this kernel's error
+          kernel_view_->clear();
+          roofline_view_->clear();
+          if (fresh) tabs_->setCurrentIndex(kernel_tab);
+          return show_error(qstr(d.error()), Cause::kernel);
+        }
+        clear_error({Cause::kernel, Cause::action});
         kernel_view_->set_tuning(*d, db_path_);
         if (pending_opts_) { // a candidate picked elsewhere: its plan, measured as by hand
           if (auto o = parse_opts(pending_opts_->toStdString())) kernel_view_->show_plan(*o);
@@ -436,11 +445,11 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
   run_async(
       this, [p, h] { return latest_tuning(p, h); },
       [this, hash](const Expected<std::optional<int64_t>>& t) {
-        if (!t) return show_error(qstr(t.error()));
+        if (!t) return show_error(qstr(t.error()), Cause::kernel);
         if (*t) return open_tuning(**t);
         // Not tuned yet: a kernel of the profiled program is tuned right away.
         if (!tune_program_kernel(hash))
-          show_error("kernel " + hash + " has not been tuned in this database yet");
+          show_error("kernel " + hash + " has not been tuned in this database yet", Cause::kernel);
       });
 }
 
@@ -449,8 +458,9 @@ void MainWindow::open_candidate(const QString& hash, const QString& opts) {
   run_async(
       this, [p, h] { return latest_tuning(p, h); },
       [this, hash, opts](const Expected<std::optional<int64_t>>& t) {
-        if (!t) return show_error(qstr(t.error()));
-        if (!*t) return show_error("kernel " + hash + " has no search journaled yet");
+        if (!t) return show_error(qstr(t.error()), Cause::kernel);
+        if (!*t)
+          return show_error("kernel " + hash + " has no search journaled yet", Cause::kernel);
         pending_opts_ = opts;
         open_tuning(**t);
       });
@@ -462,7 +472,8 @@ bool MainWindow::tune_program_kernel(const QString& key_hex) {
     for (const ProgramKernel& pk : program_profile_->kernels)
       if (qstr(pk.key) == key_hex) k = &pk;
   if (!k) {
-    show_error("kernel " + key_hex + " is not in the profiled program; profile its program first");
+    show_error("kernel " + key_hex + " is not in the profiled program; profile its program first",
+               Cause::action);
     return false;
   }
   live_view_->set_kernel(k->task);
@@ -475,7 +486,7 @@ void MainWindow::profile(const QString& spec) {
   try {
     entry = parse_program(spec.toStdString());
   } catch (const UserError& e) {
-    return show_error("program: " + qstr(e.what()));
+    return show_error("program: " + qstr(e.what()), Cause::program);
   }
   program_->setEditText(spec);
   program_profile_.reset();
@@ -496,9 +507,10 @@ void MainWindow::profile(const QString& spec) {
         if (!r) {
           schedule_view_->show_message(qstr(r.error()));
           timing_view_->show_message(qstr(r.error()));
-          show_error("program '" + spec + "': " + qstr(r.error()));
+          show_error("program '" + spec + "': " + qstr(r.error()), Cause::program);
           return;
         }
+        clear_error({Cause::program, Cause::action});
         program_profile_ = *r;
         schedule_view_->set_program(*r);
         timing_view_->set_program(*r);

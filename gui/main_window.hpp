@@ -93,9 +93,13 @@ protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-  void show_error(const QString& text);
-  /// Clears an error banner (a later read succeeded) back to the database's path.
-  void clear_error();
+  /// What an error banner is about: a later success of the same kind clears it (a good
+  /// profile a failed profile's, a kernel that opens a failed kernel's); an action's (a search
+  /// that could not start) goes with the next load the user asked for, not a background poll.
+  enum class Cause { database, runs, poll, kernel, program, action };
+  void show_error(const QString& text, Cause cause);
+  /// Clears the banner, back to the database's path, if it is about one of `causes`.
+  void clear_error(std::initializer_list<Cause> causes);
   void poll_changes();
   void open_kernel_by_hash(const QString& hash);
   /// Starts a search of the Runs view's selected kernel in Live tuning (T).
@@ -108,8 +112,8 @@ private:
   std::string db_path_;
   std::shared_ptr<ChangeWatch> watch_;
   bool polling_ = false;
-  bool error_shown_ = false;
-  int poll_failures_ = 0; ///< consecutive failed polls: one is a retry, not a banner
+  std::optional<Cause> error_cause_; ///< the banner's, while one is shown
+  int poll_failures_ = 0;            ///< consecutive failed polls: one is a retry, not a banner
   int64_t run_id_ = 0, tuning_id_ = 0;
   std::vector<KernelRow> run_kernels_;
   std::optional<ProgramProfile> program_profile_; ///< the Program box's last profile

@@ -280,6 +280,32 @@ TEST_F(GuiTest, ARefusedFileLeavesTheOpenDatabaseShownAndRemembered) {
   EXPECT_FALSE(w->message().contains("still showing")) << w->message().toStdString();
 }
 
+// Issue 40, 8: a banner goes when what it was about succeeds, and only then (a failed
+// program's error stayed over a good profile); a kernel that can't be read leaves no view
+// showing the kernel before it under its error.
+TEST_F(GuiTest, ABannerGoesWithItsCauseAndAKernelThatFailsClearsTheViews) {
+  auto w = window();
+  open_matmul(*w);
+  ASSERT_TRUE(w->kernel_view()->has_kernel());
+  w->open_tuning(999999);
+  QTRY_VERIFY_WITH_TIMEOUT(w->message().contains("no tuning 999999"), 10000);
+  EXPECT_FALSE(w->kernel_view()->has_kernel());
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::kernel_tab);
+  // A program's success leaves the kernel's banner; the kernel's clears it.
+  QSignalSpy profiled(w.get(), &MainWindow::program_loaded);
+  w->profile("a.relu(); a=8x8");
+  ASSERT_TRUE(profiled.wait(60000)) << w->message().toStdString();
+  EXPECT_TRUE(w->message().contains("no tuning 999999")) << w->message().toStdString();
+  open_matmul(*w);
+  EXPECT_EQ(w->message().toStdString(), path_);
+  // A failed program's banner goes with the next good profile.
+  w->profile("a.relu()");
+  EXPECT_TRUE(w->message().contains("needs its inputs' shapes")) << w->message().toStdString();
+  w->profile("a.relu(); a=8x8");
+  ASSERT_TRUE(profiled.wait(60000)) << w->message().toStdString();
+  EXPECT_EQ(w->message().toStdString(), path_);
+}
+
 // Problem 5: opening another database leaves nothing of the kernel shown before, nor of the
 // runs compared there (issue 40, 1: its table and its report stayed, and Save wrote them).
 TEST_F(GuiTest, AnotherDatabaseClearsTheKernelShownBefore) {

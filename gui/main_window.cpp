@@ -447,8 +447,9 @@ void MainWindow::open_kernel_by_hash(const QString& hash) {
       [this, hash](const Expected<std::optional<int64_t>>& t) {
         if (!t) return show_error(qstr(t.error()), Cause::kernel);
         if (*t) return open_tuning(**t);
-        // Not tuned yet: a kernel of the profiled program is tuned right away.
-        if (!tune_program_kernel(hash))
+        // Not tuned yet: a kernel of the profiled program waits in Live tuning for Tune (a
+        // click is not a request for a search of minutes).
+        if (!ready_program_kernel(hash))
           show_error("kernel " + hash + " has not been tuned in this database yet", Cause::kernel);
       });
 }
@@ -466,11 +467,26 @@ void MainWindow::open_candidate(const QString& hash, const QString& opts) {
       });
 }
 
-bool MainWindow::tune_program_kernel(const QString& key_hex) {
-  const ProgramKernel* k = nullptr;
+const ProgramKernel* MainWindow::program_kernel(const QString& key_hex) const {
   if (program_profile_)
-    for (const ProgramKernel& pk : program_profile_->kernels)
-      if (qstr(pk.key) == key_hex) k = &pk;
+    for (const ProgramKernel& k : program_profile_->kernels)
+      if (qstr(k.key) == key_hex) return &k;
+  return nullptr;
+}
+
+bool MainWindow::ready_program_kernel(const QString& key_hex) {
+  const ProgramKernel* k = program_kernel(key_hex);
+  if (!k) return false;
+  if (!live_view_->running()) live_view_->set_kernel(k->task);
+  tabs_->setCurrentIndex(live_tab);
+  statusBar()->showMessage(qstr(k->name) + " has not been tuned in this database yet: Tune "
+                                           "searches it",
+                           15000);
+  return true;
+}
+
+bool MainWindow::tune_program_kernel(const QString& key_hex) {
+  const ProgramKernel* k = program_kernel(key_hex);
   if (!k) {
     show_error("kernel " + key_hex + " is not in the profiled program; profile its program first",
                Cause::action);

@@ -101,7 +101,13 @@ private:
   /// Clears the banner, back to the database's path, if it is about one of `causes`.
   void clear_error(std::initializer_list<Cause> causes);
   void poll_changes();
+  /// Opens kernel `hash`'s newest search, or for an untuned kernel of the profiled program
+  /// readies Live tuning with it (ready_program_kernel).
   void open_kernel_by_hash(const QString& hash);
+  const ProgramKernel* program_kernel(const QString& key_hex) const;
+  /// Live tuning with kernel `key_hex` of the profiled program, not started; false when the
+  /// program has no such kernel.
+  bool ready_program_kernel(const QString& key_hex);
   /// Starts a search of the Runs view's selected kernel in Live tuning (T).
   void tune_selected_kernel();
   /// Opens the newest search of kernel `hash` with `opts` in the editor.

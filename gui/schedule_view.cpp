@@ -427,6 +427,10 @@ void ScheduleView::set_program(const ProgramProfile& program) {
     item->setPos(layout.centers[n]);
     item->setToolTip(tr("program input, %1").arg(QString::fromStdString(nodes[n].tooltip)));
     item->setZValue(2);
+    QGraphicsSimpleTextItem* label = scene_->addSimpleText(tr("in"), time_font());
+    label->setBrush(QColor(70, 70, 70));
+    label->setPos(layout.centers[n] - label->boundingRect().center());
+    label->setZValue(3);
   }
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const ProgramKernel& k = program.kernels[i];
@@ -448,13 +452,13 @@ void ScheduleView::set_program(const ProgramProfile& program) {
       fmt::format("{} ({}), {} kernel(s), {} in all, {} thread(s)", program.workload, program.dtype,
                   program.kernels.size(), format_ms(program.total_ms), program.threads)));
   title->setPos(0, -title->boundingRect().height() - 10);
-  // The legend, under the title: what the colours, shapes and labels mean, and what a click
-  // does (an untuned kernel's click starts its search).
+  // The legend, under the title: what the colours, shapes and labels mean, what a click does
+  // (an untuned kernel's readies Live tuning with it) and how to zoom.
   QGraphicsSimpleTextItem* legend = scene_->addSimpleText(
       tr("colour: the kernel's time, from light yellow (cheapest) to dark red (slowest) - "
-         "grey ovals: the program's inputs - edge labels: the bytes passed on\n"
-         "click or Enter: open the kernel's search (untuned: start one) - right-click or T: "
-         "tune it"),
+         "grey ovals (in): the program's inputs - edge labels: the bytes passed on\n"
+         "click or Enter: open the kernel's search (untuned: ready one in Live tuning) - "
+         "right-click or T: tune it now - Ctrl+wheel: zoom, drag: pan"),
       time_font());
   legend->setBrush(QColor(90, 90, 90));
   legend->setPos(0, title->pos().y() - legend->boundingRect().height() - 6);

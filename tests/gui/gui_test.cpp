@@ -825,6 +825,22 @@ TEST_F(GuiTest, AProgramBoxExpressionsKernelIsTunedWithOneAction) {
   EXPECT_TRUE(w->message().contains("not in the profiled program")) << w->message().toStdString();
 }
 
+// Issue 40, 7: a click on a kernel that was never tuned readies Live tuning with it and starts
+// nothing (it started a BEAM search of minutes).
+TEST_F(GuiTest, AClickOnAnUntunedKernelReadiesLiveTuningWithoutASearch) {
+  auto w = window();
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile("a.exp(); a=24x40");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  const ProgramKernel& k = w->program_profile()->kernels.at(0);
+  Q_EMIT w->schedule_view()->kernel_activated(QString::fromStdString(k.key));
+  QTRY_COMPARE_WITH_TIMEOUT(w->tabs()->currentIndex(), static_cast<int>(MainWindow::live_tab),
+                            10000);
+  EXPECT_FALSE(w->live_view()->running());
+  EXPECT_EQ(w->live_view()->start_text().toStdString(), "Tune " + k.name);
+  EXPECT_EQ(w->message().toStdString(), path_); // no error
+}
+
 TEST_F(GuiTest, AModelsKernelsNameTheModelNodesTheyCompute) {
   const std::string model = BEAMLAB_ONNX_TESTDATA "/pytorch-converted/test_Conv2d/model.onnx";
   if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is missing (libonnx-testdata)";

@@ -4,7 +4,9 @@
 // scripts/docs-pictures makes the README's pictures with it).
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include <QApplication>
@@ -147,34 +149,75 @@ int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const Shot
 
 } // namespace
 
+// The options, described once: --help needs no display, so it is answered by a core
+// application before any window system is asked for.
+struct Options {
+  QCommandLineOption shots{"screenshots", "save every view as DIR/VIEW.png and exit", "DIR"};
+  QCommandLineOption size{"size", "the window's size for --screenshots (default 1280x800)", "WxH",
+                          "1280x800"};
+  QCommandLineOption program{"program",
+                             "a program to profile for the Schedule and Timing screenshots (as "
+                             "the Program box takes it)",
+                             "SPEC"};
+  QCommandLineOption kernel{"kernel",
+                            "the kernel of the newest search run to open for --screenshots "
+                            "(default: the most improved)",
+                            "NAME"};
+  QCommandLineOption live{"live",
+                          "for --screenshots: search the open kernel in Live tuning first, for "
+                          "up to SECONDS (journaled in DB like any search)",
+                          "SECONDS"};
+
+  void describe(QCommandLineParser& args) const {
+    args.setApplicationDescription("The beamlab workbench: tune kernels by hand and by BEAM "
+                                   "search, and explore a tuning database.");
+    args.addHelpOption();
+    args.addPositionalArgument("DB", "the database, which must exist (default: the last one "
+                                     "opened, else BEAMLAB_DB or ~/.cache/beamlab/beamlab.db)");
+    args.addOptions({shots, size, program, kernel, live});
+  }
+};
+
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all") return true;
+  }
+  return false;
+}
+
+// Whether a window system can be reached: a display, or a platform chosen by hand (Qt's
+// offscreen one for --screenshots on a server).
+bool has_display() {
+  for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+    if (const char* v = std::getenv(name); v && *v) return true;
+  return false;
+}
+
 int main(int argc, char** argv) {
   beamlab::release_openmp_registration(); // nothing left in /dev/shm, however this ends
+  Options o;
+  if (asks_for_help(argc, argv)) {
+    QCoreApplication core(argc, argv);
+    QCommandLineParser args;
+    o.describe(args);
+    args.process(core); // prints the help and exits
+    return 0;
+  }
+  if (!has_display()) {
+    std::fprintf(stderr, "beamlab-gui: no display to open a window on (DISPLAY is unset): run it "
+                         "in a desktop session, under Xvfb, or with QT_QPA_PLATFORM=offscreen "
+                         "for --screenshots\n");
+    return 1;
+  }
   QApplication app(argc, argv);
   QApplication::setOrganizationName("beamlab");
   QApplication::setApplicationName("beamlab-gui");
   QCommandLineParser args;
-  args.setApplicationDescription("The beamlab workbench: tune kernels by hand and by BEAM search, "
-                                 "and explore a tuning database.");
-  args.addHelpOption();
-  args.addPositionalArgument("DB", "the database, which must exist (default: the last one "
-                                   "opened, else BEAMLAB_DB or ~/.cache/beamlab/beamlab.db)");
-  QCommandLineOption shots("screenshots", "save every view as DIR/VIEW.png and exit", "DIR");
-  QCommandLineOption size("size", "the window's size for --screenshots (default 1280x800)", "WxH",
-                          "1280x800");
-  QCommandLineOption program("program",
-                             "a program to profile for the Schedule and Timing "
-                             "screenshots (as the Program box takes it)",
-                             "SPEC");
-  QCommandLineOption kernel("kernel",
-                            "the kernel of the newest search run to open for --screenshots "
-                            "(default: the most improved)",
-                            "NAME");
-  QCommandLineOption live("live",
-                          "for --screenshots: search the open kernel in Live tuning first, for "
-                          "up to SECONDS (journaled in DB like any search)",
-                          "SECONDS");
-  args.addOptions({shots, size, program, kernel, live});
+  o.describe(args);
   args.process(app);
+  const auto& [shots, size, program, kernel, live] =
+      std::tie(o.shots, o.size, o.program, o.kernel, o.live);
   // A path named on the command line must exist: a typo is an error, never a new database.
   QString path = args.positionalArguments().value(0);
   auto mode = beamlab::gui::MainWindow::OpenMode::existing;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <exception>
+#include <filesystem>
 #include <iterator>
 #include <sstream>
 
@@ -126,6 +127,10 @@ tuner::CorpusEntry parse_program(const std::string& text) {
   }
   bool builtin = false;
   for (const WorkloadInfo& info : workloads()) builtin |= info.name == w[0];
+  std::error_code ec;
+  user_assert(builtin || !std::filesystem::is_regular_file(w[0], ec))
+      << "'" << w[0] << "' is a file but neither a model (.onnx) nor a kernel's IR text (.ir); "
+      << "give one of those";
   user_assert(builtin || w[0].find_first_of("(.+*") == std::string::npos)
       << "'" << text << "': an expression needs its inputs' shapes after a ';', e.g. "
       << "'a.relu(); a=64x64'";

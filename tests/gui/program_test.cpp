@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <utility>
 
@@ -199,6 +200,13 @@ TEST(ProgramBox, BadTextIsOneLineSayingWhatToWrite) {
   EXPECT_EQ(error("k.ir M=3"), "a kernel file takes no parameters; its IR text gives the sizes");
   EXPECT_EQ(error("a.relu(); a=8xq"), "--input 'a=8xq': dimension 'q' is not a positive integer; "
                                       "expected NAME=DIMS like input=1x3x224x224");
+  // A file that is neither a model nor a kernel (issue 40: it was "an expression needs ...").
+  std::string notes = (std::filesystem::temp_directory_path() / "beamlab_notes.txt").string();
+  std::ofstream(notes) << "not a model";
+  EXPECT_EQ(error(notes), "'" + notes +
+                              "' is a file but neither a model (.onnx) nor a kernel's "
+                              "IR text (.ir); give one of those");
+  std::filesystem::remove(notes);
 }
 
 TEST(ProfileProgram, AnExpressionIsProfiledWithItsKernelsTasks) {

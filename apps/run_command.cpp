@@ -138,7 +138,7 @@ void print_table(const Measured& m) {
     uneven += k.split.fills() ? 0 : 1;
     std::string opts = k.opts.empty() ? "-" : k.opts;
     if (named) opts += " | " + join_names(m.model_nodes[i]);
-    if (m.runs > 0 && k.once) // ran when the plan was prepared, not in the runs
+    if (m.runs > 0 && k.once) // ran once, before the runs
       fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10.1f} {:>10}  {}\n", k.name, "once", "-", "-",
                  k.compile_ms, split_text(k.split), opts);
     else if (m.runs > 0)
@@ -152,7 +152,7 @@ void print_table(const Measured& m) {
   if (auto once = std::count_if(m.kernels.begin(), m.kernels.end(),
                                 [](const KernelProfile& k) { return k.once; }))
     fmt::print("once: {} kernel(s) of constants only (weights transformed for the kernels that "
-               "read them), run when the plan was prepared\n",
+               "read them), run once before the plan's first run\n",
                once);
   fmt::print("split: threads used x parallel chunks each, and their balance (mean / most work);"
              " {}\n",

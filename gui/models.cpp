@@ -50,7 +50,8 @@ RunsModel* make_runs_model(QObject* parent) {
        },
        [](const RunRow& r) { return QVariant::fromValue<qlonglong>(r.candidates); }},
   };
-  return new RunsModel(std::move(cols), [](const RunRow& r) { return r.run.id; }, parent);
+  return new RunsModel(
+      std::move(cols), [](const RunRow& r) { return r.run.id; }, parent);
 }
 
 KernelsModel* make_kernels_model(QObject* parent) {
@@ -116,7 +117,8 @@ KernelsModel* make_kernels_model(QObject* parent) {
              .arg(ms_text(r.tuning.winner_ms.value_or(0)), qstr(r.tuning.winner_opts));
        }},
   };
-  return new KernelsModel(std::move(cols), [](const KernelRow& r) { return r.tuning.id; }, parent);
+  return new KernelsModel(
+      std::move(cols), [](const KernelRow& r) { return r.tuning.id; }, parent);
 }
 
 CandidatesModel* make_candidates_model(QObject* parent) {
@@ -150,7 +152,8 @@ CandidatesModel* make_candidates_model(QObject* parent) {
       {"Opts", [](const C& c) { return qstr(c.opts.empty() ? "(none)" : c.opts); }},
       {"Error", [](const C& c) { return qstr(c.error); }},
   };
-  return new CandidatesModel(std::move(cols), [](const C& c) { return int64_t{c.seq}; }, parent);
+  return new CandidatesModel(
+      std::move(cols), [](const C& c) { return int64_t{c.seq}; }, parent);
 }
 
 QSortFilterProxyModel* make_proxy(QAbstractItemModel* source, int filter_column, QObject* parent) {

@@ -24,7 +24,7 @@ struct ProgramKernel {
   std::vector<std::string> nodes;
   KernelTask task;                ///< what the tuner needs to search it
   double ms = 0;                  ///< median time
-  bool once = false;              ///< of constants: ran once, when the plan was prepared (ms 0)
+  bool once = false;              ///< of constants: ran once before the plan's first run (ms 0)
   std::vector<double> samples_ms; ///< the runs behind it
   double gflops = 0;
   double gbps = 0;

@@ -295,9 +295,9 @@ private:
   bool user_zoomed_ = false;
 };
 
-// A kernel's time, or that it ran once when the plan was prepared (a kernel of constants).
+// A kernel's time, or that it ran once before the plan's first run (a kernel of constants).
 std::string time_text(const ProgramKernel& k) {
-  return k.once ? "once, when prepared" : format_ms(k.ms);
+  return k.once ? "once, before the first run" : format_ms(k.ms);
 }
 
 QString tooltip(const ProgramKernel& k) {

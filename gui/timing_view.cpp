@@ -276,7 +276,7 @@ void TimingView::set_program(const ProgramProfile& program) {
     const ProgramKernel& k = program.kernels[static_cast<size_t>(i)];
     keys_.push_back(qstr(k.key));
     // Each time with its spread, so a noisy figure never passes for a steady one; a kernel of
-    // constants ran once, when the plan was prepared, and is no part of the time.
+    // constants ran once, before the plan's first run, and is no part of the time.
     double spread = k.once ? 0 : relative_spread(k.samples_ms);
     worst_spread = std::max(worst_spread, spread);
     double share = program.total_ms > 0 ? k.ms / program.total_ms : 0;
@@ -286,9 +286,9 @@ void TimingView::set_program(const ProgramProfile& program) {
     auto* name = new QTableWidgetItem(qstr(k.name));
     name->setToolTip(qstr(k.key));
     table_->setItem(i, kKernel, name);
-    table_->setItem(
-        i, kTime,
-        new NumberItem(k.once ? tr("once, when prepared") : ms_text(k.ms), k.once ? -1 : k.ms));
+    table_->setItem(i, kTime,
+                    new NumberItem(k.once ? tr("once, before the first run") : ms_text(k.ms),
+                                   k.once ? -1 : k.ms));
     table_->setItem(i, kSpread,
                     new NumberItem(k.once ? QStringLiteral("-")
                                           : QStringLiteral("±%1%").arg(50 * spread, 0, 'f', 0),
@@ -322,7 +322,7 @@ void TimingView::set_program(const ProgramProfile& program) {
           .arg(program.runs)
           .arg(qstr(format_ms(program.total_ms)))
           .arg(n - once)
-          .arg(once > 0 ? tr(" (and %1 of constants, run once when prepared)").arg(once)
+          .arg(once > 0 ? tr(" (and %1 of constants, run once before the first run)").arg(once)
                         : QString())
           .arg(worst_spread > kNoisySpread
                    ? tr(" - noisy: samples spread up to ±%1%, the machine was likely busy; "

@@ -48,7 +48,7 @@ std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOpt
   std::vector<KernelProfile> profiles = plan.profile(runs, o.min_sample_ms);
   for (size_t i = 0; i < profiles.size(); ++i) {
     const PlannedKernel& k = plan.kernels()[i];
-    if (k.once) continue; // a kernel of constants: it ran when the plan was prepared
+    if (k.once) continue; // a kernel of constants: it ran once, before the plan's first run
     Measurement m;
     m.section = Section::kernel;
     m.key = tuner::kernel_record(kernel_task(k.item)).hash;

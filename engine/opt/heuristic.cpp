@@ -502,7 +502,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   //     columns but not of two vectors (a matmul's rows fill two vectors, its register tile's best
   //     shape): about 16 accumulators of vectors of channels x that many columns (3x3 convolutions
   //     at 56 wide, 32 channels x 8 columns: 245 -> 389 GFLOP/s; at 28 wide, 64 x 4: 217 -> 342;
-  //     stride 2, 64 x 4: 174 -> 299).
+  //     stride 2, 64 x 4: 174 -> 299);
+  // and the reduction is two vectors long or more (`amortized` below).
   std::vector<int> packs;
   if (contiguous >= 0 && tile_axis >= 0) {
     const AxisAccess &row = base[static_cast<size_t>(contiguous)],

@@ -297,6 +297,8 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       auto buffer = std::make_shared<Buffer>(bytes_of(*item.buffers[0]));
       buffer->mark_constant();
       plan.intermediate_bytes_ += buffer->bytes();
+      ++plan.intermediate_count_;
+      ++plan.storage_count_;
       plan.slot_of_id_[buffer_id(*item.buffers[0])] = add_buffer(std::move(buffer));
     }
     k.opts =
@@ -353,7 +355,7 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     k.stages = std::move(*stages);
     plan.kernels_.push_back(std::move(k));
   }
-  plan.storage_count_ = storages.size();
+  plan.storage_count_ += storages.size(); // and one per kernel of constants
   return plan;
 }
 

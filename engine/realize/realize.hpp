@@ -29,7 +29,7 @@ class OptPolicy {
 public:
   virtual ~OptPolicy() = default;
   virtual std::vector<Opt> opts_for(const ScheduleItem& kernel, int threads) const = 0;
-  /// The Opts of a kernel of constants, run once when a plan is prepared (a Winograd filter
+  /// The Opts of a kernel of constants, run once before a plan's first run (a Winograd filter
   /// transform): not worth a search, so a policy that searches answers without one.
   virtual std::vector<Opt> opts_for_once(const ScheduleItem& kernel, int threads) const {
     return opts_for(kernel, threads);
@@ -135,7 +135,7 @@ struct KernelProfile {
   double compile_ms = 0;
   KernelCost cost;
   ParallelProfile split; ///< how its parallel work falls on the plan's threads
-  bool once = false;     ///< a kernel of constants, run when the plan was prepared (ms 0)
+  bool once = false;     ///< a kernel of constants, run once before the plan's first run (ms 0)
 };
 
 /// One kernel of a traced execution: when it started and ended and what each thread did,

@@ -30,8 +30,9 @@ public:
   static Buffer borrowed(void* data, size_t bytes, std::shared_ptr<const void> owner);
 
   /// Marks the contents as fixed from now on (a model's weights): a plan copies such an input
-  /// into a kernel's layout (PACK) once, when it is prepared, instead of on every run. Writing
-  /// a constant buffer afterwards leaves those copies stale.
+  /// into a kernel's layout (PACK), and runs the kernels that read only constants (a Winograd
+  /// filter transform), once before its first run instead of on every run. Writing a constant
+  /// buffer afterwards leaves what they made from it stale.
   void mark_constant() { constant_ = true; }
   bool constant() const { return constant_; }
 

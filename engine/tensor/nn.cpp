@@ -335,7 +335,9 @@ Tensor two_sided(const float (&t)[R][C], bool transposed = false) {
 // convolution of stride and dilation 1, with enough channels that its GEMMs outweigh the
 // transforms (64 in and out), and enough tiles that each transformed weight, 16/9 the bytes
 // of the filter's, is reused from registers (32: ResNet-18's 7x7 layers have 16 and ran 1.4x
-// slower, streaming the weights). BEAMLAB_WINOGRAD=0 turns it off, =1 takes every such
+// slower, streaming the weights). A weight that is no constant is transformed on every run,
+// 16 floats written per filter against 20 multiplications per filter and tile saved: then at
+// least 256 tiles (a 32x32 map). BEAMLAB_WINOGRAD=0 turns it off, =1 takes every such
 // convolution.
 bool use_winograd(const Tensor& x, const Tensor& weight, int64_t groups, const Window& w) {
   if (x.ndim() != 4 || groups != 1 || x.dtype() != Scalar::Float32 ||
@@ -346,7 +348,8 @@ bool use_winograd(const Tensor& x, const Tensor& weight, int64_t groups, const W
   int64_t knob = knob_int("BEAMLAB_WINOGRAD", -1);
   if (knob >= 0) return knob != 0;
   int64_t tiles = x.shape()[0] * ((w.out[0] + 1) / 2) * ((w.out[1] + 1) / 2);
-  return x.shape()[1] >= 64 && weight.shape()[0] >= 64 && tiles >= 32;
+  return x.shape()[1] >= 64 && weight.shape()[0] >= 64 &&
+         tiles >= (weight.reads_only_constants() ? 32 : 256);
 }
 
 // The convolution of x (N, C, H, W) with weight (Cout, C, 3, 3), padded by w.pads, by Winograd

@@ -249,6 +249,12 @@ BufferMap Tensor::inputs() const {
   return out;
 }
 
+bool Tensor::reads_only_constants() const {
+  BufferMap in = inputs();
+  return !in.empty() && std::all_of(in.begin(), in.end(),
+                                    [](const auto& b) { return b.second && b.second->constant(); });
+}
+
 void Tensor::collect_inputs(const Tensor& t, BufferMap& out) {
   std::unordered_set<const Lineage*> seen;
   std::vector<const Lineage*> stack;

@@ -103,6 +103,9 @@ public:
   Schedule schedule() const;
   /// The buffers this tensor's graph reads, by BUFFER id.
   BufferMap inputs() const;
+  /// Whether it reads buffers and only constant ones (a model's weights, Buffer::mark_constant):
+  /// what a plan computes from it alone runs once, before the plan's first run.
+  bool reads_only_constants() const;
   static void collect_inputs(const Tensor& t, BufferMap& out);
 
   // ---- elementwise ----

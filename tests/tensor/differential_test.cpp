@@ -1031,23 +1031,29 @@ TEST(WindowOps, WinogradConvMatchesTheReference) {
 }
 
 // Which convolutions take Winograd by default: dense 3x3 stride-1 ones with 64 channels or more
-// in and out and at least 32 tiles of 2x2 outputs (ResNet-18's 56, 28 and 14-wide layers, not
-// its 7x7 ones, its stride-2 ones or a 32-channel layer).
+// in and out and at least 32 tiles of 2x2 outputs when the weight is a constant (ResNet-18's
+// 56, 28 and 14-wide layers, not its 7x7 ones, its stride-2 ones or a 32-channel layer), 256
+// when it is not (its transform then runs on every run).
 TEST(WindowOps, WinogradIsChosenWhereItPays) {
-  auto winograd = [](int64_t c, int64_t hw, int64_t stride, int64_t groups) {
-    Tensor x = Tensor::rand({1, c, hw, hw}, 1), w = Tensor::rand({c, c / groups, 3, 3}, 2);
+  auto winograd = [](int64_t c, int64_t hw, int64_t stride, int64_t groups, bool constant) {
+    Tensor x = Tensor::rand({1, c, hw, hw}, 1);
+    auto storage = std::make_shared<Buffer>(static_cast<size_t>(c * c / groups * 9) * 4);
+    if (constant) storage->mark_constant();
+    Tensor w = Tensor::from_storage(storage, {c, c / groups, 3, 3}, Scalar::Float32);
     for (const ScheduleItem& k : x.conv2d(w, std::nullopt, stride, 1, 1, groups).schedule().items)
       if (k.name.ends_with("_4_4")) return true;
     return false;
   };
-  EXPECT_TRUE(winograd(64, 56, 1, 1));
-  EXPECT_TRUE(winograd(256, 14, 1, 1));
-  EXPECT_FALSE(winograd(512, 7, 1, 1));
-  EXPECT_FALSE(winograd(64, 56, 2, 1));
-  EXPECT_FALSE(winograd(32, 56, 1, 1));
-  EXPECT_FALSE(winograd(64, 56, 1, 64));
+  EXPECT_TRUE(winograd(64, 56, 1, 1, true));
+  EXPECT_TRUE(winograd(256, 14, 1, 1, true));
+  EXPECT_FALSE(winograd(512, 7, 1, 1, true));
+  EXPECT_FALSE(winograd(64, 56, 2, 1, true));
+  EXPECT_FALSE(winograd(32, 56, 1, 1, true));
+  EXPECT_FALSE(winograd(64, 56, 1, 64, true));
+  EXPECT_TRUE(winograd(64, 56, 1, 1, false));   // 784 tiles
+  EXPECT_FALSE(winograd(256, 14, 1, 1, false)); // 49
   test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
-  EXPECT_FALSE(winograd(64, 56, 1, 1));
+  EXPECT_FALSE(winograd(64, 56, 1, 1, true));
 }
 
 TEST(WindowOps, ConvTransposeMatchesTheReference) {

@@ -480,6 +480,45 @@ TEST(Opts, AKernelOfConstantsRunsOncePerPlan) {
   }
 }
 
+// A Winograd convolution of a constant weight (a model's) transforms the weight once: one
+// kernel of constants, and every run equals the direct convolution. The same weight not
+// constant is transformed on every run, which a 16x16 map's 64 tiles don't pay for: direct.
+TEST(Opts, AWinogradConvolutionTransformsAConstantWeightOnce) {
+  const int64_t c = 64, hw = 16;
+  auto storage = std::make_shared<Buffer>(static_cast<size_t>(c * c * 9) * sizeof(float));
+  std::span<float> w = storage->as<float>();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i * 7 % 11) / 11 - 0.5f;
+  Tensor x = Tensor::rand({1, c, hw, hw}, 4);
+  auto conv = [&] {
+    return x.conv2d(Tensor::from_storage(storage, {c, c, 3, 3}, Scalar::Float32), std::nullopt, 1,
+                    1);
+  };
+  auto winograd = [](const Tensor& t) {
+    for (const ScheduleItem& k : t.schedule().items)
+      if (k.name.ends_with("_4_4")) return true;
+    return false;
+  };
+  std::vector<float> direct = [&] {
+    test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
+    return conv().to_vector<float>();
+  }();
+  EXPECT_FALSE(winograd(conv())); // not constant yet
+  storage->mark_constant();
+  Tensor out = conv();
+  ASSERT_TRUE(winograd(out));
+  Schedule s = out.schedule();
+  ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2});
+  EXPECT_EQ(std::count_if(plan.kernels().begin(), plan.kernels().end(),
+                          [](const PlannedKernel& k) { return k.once; }),
+            1);
+  for (int run = 0; run < 2; ++run) {
+    plan.run();
+    const float* got = static_cast<const float*>(plan.buffer(*s.outputs.at(0))->data());
+    for (size_t i = 0; i < direct.size(); i += 97)
+      ASSERT_NEAR(got[i], direct[i], 1e-4 * (1 + std::abs(direct[i]))) << run << ": " << i;
+  }
+}
+
 // Several THREADs fold into one parallel axis (the first varying slowest), and a GROUP on a
 // kernel already parallel joins it too (split-K): each computes what the serial kernel does.
 TEST(Opts, ThreadsOverSeveralAxesAndSplitK) {

@@ -505,7 +505,7 @@ TEST(Policy, BeamTunesEachKernelOnceAndComputesTheSameValues) {
 }
 
 // A kernel of constants (here a weight scaled, as a Winograd filter transform reads only the
-// weight) runs once when the plan is prepared: BEAM searches the kernels that run, not it.
+// weight) runs once, before the first run: BEAM searches the kernels that run, not it.
 TEST(Policy, BeamSearchesNoKernelOfConstants) {
   auto storage = std::make_shared<Buffer>(40 * 56 * sizeof(float));
   std::span<float> w = storage->as<float>();

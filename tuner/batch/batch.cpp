@@ -35,7 +35,7 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
     for (size_t i = 0; i < schedule.items.size(); ++i) {
       const ScheduleItem& item = schedule.items[i];
       if (plan.kernels()[i].once)
-        continue; // runs once, when a plan is prepared: not worth a search
+        continue; // runs once, before a plan's first run: not worth a search
       BatchKernel& k = by_key[hash_hex(item.key)];
       if (k.occurrences == 0) {
         k.task = kernel_task(item);

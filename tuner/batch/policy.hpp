@@ -46,6 +46,7 @@ private:
   mutable std::mutex mutex_;
   mutable std::unique_ptr<WorkerPool> pool_;
   mutable std::unordered_map<uint64_t, std::vector<Opt>> tuned_;
+  mutable std::unordered_map<uint64_t, std::vector<Opt>> once_; ///< opts_for_once's answers
   mutable std::vector<TuneResult> results_;
 };
 

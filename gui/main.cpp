@@ -216,36 +216,34 @@ int main(int argc, char** argv) {
   QCommandLineParser args;
   o.describe(args);
   args.process(app);
-  const auto& [shots, size, program, kernel, live] =
-      std::tie(o.shots, o.size, o.program, o.kernel, o.live);
   // A path named on the command line must exist: a typo is an error, never a new database.
   QString path = args.positionalArguments().value(0);
   auto mode = beamlab::gui::MainWindow::OpenMode::existing;
   if (path.isEmpty()) std::tie(path, mode) = beamlab::gui::remembered_database();
   beamlab::gui::MainWindow window;
-  if (args.isSet(shots)) {
-    QStringList wh = args.value(size).split('x');
+  if (args.isSet(o.shots)) {
+    QStringList wh = args.value(o.size).split('x');
     if (wh.size() != 2 || wh[0].toInt() <= 0 || wh[1].toInt() <= 0) {
       std::fprintf(stderr, "beamlab-gui: --size '%s' is not WxH, e.g. 1280x800\n",
-                   qPrintable(args.value(size)));
+                   qPrintable(args.value(o.size)));
       return 2;
     }
     window.resize(wh[0].toInt(), wh[1].toInt());
   }
   double live_s = 0;
-  if (args.isSet(live)) {
+  if (args.isSet(o.live)) {
     bool number = false;
-    live_s = args.value(live).toDouble(&number);
+    live_s = args.value(o.live).toDouble(&number);
     if (!number || !std::isfinite(live_s) || live_s <= 0) {
       std::fprintf(stderr, "beamlab-gui: --live '%s' is not a number of seconds, e.g. 20\n",
-                   qPrintable(args.value(live)));
+                   qPrintable(args.value(o.live)));
       return 2;
     }
   }
   window.show();
   window.open_database(path, mode);
-  if (args.isSet(shots))
-    return save_screenshots(window, args.value(shots),
-                            {args.value(program), args.value(kernel), live_s});
+  if (args.isSet(o.shots))
+    return save_screenshots(window, args.value(o.shots),
+                            {args.value(o.program), args.value(o.kernel), live_s});
   return QApplication::exec();
 }

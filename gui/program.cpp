@@ -157,6 +157,10 @@ std::string format_ms(double ms) {
   return ms >= 1 ? fmt::format("{:.2f} ms", ms) : fmt::format("{:.3g} ms", ms);
 }
 
+std::string kernel_time_text(const ProgramKernel& k) {
+  return k.once ? "once, before the first run" : format_ms(k.ms);
+}
+
 std::string format_bytes(int64_t bytes) {
   if (bytes < 1024) return fmt::format("{} B", bytes);
   static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB"};

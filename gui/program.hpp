@@ -79,6 +79,9 @@ tuner::CorpusEntry parse_program(const std::string& text);
 /// A time in ms for people, keeping three significant digits of short ones: "12.35 ms",
 /// "0.0213 ms".
 std::string format_ms(double ms);
+/// A kernel's median as format_ms has it, or that it ran once before the plan's first run (a
+/// kernel of constants, no part of the program's time).
+std::string kernel_time_text(const ProgramKernel& k);
 
 /// A byte count for people: "512 B", "4.0 KiB", "4.0 MiB", "1.5 GiB".
 std::string format_bytes(int64_t bytes);

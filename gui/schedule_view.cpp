@@ -295,18 +295,13 @@ private:
   bool user_zoomed_ = false;
 };
 
-// A kernel's time, or that it ran once before the plan's first run (a kernel of constants).
-std::string time_text(const ProgramKernel& k) {
-  return k.once ? "once, before the first run" : format_ms(k.ms);
-}
-
 QString tooltip(const ProgramKernel& k) {
   std::string nodes;
   for (const std::string& n : k.nodes) nodes += "\n  " + n;
-  return QString::fromStdString(
-      fmt::format("{}\nkey {}\n{}, {:.2f} GFLOP/s, {:.2f} GB/s\n{} FLOPs, {} moved\nopts: {}{}{}",
-                  k.name, k.key, time_text(k), k.gflops, k.gbps, k.flops, format_bytes(k.bytes),
-                  k.opts.empty() ? "-" : k.opts, nodes.empty() ? "" : "\nmodel nodes:", nodes));
+  return QString::fromStdString(fmt::format(
+      "{}\nkey {}\n{}, {:.2f} GFLOP/s, {:.2f} GB/s\n{} FLOPs, {} moved\nopts: {}{}{}", k.name,
+      k.key, kernel_time_text(k), k.gflops, k.gbps, k.flops, format_bytes(k.bytes),
+      k.opts.empty() ? "-" : k.opts, nodes.empty() ? "" : "\nmodel nodes:", nodes));
 }
 
 // A kernel's model nodes on one line: the first and the last when there are many.
@@ -327,7 +322,7 @@ ScheduleGraph build_graph(const ProgramProfile& program, double max_ms) {
   ScheduleGraph g;
   QFontMetricsF name_metrics(name_font()), time_metrics(time_font()), nodes_metrics(nodes_font());
   for (const ProgramKernel& k : program.kernels) {
-    QString time = QString::fromStdString(time_text(k));
+    QString time = QString::fromStdString(kernel_time_text(k));
     double text_w = std::max(name_metrics.horizontalAdvance(QString::fromStdString(k.name)),
                              time_metrics.horizontalAdvance(time));
     double text_h = name_metrics.height() + time_metrics.height();

@@ -268,9 +268,8 @@ void TimingView::set_program(const ProgramProfile& program) {
   show_message({});
   if (program.kernels.empty()) return show_message(tr("The program has no kernels."));
   int n = static_cast<int>(program.kernels.size());
-  double worst_spread = 0, largest = 1e-12;
-  for (const ProgramKernel& k : program.kernels) largest = std::max(largest, k.ms);
-  largest = program.total_ms > 0 ? largest / program.total_ms : 1;
+  double worst_spread = 0, slowest = 0;
+  for (const ProgramKernel& k : program.kernels) slowest = std::max(slowest, k.ms);
   table_->setRowCount(n);
   for (int i = 0; i < n; ++i) {
     const ProgramKernel& k = program.kernels[static_cast<size_t>(i)];
@@ -286,16 +285,14 @@ void TimingView::set_program(const ProgramProfile& program) {
     auto* name = new QTableWidgetItem(qstr(k.name));
     name->setToolTip(qstr(k.key));
     table_->setItem(i, kKernel, name);
-    table_->setItem(i, kTime,
-                    new NumberItem(k.once ? tr("once, before the first run") : ms_text(k.ms),
-                                   k.once ? -1 : k.ms));
+    table_->setItem(i, kTime, new NumberItem(qstr(kernel_time_text(k)), k.once ? -1 : k.ms));
     table_->setItem(i, kSpread,
                     new NumberItem(k.once ? QStringLiteral("-")
                                           : QStringLiteral("±%1%").arg(50 * spread, 0, 'f', 0),
                                    spread));
     auto* share_item = new NumberItem(
         k.once ? QStringLiteral("-") : QStringLiteral("%1%").arg(100 * share, 0, 'f', 1), share);
-    share_item->setData(ShareBarDelegate::kShareRole, share / largest);
+    share_item->setData(ShareBarDelegate::kShareRole, slowest > 0 ? k.ms / slowest : 0);
     table_->setItem(i, kShare, share_item);
     table_->setItem(
         i, kGflops,

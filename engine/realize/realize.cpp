@@ -273,20 +273,20 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
   // first run, into a buffer of its own (a shared one would be overwritten by a later kernel).
   std::unordered_set<int64_t> outputs;
   for (const UOpPtr& o : schedule.outputs) outputs.insert(buffer_id(*o));
+  auto bound = [&](const UOpPtr& b) -> const Buffer* { // the storage of a BUFFER read so far
+    int64_t id = buffer_id(*b);
+    if (auto in = inputs.find(id); in != inputs.end()) return in->second.get();
+    auto slot = plan.slot_of_id_.find(id);
+    return slot == plan.slot_of_id_.end() ? nullptr
+                                          : plan.buffers_[static_cast<size_t>(slot->second)].get();
+  };
   auto constant_kernel = [&](const ScheduleItem& item) {
     int64_t id = buffer_id(*item.buffers[0]);
     if (item.buffers.size() < 2 || outputs.count(id) || bordered.count(id)) return false;
-    for (size_t b = 1; b < item.buffers.size(); ++b) {
-      int64_t read = buffer_id(*item.buffers[b]);
-      auto in = inputs.find(read);
-      auto slot = plan.slot_of_id_.find(read);
-      const Buffer* buffer = in != inputs.end() ? in->second.get()
-                             : slot != plan.slot_of_id_.end()
-                                 ? plan.buffers_[static_cast<size_t>(slot->second)].get()
-                                 : nullptr;
-      if (!buffer || !buffer->constant()) return false;
-    }
-    return true;
+    return std::all_of(item.buffers.begin() + 1, item.buffers.end(), [&](const UOpPtr& b) {
+      const Buffer* buffer = bound(b);
+      return buffer && buffer->constant();
+    });
   };
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];

@@ -264,6 +264,12 @@ std::vector<double> window_counts(const Window& w, const WindowArgs& args) {
   return counts;
 }
 
+// Whether the caller pads any windowed dim.
+bool has_padding(const Window& w) {
+  return std::any_of(w.pads.begin(), w.pads.end(),
+                     [](const auto& p) { return p.first != 0 || p.second != 0; });
+}
+
 // A convolution's padded input as its own stage: one cheap copy, after which every tap of every
 // lane reads a plain address, with no bounds gate in the inner loop and no masked or gathered
 // loads (ResNet-18's 7x7 layers 4x, MobileNetV2's depthwise layers 2x). Its rows get `slack`
@@ -428,8 +434,7 @@ Tensor conv_nd(const char* op, const Tensor& x, const Tensor& weight,
     Tensor out = winograd_conv2d(x, weight, w);
     return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
   }
-  bool stage = std::any_of(w.pads.begin(), w.pads.end(),
-                           [](const auto& p) { return p.first != 0 || p.second != 0; });
+  bool stage = has_padding(w);
   int64_t slack = stage && groups > 1 ? row_slack(xs, w) : 0;
   Tensor win = (stage ? windows(padded_input(x, w, slack), unpadded(w, slack)) : windows(x, w))
                    .cast(dt)
@@ -522,10 +527,8 @@ Tensor Tensor::max_pool(std::vector<int64_t> kernel, const WindowArgs& args) con
       << "max_pool: count_include_pad applies to avg_pool only; leave it unset";
   Window w = resolve_pool("max_pool", *this, kernel, args);
   double lowest = detail::lowest_value(dtype());
-  bool padded = std::any_of(w.pads.begin(), w.pads.end(),
-                            [](const auto& p) { return p.first != 0 || p.second != 0; });
-  Tensor win = padded ? windows(padded_input(*this, w, 0, lowest), unpadded(w, 0))
-                      : windows(*this, w, lowest);
+  Tensor win = has_padding(w) ? windows(padded_input(*this, w, 0, lowest), unpadded(w, 0))
+                              : windows(*this, w, lowest);
   return win.max(last_axes(kernel.size()));
 }
 

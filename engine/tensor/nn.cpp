@@ -481,6 +481,137 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   return conv_nd("conv2d", *this, weight, bias, groups, args);
 }
 
+// --- Channel blocks -----------------------------------------------------------------------
+//
+// A depthwise or pointwise convolution in the plain layout puts output columns in vector lanes:
+// a stride-2 window then reads every other column (a masked load and a shuffle per vector),
+// and a 1x1 convolution broadcasts one weight per output channel and row of 14 or 7 columns
+// (vectors a quarter empty). In channel blocks the lanes are 16 channels of one position:
+// whole-vector loads whatever the stride, whole vectors of weights, and the positions free to
+// form the register tile. ONNX Runtime runs MobileNet-style networks in this layout for the
+// same reasons (its NCHWc transformer). The channels past C are zeros so that a convolution's
+// padded input channels, whose weights are zero too, add nothing.
+
+namespace {
+constexpr int64_t kChannelBlock = 16; // float32 lanes of an AVX-512 register
+
+int64_t channel_blocks(int64_t channels) { return (channels + kChannelBlock - 1) / kChannelBlock; }
+
+// (Cout, ...) -> padded with zeros to whole blocks of output channels.
+Tensor pad_rows(const Tensor& t, int64_t rows) {
+  Pads p(t.shape().size(), {0, 0});
+  p[0].second = rows - t.shape()[0];
+  return t.pad(p);
+}
+
+// A depthwise convolution of channel blocks xb (N, Cb, H, W, 16) of the (N, C, H, W) input
+// `logical`, weight (C, 1, kh, kw): (N, Cb, Ho, Wo, 16).
+Tensor depthwise_blocks(const Tensor& xb, const Tensor& weight, const Shape& logical,
+                        const WindowArgs& args) {
+  const Shape& ws = weight.shape();
+  int64_t c = ws[0], cb = xb.shape()[1], kh = ws[2], kw = ws[3], lanes = kChannelBlock;
+  Window w = resolve_window("conv_blocked", logical, {kh, kw}, args, false);
+  // Weights (Cb, kh, kw, 16): a tap's sixteen channels one vector, laid out once.
+  Tensor wb = pad_rows(weight.reshape({c, kh, kw}), cb * lanes)
+                  .reshape({cb, lanes, kh, kw})
+                  .permute({0, 2, 3, 1})
+                  .contiguous();
+  // The padded input staged as padded_input does, windows over (H, W) with the lanes last.
+  Pads pads = {{0, 0}, {0, 0}, w.pads[0], w.pads[1], {0, 0}};
+  for (size_t i = 0; i < 2; ++i) pads[i + 2].second += w.trim[i];
+  Tensor x = has_padding(w) ? pad_or_cut(xb, pads).contiguous() : xb;
+  Tensor win = sliding_windows(x.permute({0, 1, 4, 2, 3}), w.kernel, w.stride, w.dilation)
+                   .permute({0, 1, 3, 4, 2, 5, 6}); // (N, Cb, Ho, Wo, 16, kh, kw)
+  return (win * wb.permute({0, 3, 1, 2}).reshape({1, cb, 1, 1, lanes, kh, kw})).sum({-2, -1});
+}
+
+// A 1x1 stride-1 convolution of channel blocks xb (N, Cb, H, W, 16), weight (Cout, C, 1, 1):
+// (N, Cob, H, W, 16), summing over the input blocks and their lanes.
+Tensor pointwise_blocks(const Tensor& xb, const Tensor& weight, int64_t cb, int64_t cob) {
+  const Shape &xs = xb.shape(), &ws = weight.shape();
+  int64_t lanes = kChannelBlock, hw = xs[2] * xs[3];
+  // Weights (Cob, Cb, 16 in, 16 out): one input channel's sixteen outputs one vector.
+  Tensor wb =
+      pad_rows(pad_rows(weight.reshape({ws[0], ws[1]}), cob * lanes).permute({1, 0}), cb * lanes)
+          .reshape({cb, lanes, cob, lanes})
+          .permute({2, 0, 1, 3})
+          .contiguous();
+  return (xb.reshape({xs[0], 1, cb, hw, lanes, 1}) * wb.reshape({1, cob, cb, 1, lanes, lanes}))
+      .sum({2, 4})
+      .reshape({xs[0], cob, xs[2], xs[3], lanes});
+}
+} // namespace
+
+Tensor Tensor::to_channel_blocks() const {
+  user_assert(ndim() >= 3) << "to_channel_blocks: input must be (N, C, d1..dk), not "
+                           << shape_str(shape_);
+  int64_t cb = channel_blocks(shape_[1]);
+  Pads p(shape_.size(), {0, 0});
+  p[1].second = cb * kChannelBlock - shape_[1];
+  Shape split = {shape_[0], cb, kChannelBlock};
+  split.insert(split.end(), shape_.begin() + 2, shape_.end());
+  std::vector<int64_t> order = {0, 1};
+  for (int64_t i = 3; i < static_cast<int64_t>(split.size()); ++i) order.push_back(i);
+  order.push_back(2);
+  return pad(p).reshape(split).permute(order);
+}
+
+Tensor Tensor::from_channel_blocks(int64_t channels) const {
+  user_assert(ndim() >= 4 && shape_.back() == kChannelBlock &&
+              shape_[1] == channel_blocks(channels))
+      << "from_channel_blocks: input must be (N, " << channel_blocks(channels) << ", d1..dk, "
+      << kChannelBlock << ") for " << channels << " channels, not " << shape_str(shape_);
+  std::vector<int64_t> order = {0, 1, ndim() - 1};
+  for (int64_t i = 2; i < ndim() - 1; ++i) order.push_back(i);
+  Shape merged = {shape_[0], shape_[1] * kChannelBlock};
+  merged.insert(merged.end(), shape_.begin() + 2, shape_.end() - 1);
+  Pads cut;
+  for (int64_t d : merged) cut.emplace_back(0, d);
+  cut[1].second = channels;
+  return permute(order).reshape(merged).shrink(cut);
+}
+
+namespace {
+// Whether conv_blocked can compute this convolution of an (N, C, H, W) input.
+bool blockable(const Shape& x, const Tensor& weight, int64_t groups, const WindowArgs& args) {
+  const Shape& ws = weight.shape();
+  if (x.size() != 4 || ws.size() != 4 || weight.dtype() != Scalar::Float32) return false;
+  bool depthwise = groups > 1 && groups == x[1] && ws[0] == x[1] && ws[1] == 1;
+  auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
+  };
+  bool pointwise = groups == 1 && ws[1] == x[1] && ws[2] == 1 && ws[3] == 1 && ones(args.stride) &&
+                   ones(args.dilation) &&
+                   std::all_of(args.padding.begin(), args.padding.end(),
+                               [](const auto& p) { return p.first == 0 && p.second == 0; });
+  return depthwise || pointwise;
+}
+} // namespace
+
+bool Tensor::conv_blocked_supported(const Shape& x, const Tensor& weight, int64_t groups,
+                                    const WindowArgs& args) {
+  return knob_int("BEAMLAB_BLOCKED_CONV", 1) != 0 && blockable(x, weight, groups, args);
+}
+
+Tensor Tensor::conv_blocked(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
+                            const WindowArgs& args) const {
+  const Shape& ws = weight.shape();
+  int64_t c = ws.size() == 4 ? groups * ws[1] : 0, cout = ws.empty() ? 0 : ws[0];
+  int64_t cb = channel_blocks(c), cob = channel_blocks(cout);
+  Shape logical = {ndim() == 5 ? shape_[0] : 0, c, ndim() == 5 ? shape_[2] : 0,
+                   ndim() == 5 ? shape_[3] : 0};
+  user_assert(ndim() == 5 && shape_[1] == cb && shape_[4] == kChannelBlock &&
+              dtype() == Scalar::Float32 && blockable(logical, weight, groups, args))
+      << "conv_blocked: input " << shape_str(shape_) << " and weight " << shape_str(ws)
+      << " with groups=" << groups
+      << " are no float32 depthwise or stride-1 1x1 convolution on channel blocks (the input "
+         "as to_channel_blocks gives it, (N, C/16, H, W, 16); use conv for others)";
+  Tensor out = groups > 1 ? depthwise_blocks(*this, weight, logical, args)
+                          : pointwise_blocks(*this, weight, cb, cob);
+  if (!bias) return out;
+  return out + pad_rows(*bias, cob * kChannelBlock).reshape({1, cob, 1, 1, kChannelBlock});
+}
+
 // The convolution whose gradient this is: a convolution of the zero-interleaved input, padded
 // by d*(k-1) minus the caller's padding, with the weight flipped and its channel dims swapped
 // per group (as tinygrad's conv_transpose2d).

@@ -243,6 +243,23 @@ public:
   /// must be unset.
   Tensor conv(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               int64_t groups = 1, const WindowArgs& args = {}) const;
+  /// Channel blocks: (N, C, d1..dk) -> (N, ceil(C/16), d1..dk, 16), sixteen channels of one
+  /// position contiguous (oneDNN's nChw16c), the channels past C zero. A view; from_blocks
+  /// undoes it, and the two cancel in a kernel's indices.
+  Tensor to_channel_blocks() const;
+  /// (N, Cb, d1..dk, 16) -> (N, channels, d1..dk): the first `channels` of the blocks.
+  Tensor from_channel_blocks(int64_t channels) const;
+  /// Whether conv_blocked computes this 2-D convolution of an (N, C, H, W) input: float32, and
+  /// depthwise (groups = C = Cout) or 1x1 of stride 1 without padding. BEAMLAB_BLOCKED_CONV=0
+  /// says no to every one.
+  static bool conv_blocked_supported(const Shape& x, const Tensor& weight, int64_t groups,
+                                     const WindowArgs& args);
+  /// conv on channel blocks: this is (N, ceil(C/16), H, W, 16) as to_channel_blocks gives,
+  /// weight (Cout, C/groups, kh, kw) and bias as conv's; the result is (N, ceil(Cout/16), Ho,
+  /// Wo, 16), its channels past Cout zero. Lanes of output channels load whole vectors where
+  /// the plain layout reads strided windows (a stride-2 depthwise convolution) or broadcasts.
+  Tensor conv_blocked(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
+                      const WindowArgs& args) const;
   /// Transposed convolution, weight (C, Cout/groups, k1..kk) as torch's; output_padding per
   /// dim (none: 0; one: all) adds elements at the end of each output dim. Output size per dim:
   /// (in - 1) * stride - pad_begin - pad_end + dilation * (k - 1) + output_padding + 1.

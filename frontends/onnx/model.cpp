@@ -306,6 +306,36 @@ const ::onnx::FunctionProto* function_for(const ModelImpl& m, const ::onnx::Node
   return nullptr;
 }
 
+// Elementwise ops that keep channel blocks (Value::blocks): they map a finite value to a finite
+// one, so the blocks' padding channels stay finite and the next convolution's zero weights
+// cancel them (a division could make them infinite, and 0 * inf is NaN).
+const std::set<std::string>& blocked_elementwise() {
+  static const std::set<std::string> ops = {
+      "Abs", "Add", "Clip", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu",
+      "Mul", "Neg", "Relu", "Sigmoid",     "Sub",       "Tanh"};
+  return ops;
+}
+
+// When node `op` runs on channel blocks: an elementwise op whose tensor inputs are all blocks
+// of one shape, or single values, with one block input at least. Fills `blocks` with the
+// inputs to run it on and returns the channel count (0: it runs as it is).
+int64_t keeps_channel_blocks(const std::string& op, const std::vector<const Value*>& inputs,
+                             std::vector<Value>& blocks) {
+  if (!blocked_elementwise().count(op)) return 0;
+  auto blocked =
+      std::find_if(inputs.begin(), inputs.end(), [](const Value* v) { return v && v->blocks; });
+  if (blocked == inputs.end()) return 0;
+  const Value& first = **blocked;
+  for (const Value* v : inputs) {
+    if (!v || !v->tensor) continue;
+    bool same = v->blocks && v->shape == first.shape && v->blocks->shape() == first.blocks->shape();
+    bool single = !v->blocks && shape_numel(v->shape) == 1 && v->shape.size() <= first.shape.size();
+    if (!same && !single) return 0;
+  }
+  for (const Value* v : inputs) blocks.push_back(!v ? Value() : v->blocks ? Value(*v->blocks) : *v);
+  return first.shape[1];
+}
+
 // Runs one node's converter; errors get the file and the node in front (a subgraph's node
 // after the node holding it).
 void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
@@ -335,6 +365,11 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     inputs.push_back(&v->second);
   }
   while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  std::vector<Value> in_blocks;
+  int64_t channels = function ? 0 : keeps_channel_blocks(n.op_type(), inputs, in_blocks);
+  if (channels > 0)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i]) inputs[i] = &in_blocks[i];
   std::vector<Value> outs;
   Node node(n, opset, inputs, m.base_dir,
             [&m, &env, opset](const ::onnx::GraphProto& g, const std::vector<Value>& in) {
@@ -356,7 +391,8 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     if (n.output(i).empty()) continue;
     user_assert(static_cast<size_t>(i) < outs.size())
         << where << ": output " << i << " ('" << n.output(i) << "') is not supported";
-    env[n.output(i)] = outs[static_cast<size_t>(i)];
+    Value& out = outs[static_cast<size_t>(i)];
+    env[n.output(i)] = channels > 0 ? Value::from_blocks(*out.tensor, channels) : out;
   }
 }
 

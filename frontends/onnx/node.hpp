@@ -27,8 +27,19 @@ struct Value {
   Shape shape;
   DType dtype = Scalar::Float32;
 
+  /// The same values in channel blocks (Tensor::to_channel_blocks), where a blocked
+  /// convolution or an elementwise op on its output made them; `tensor` is a view of these.
+  /// The next convolution reads them as they lie, and the view and the blocking cancel.
+  std::optional<Tensor> blocks;
+
   Value() = default;
   Value(Tensor t) : tensor(t), shape(t.shape()), dtype(t.dtype()) {} // NOLINT: implicit
+  /// Values computed in channel blocks (N, Cb, d.., 16) of `channels` channels.
+  static Value from_blocks(Tensor b, int64_t channels) {
+    Value v(b.from_channel_blocks(channels));
+    v.blocks = std::move(b);
+    return v;
+  }
   /// An empty tensor of `shape` (some dim 0).
   static Value empty(Shape shape, DType dtype) {
     Value v;

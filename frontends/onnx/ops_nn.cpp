@@ -52,10 +52,22 @@ std::vector<int64_t> kernel_of(const Node& n, const Tensor& weight) {
 
 namespace {
 
-Tensor conv(const Node& n) {
+// A depthwise convolution, and a pointwise one whose input is in channel blocks already, is
+// computed in channel blocks (Tensor::conv_blocked): the chains of them in MobileNet-style
+// networks then stay blocked from one convolution to the next, through the elementwise ops
+// between them (convert() in model.cpp), and only readers of other kinds see the plain layout.
+Value conv(const Node& n) {
   const Tensor &x = n.in(0), &w = n.in(1);
   std::vector<int64_t> k = kernel_of(n, w);
-  return x.conv(w, n.opt(2), n.attr_int("group", 1), window(n, x, k));
+  int64_t group = n.attr_int("group", 1);
+  WindowArgs args = window(n, x, k);
+  const std::optional<Tensor>& blocks = n.value(0)->blocks;
+  if (x.dtype() == w.dtype() && Tensor::conv_blocked_supported(x.shape(), w, group, args) &&
+      (blocks || group > 1)) {
+    Tensor xb = blocks ? *blocks : x.to_channel_blocks();
+    return Value::from_blocks(xb.conv_blocked(w, n.opt(2), group, args), dim(w, 0));
+  }
+  return x.conv(w, n.opt(2), group, args);
 }
 
 Tensor conv_transpose(const Node& n) {
@@ -405,7 +417,7 @@ void add_nn_ops(ConverterTable& t) {
     return one(a.matmul(b, Scalar::Int32));
   };
   t["Gemm"] = [](const Node& n) { return one(gemm(n)); };
-  t["Conv"] = [](const Node& n) { return one(conv(n)); };
+  t["Conv"] = [](const Node& n) { return std::vector<Value>{conv(n)}; };
   t["ConvTranspose"] = [](const Node& n) { return one(conv_transpose(n)); };
   t["MaxPool"] = max_pool;
   t["MaxUnpool"] = [](const Node& n) { return one(max_unpool(n)); };

@@ -1056,6 +1056,52 @@ TEST(WindowOps, WinogradIsChosenWhereItPays) {
   EXPECT_FALSE(winograd(64, 56, 1, 1, true));
 }
 
+// Convolutions on channel blocks (the ONNX import's depthwise and 1x1 layers): to_channel_blocks,
+// conv_blocked and from_channel_blocks together against the direct reference, with channel
+// counts that leave a block part-filled, strides, dilations, pads, batches and bias; the
+// blocks' channels past Cout must come out zero (the next convolution's zero weights cancel
+// only finite values).
+TEST(WindowOps, ChannelBlockedConvMatchesTheReference) {
+  run_window_cases([](CaseGen& g) {
+    bool depthwise = g.chance(0.5);
+    int64_t n = g.pick(1, 2), c = g.pick(depthwise ? 2 : 1, 40),
+            cout = depthwise ? c : g.pick(1, 40);
+    DrawnWindow w = depthwise ? draw_window(g, {g.pick(1, 3), g.pick(1, 3)}, 2, 2, 2)
+                              : DrawnWindow{{},
+                                            {.kernel = {1, 1},
+                                             .stride = {1, 1},
+                                             .dilation = {1, 1},
+                                             .pads = {{0, 0}, {0, 0}}}};
+    Shape xs = {n, c}, ws = {cout, depthwise ? 1 : c};
+    Shape in = fitting_sizes(g, w.spec, 6);
+    xs.insert(xs.end(), in.begin(), in.end());
+    ws.insert(ws.end(), w.spec.kernel.begin(), w.spec.kernel.end());
+    Both x = g.input(xs), wt = g.input(ws);
+    std::optional<Both> bias;
+    if (g.chance(0.5)) bias = g.input({cout});
+    int64_t groups = depthwise ? c : 1;
+    g.note((depthwise ? "depthwise, " : "1x1, ") + std::to_string(c) + " -> " +
+           std::to_string(cout) + " channels");
+    if (!Tensor::conv_blocked_supported(x.t.shape(), wt.t, groups, w.args))
+      return std::string("conv_blocked_supported says no");
+    Tensor blocks = x.t.to_channel_blocks().conv_blocked(
+        wt.t, bias ? std::optional(bias->t) : std::nullopt, groups, w.args);
+    std::vector<double> all = blocks.to_vector<double>();
+    const Shape& bs = blocks.shape(); // (N, Cob, Ho, Wo, 16)
+    int64_t plane = bs[2] * bs[3];
+    for (size_t i = 0; i < all.size(); ++i) {
+      auto e = static_cast<int64_t>(i);
+      int64_t channel = (e / (plane * 16)) % bs[1] * 16 + e % 16;
+      if (channel >= cout && all[i] != 0)
+        return "channel " + std::to_string(channel) + " past " + std::to_string(cout) + " holds " +
+               std::to_string(all[i]);
+    }
+    NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, groups, w.spec);
+    return mismatch(blocks.from_channel_blocks(cout).to_vector<double>(), want,
+                    1e-5 * static_cast<double>(shape_numel(ws)));
+  });
+}
+
 TEST(WindowOps, ConvTransposeMatchesTheReference) {
   run_window_cases([](CaseGen& g) {
     auto nd_ = static_cast<size_t>(g.pick(1, 3));

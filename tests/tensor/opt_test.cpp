@@ -323,6 +323,28 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::StartsWith("UPCAST(1,32)"));
 }
 
+// A 1x1 convolution on channel blocks (MobileNetV2's, as the ONNX import runs them): vectors of
+// output channels under a register tile of 8 accumulators or more whatever the map's size:
+// 8 columns at 56x56, 2 columns x 2 rows at 14x14 (neither divides by 4), a 7-wide row padded
+// to 8 at 7x7. Four accumulators ran 1.5x slower at 14x14, two 3.3x at 7x7.
+TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
+  auto lanes = [](int64_t c, int64_t cout, int64_t hw) {
+    Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({cout, c, 1, 1}, 6);
+    Tensor y = x.to_channel_blocks().conv_blocked(w, std::nullopt, 1, {}).relu();
+    UOpPtr ast = y.schedule().items.back().ast;
+    std::vector<Opt> opts = heuristic_opts(ast, 2);
+    Expected<OptimizedKernel> k = apply_opts(ast, opts);
+    EXPECT_TRUE(k) << k.error();
+    return std::pair(k ? k->lanes : 0, to_string(opts));
+  };
+  for (int64_t hw : {56, 14, 7}) {
+    auto [n, opts] = lanes(96, 64, hw);
+    EXPECT_GE(n, 8 * 16) << hw << "x" << hw << ": " << opts;
+    EXPECT_LE(n, 16 * 16) << hw << "x" << hw << ": " << opts;
+  }
+  EXPECT_THAT(lanes(960, 160, 7).second, ::testing::HasSubstr("PADTO(2,8) UPCAST(2,8)"));
+}
+
 // Reductions along memory: a row's max and x @ W.T unroll their contiguous reduce axis four
 // vectors wide instead of gathering across output lanes; a projection whose loop computes a
 // GELU the output lanes would share keeps a register tile, its rows in lanes over a packed

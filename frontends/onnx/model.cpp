@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -27,6 +28,7 @@ struct ModelImpl {
   std::vector<std::string> outputs;
   std::map<std::string, int64_t> op_counts;
   std::map<std::string, Value> initializers;
+  std::set<std::string> into_blocks; // conv_outputs_into_blocks of the main graph
 };
 
 namespace {
@@ -121,6 +123,66 @@ void check(const ::onnx::ModelProto& proto) {
   ::onnx::checker::check_model(copy);
 }
 
+// Elementwise ops that keep channel blocks (Value::blocks): they map a finite value to a finite
+// one, so the blocks' padding channels stay finite and the next convolution's zero weights
+// cancel them (a division could make them infinite, and 0 * inf is NaN).
+const std::set<std::string>& blocked_elementwise() {
+  static const std::set<std::string> ops = {
+      "Abs", "Add", "Clip", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu",
+      "Mul", "Neg", "Relu", "Sigmoid",     "Sub",       "Tanh"};
+  return ops;
+}
+
+// When node `op` runs on channel blocks: an elementwise op whose tensor inputs are all blocks
+// of one shape, or single values, with one block input at least. Fills `blocks` with the
+// inputs to run it on and returns the channel count (0: it runs as it is).
+int64_t keeps_channel_blocks(const std::string& op, const std::vector<const Value*>& inputs,
+                             std::vector<Value>& blocks) {
+  if (!blocked_elementwise().count(op)) return 0;
+  auto blocked =
+      std::find_if(inputs.begin(), inputs.end(), [](const Value* v) { return v && v->blocks; });
+  if (blocked == inputs.end()) return 0;
+  const Value& first = **blocked;
+  for (const Value* v : inputs) {
+    if (!v || !v->tensor) continue;
+    bool same = v->blocks && v->shape == first.shape && v->blocks->shape() == first.blocks->shape();
+    bool single = !v->blocks && shape_numel(v->shape) == 1 && v->shape.size() <= first.shape.size();
+    if (!same && !single) return 0;
+  }
+  for (const Value* v : inputs) blocks.push_back(!v ? Value() : v->blocks ? Value(*v->blocks) : *v);
+  return first.shape[1];
+}
+
+// The Convs of graph `g` whose outputs reach a depthwise Conv through elementwise ops that keep
+// channel blocks (MobileNetV2's first layer): they store their output in blocks straight away,
+// where a copy would otherwise block it for the depthwise convolution.
+std::set<std::string> conv_outputs_into_blocks(const ::onnx::GraphProto& g) {
+  std::map<std::string, std::vector<const ::onnx::NodeProto*>> readers;
+  for (const auto& n : g.node())
+    for (const std::string& in : n.input()) readers[in].push_back(&n);
+  auto depthwise = [](const ::onnx::NodeProto& n) {
+    for (const auto& a : n.attribute())
+      if (a.name() == "group") return a.i() > 1;
+    return false;
+  };
+  std::function<bool(const std::string&)> reaches = [&](const std::string& value) {
+    for (const ::onnx::NodeProto* r : readers[value]) {
+      if (!r->domain().empty() && r->domain() != "ai.onnx") continue;
+      if (r->op_type() == "Conv" && r->input(0) == value && depthwise(*r)) return true;
+      if (blocked_elementwise().count(r->op_type()) && r->output_size() == 1 &&
+          reaches(r->output(0)))
+        return true;
+    }
+    return false;
+  };
+  std::set<std::string> out;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Conv" && n.domain().empty() && n.output_size() == 1 && !depthwise(n) &&
+        reaches(n.output(0)))
+      out.insert(n.output(0));
+  return out;
+}
+
 // The initializers a dense 2-D Conv reads as its weight (Cout, C, kh, kw) with Cout a
 // multiple of kBlock.
 constexpr int64_t kBlock = 16;
@@ -206,6 +268,7 @@ void prepare(ModelImpl& m, const InputShapes& given) {
   }
   for (const auto& o : g.output()) m.outputs.push_back(o.name());
   for (const auto& n : g.node()) ++m.op_counts[n.op_type()];
+  m.into_blocks = conv_outputs_into_blocks(g);
 }
 
 std::string node_label(const ::onnx::NodeProto& n, int index, int64_t opset) {
@@ -306,36 +369,6 @@ const ::onnx::FunctionProto* function_for(const ModelImpl& m, const ::onnx::Node
   return nullptr;
 }
 
-// Elementwise ops that keep channel blocks (Value::blocks): they map a finite value to a finite
-// one, so the blocks' padding channels stay finite and the next convolution's zero weights
-// cancel them (a division could make them infinite, and 0 * inf is NaN).
-const std::set<std::string>& blocked_elementwise() {
-  static const std::set<std::string> ops = {
-      "Abs", "Add", "Clip", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu",
-      "Mul", "Neg", "Relu", "Sigmoid",     "Sub",       "Tanh"};
-  return ops;
-}
-
-// When node `op` runs on channel blocks: an elementwise op whose tensor inputs are all blocks
-// of one shape, or single values, with one block input at least. Fills `blocks` with the
-// inputs to run it on and returns the channel count (0: it runs as it is).
-int64_t keeps_channel_blocks(const std::string& op, const std::vector<const Value*>& inputs,
-                             std::vector<Value>& blocks) {
-  if (!blocked_elementwise().count(op)) return 0;
-  auto blocked =
-      std::find_if(inputs.begin(), inputs.end(), [](const Value* v) { return v && v->blocks; });
-  if (blocked == inputs.end()) return 0;
-  const Value& first = **blocked;
-  for (const Value* v : inputs) {
-    if (!v || !v->tensor) continue;
-    bool same = v->blocks && v->shape == first.shape && v->blocks->shape() == first.blocks->shape();
-    bool single = !v->blocks && shape_numel(v->shape) == 1 && v->shape.size() <= first.shape.size();
-    if (!same && !single) return 0;
-  }
-  for (const Value* v : inputs) blocks.push_back(!v ? Value() : v->blocks ? Value(*v->blocks) : *v);
-  return first.shape[1];
-}
-
 // Runs one node's converter; errors get the file and the node in front (a subgraph's node
 // after the node holding it).
 void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
@@ -392,7 +425,12 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     user_assert(static_cast<size_t>(i) < outs.size())
         << where << ": output " << i << " ('" << n.output(i) << "') is not supported";
     Value& out = outs[static_cast<size_t>(i)];
-    env[n.output(i)] = channels > 0 ? Value::from_blocks(*out.tensor, channels) : out;
+    if (channels > 0)
+      out = Value::from_blocks(*out.tensor, channels);
+    else if (m.into_blocks.count(n.output(i)) && !out.blocks && out.tensor &&
+             out.tensor->ndim() == 4 && out.dtype == Scalar::Float32)
+      out = Value::from_blocks(out.tensor->to_channel_blocks(), out.shape[1]);
+    env[n.output(i)] = out;
   }
 }
 

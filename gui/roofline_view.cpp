@@ -28,6 +28,23 @@ RoofLineView::RoofLineView(QWidget* parent) : QWidget(parent) {
   clear();
 }
 
+QList<QPointF> RoofLineView::candidate_positions() const {
+  return candidates_ ? candidates_->points() : QList<QPointF>{};
+}
+
+QList<QPointF> RoofLineView::winner_position() const {
+  return winner_ ? winner_->points() : QList<QPointF>{};
+}
+
+QStringList RoofLineView::roof_names() const {
+  QStringList names;
+  for (QAbstractSeries* s : view_->chart()->series())
+    if (s->type() == QAbstractSeries::SeriesTypeLine) names << s->name();
+  return names;
+}
+
+QString RoofLineView::title() const { return view_->chart()->title(); }
+
 void RoofLineView::clear() {
   QChart* chart = view_->chart();
   chart->removeAllSeries();
@@ -61,16 +78,17 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   double ai = static_cast<double>(k.flops) / static_cast<double>(k.bytes);
   auto gflops = [](int64_t flops, double ms) { return static_cast<double>(flops) / (ms * 1e6); };
   candidates_ = new QScatterSeries;
-  candidates_->setName("candidates of " + QString::fromStdString(k.name));
+  candidates_->setName("candidates (median)");
   candidates_->setColor(status_color(StatusClass::ok));
   candidates_->setMarkerSize(8);
   winner_ = new QScatterSeries;
-  winner_->setName(tuner::tried_by_hand(d.row.tuning) ? "fastest plan tried by hand" : "winner");
+  winner_->setName(tuner::tried_by_hand(d.row.tuning) ? "fastest plan tried by hand"
+                                                      : "winner (on its candidate)");
   winner_->setMarkerShape(QScatterSeries::MarkerShapeStar);
   winner_->setMarkerSize(22);
   winner_->setColor(QColor(0xd6, 0x27, 0x28));
   auto* others = new QScatterSeries;
-  others->setName("the run's other kernels (winners)");
+  others->setName("other kernels' winners");
   others->setColor(QColor(0xb0, 0xb0, 0xb0));
   others->setMarkerSize(7);
   // A figure over its roof is impossible unless the limits were measured low (under load) or
@@ -92,8 +110,10 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     lo_x = std::min(lo_x, x), hi_x = std::max(hi_x, x);
     lo_y = std::min(lo_y, y), hi_y = std::max(hi_y, y);
   };
+  // Every point is a median, the winner's too (its tuning's winner_ms): one statistic, so the
+  // winner sits on its own candidate.
   for (const db::CandidateRow& c : d.candidates) {
-    double ms = best_ms(c);
+    double ms = median_ms(c);
     if (ms <= 0 || (c.status != "ok" && c.status != "slow")) continue;
     double y = gflops(k.flops, ms);
     if (over_roof(traffic, ms)) {
@@ -105,8 +125,13 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     }
     extend(ai, y);
   }
+  // The winner is starred on its own candidate's point (its search samples' median, as every
+  // point); the verdict below quotes the tuning's figure for it, the final rounds' median.
   if (d.row.tuning.winner_ms && *d.row.tuning.winner_ms > 0) {
-    double y = gflops(k.flops, *d.row.tuning.winner_ms);
+    double ms = *d.row.tuning.winner_ms;
+    for (const db::CandidateRow& c : d.candidates)
+      if (c.opts == d.row.tuning.winner_opts && median_ms(c) > 0) ms = median_ms(c);
+    double y = gflops(k.flops, ms);
     winner_->append(ai, y);
     extend(ai, y);
   }
@@ -126,20 +151,20 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     extend(x, y);
   }
   // The roofs, one per memory level: bandwidth-bound below its ridge point, compute-bound
-  // above. The level this kernel's data fits in is drawn solid, the others dashed.
+  // above, at the device's read bandwidths as `beamlab device` prints them, so every kernel's
+  // chart has the same roofs and the other kernels' points mean the same on each. The level
+  // this kernel's data fits in is drawn solid, the others dashed; the verdict above the chart
+  // uses the roof at this kernel's own mix of reads and writes.
   lo_x /= 4, hi_x *= 4, lo_y /= 4, hi_y *= 2;
   std::vector<QLineSeries*> roofs;
   for (const MemoryLevel& m : limits.levels) {
-    double level_bw = m.bandwidth_for(write_share);
+    double level_bw = m.read_gbps;
     auto* roof = new QLineSeries;
     bool applies = m.name == fits.name;
-    roof->setName(
-        QString("%1 roof: %2 GB/s%3")
-            .arg(QString::fromStdString(m.name))
-            .arg(level_bw, 0, 'f', 0)
-            .arg(applies
-                     ? QString(" (the data fits here), FMA peak %1 GFLOP/s").arg(peak, 0, 'f', 0)
-                     : QString()));
+    roof->setName(QString("%1 %2 GB/s%3")
+                      .arg(QString::fromStdString(m.name))
+                      .arg(level_bw, 0, 'f', 0)
+                      .arg(applies ? " (fits)" : ""));
     QPen pen(applies ? QColor(Qt::black) : QColor(0x90, 0x90, 0x90));
     pen.setWidthF(applies ? 2.5 : 1.2);
     if (!applies) pen.setStyle(Qt::DashLine);
@@ -208,30 +233,48 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
   clicks(candidates_, candidate_seqs, {});
   clicks(others, {}, other_tunings);
   clicks(over_, over_seqs, over_tunings);
-  chart->setTitle("Roofline of " + QString::fromStdString(k.name));
+  chart->setTitle(QString("Roofline of %1: FMA peak %2 GFLOP/s, roofs at read bandwidth "
+                          "(%3 threads)")
+                      .arg(QString::fromStdString(k.name))
+                      .arg(peak, 0, 'f', 0)
+                      .arg(limits.threads));
   std::optional<Roof> roof =
       d.row.tuning.winner_ms ? roofline(limits, traffic, *d.row.tuning.winner_ms) : std::nullopt;
-  QString verdict = roof ? QString("the winner reaches %1% of the roof at that intensity "
-                                   "(bound: %2)%3")
-                               .arg(100 * roof->fraction, 0, 'f', 1)
-                               .arg(QString::fromStdString(roof->bound))
-                               .arg(roof->over_note().empty()
-                                        ? QString()
-                                        : "\n! " + QString::fromStdString(roof->over_note()))
-                         : QString("no winner yet");
+  QString verdict =
+      roof
+          ? QString("the winner (median %1 ms in the final rounds) reaches %2% of its roof at "
+                    "that intensity, "
+                    "%3 GB/s at its mix of reads and writes (bound: %4)%5")
+                .arg(*d.row.tuning.winner_ms, 0, 'g', 3)
+                .arg(100 * roof->fraction, 0, 'f', 1)
+                .arg(fits.bandwidth_for(write_share), 0, 'f', 0)
+                .arg(QString::fromStdString(roof->bound))
+                .arg(roof->over_note().empty() ? QString()
+                                               : "\n! " + QString::fromStdString(roof->over_note()))
+          : QString("no winner yet");
   QString over = over_->count() > 0
                      ? QString(" <span style='color:#b86e00'>%1 point(s) over their roof "
                                "(orange squares): hover one for why.</span>")
                            .arg(over_->count())
                      : QString();
-  message_->setText(
-      QString("%1 candidates at %2 FLOP/byte; its %3 of data fit in %4; %5.%6")
-          .arg(candidates_->count() +
-               std::count_if(over_seqs.begin(), over_seqs.end(), [](int seq) { return seq >= 0; }))
-          .arg(ai, 0, 'g', 3)
-          .arg(QString::fromStdString(format_bytes(k.bytes)))
-          .arg(QString::fromStdString(fits.name))
-          .arg(verdict.toHtmlEscaped().replace("\n", "<br>"), over));
+  // Every candidate the search journaled is counted, as Runs counts them; only those timed and
+  // correct have a point.
+  auto drawn =
+      static_cast<int>(candidates_->count() + std::count_if(over_seqs.begin(), over_seqs.end(),
+                                                            [](int seq) { return seq >= 0; }));
+  auto total = static_cast<int>(d.candidates.size());
+  QString not_drawn =
+      total > drawn ? QString(" (%1 not drawn: failed, wrong or not timed)").arg(total - drawn)
+                    : QString();
+  message_->setText(QString("%1 candidates, %2 drawn at their median%3, at %4 FLOP/byte; its %5 "
+                            "of data fit in %6; %7.%8")
+                        .arg(total)
+                        .arg(drawn)
+                        .arg(not_drawn)
+                        .arg(ai, 0, 'g', 3)
+                        .arg(QString::fromStdString(format_bytes(k.bytes)))
+                        .arg(QString::fromStdString(fits.name))
+                        .arg(verdict.toHtmlEscaped().replace("\n", "<br>"), over));
 }
 
 } // namespace beamlab::gui

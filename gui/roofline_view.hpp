@@ -27,6 +27,12 @@ public:
   QString message() const { return message_->text(); }
   /// Points drawn above the roof that applies to them (flagged in their own series).
   int over_roof_points() const { return over_ ? over_->count() : 0; }
+  /// The candidates' points and the winner's ((intensity, GFLOP/s); none: empty).
+  QList<QPointF> candidate_positions() const;
+  QList<QPointF> winner_position() const;
+  /// The roofs' legend entries, and the chart's title.
+  QStringList roof_names() const;
+  QString title() const;
 
 Q_SIGNALS:
   /// A candidate's point was clicked: candidate `seq` of the tuning shown.

@@ -588,9 +588,11 @@ bool blockable(const Shape& x, const Tensor& weight, int64_t groups, const Windo
 }
 } // namespace
 
+bool Tensor::channel_blocks_enabled() { return knob_int("BEAMLAB_BLOCKED_CONV", 1) != 0; }
+
 bool Tensor::conv_blocked_supported(const Shape& x, const Tensor& weight, int64_t groups,
                                     const WindowArgs& args) {
-  return knob_int("BEAMLAB_BLOCKED_CONV", 1) != 0 && blockable(x, weight, groups, args);
+  return channel_blocks_enabled() && blockable(x, weight, groups, args);
 }
 
 Tensor Tensor::conv_blocked(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,

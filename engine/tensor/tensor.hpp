@@ -249,9 +249,11 @@ public:
   Tensor to_channel_blocks() const;
   /// (N, Cb, d1..dk, 16) -> (N, channels, d1..dk): the first `channels` of the blocks.
   Tensor from_channel_blocks(int64_t channels) const;
+  /// Whether convolutions may run on channel blocks at all: no when BEAMLAB_BLOCKED_CONV=0.
+  static bool channel_blocks_enabled();
   /// Whether conv_blocked computes this 2-D convolution of an (N, C, H, W) input: float32, and
-  /// depthwise (groups = C = Cout) or 1x1 of stride 1 without padding. BEAMLAB_BLOCKED_CONV=0
-  /// says no to every one.
+  /// depthwise (groups = C = Cout) or 1x1 of stride 1 without padding; and
+  /// channel_blocks_enabled().
   static bool conv_blocked_supported(const Shape& x, const Tensor& weight, int64_t groups,
                                      const WindowArgs& args);
   /// conv on channel blocks: this is (N, ceil(C/16), H, W, 16) as to_channel_blocks gives,

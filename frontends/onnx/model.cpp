@@ -427,8 +427,8 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     Value& out = outs[static_cast<size_t>(i)];
     if (channels > 0)
       out = Value::from_blocks(*out.tensor, channels);
-    else if (m.into_blocks.count(n.output(i)) && !out.blocks && out.tensor &&
-             out.tensor->ndim() == 4 && out.dtype == Scalar::Float32)
+    else if (m.into_blocks.count(n.output(i)) && Tensor::channel_blocks_enabled() && !out.blocks &&
+             out.tensor && out.tensor->ndim() == 4 && out.dtype == Scalar::Float32)
       out = Value::from_blocks(out.tensor->to_channel_blocks(), out.shape[1]);
     env[n.output(i)] = out;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <QCursor>
 #include <QLineSeries>
@@ -263,9 +264,14 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
       static_cast<int>(candidates_->count() + std::count_if(over_seqs.begin(), over_seqs.end(),
                                                             [](int seq) { return seq >= 0; }));
   auto total = static_cast<int>(d.candidates.size());
-  QString not_drawn =
-      total > drawn ? QString(" (%1 not drawn: failed, wrong or not timed)").arg(total - drawn)
-                    : QString();
+  std::map<std::string, int> why; // the statuses of those without a point
+  for (const db::CandidateRow& c : d.candidates)
+    if ((c.status != "ok" && c.status != "slow") || median_ms(c) <= 0) ++why[c.status];
+  QStringList parts;
+  for (const auto& [status, n] : why) parts << QString("%1 %2").arg(n).arg(qstr(status));
+  QString not_drawn = total > drawn
+                          ? QString(" (%1 not drawn: %2)").arg(total - drawn).arg(parts.join(", "))
+                          : QString();
   message_->setText(QString("%1 candidates, %2 drawn at their median%3, at %4 FLOP/byte; its %5 "
                             "of data fit in %6; %7.%8")
                         .arg(total)

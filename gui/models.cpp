@@ -135,17 +135,10 @@ CandidatesModel* make_candidates_model(QObject* parent) {
        [](const C& c) { return best_ms(c) > 0 ? best_ms(c) : 1e300; }},
       {"Median ms", [](const C& c) { return ms_or_blank(median_ms(c)); },
        [](const C& c) { return median_ms(c) > 0 ? median_ms(c) : 1e300; }},
-      {"Spread",
-       [](const C& c) -> QVariant {
-         if (c.samples_ms.size() < 2) return QString();
-         return QString("±%1% (%2)")
-             .arg(100 * relative_spread(c.samples_ms) / 2, 0, 'f', 1)
-             .arg(c.samples_ms.size());
-       },
+      {"Spread", [](const C& c) -> QVariant { return spread_text(c.samples_ms); },
        [](const C& c) { return relative_spread(c.samples_ms); },
        [](const C& c) -> QVariant {
-         return relative_spread(c.samples_ms) > kNoisySpread ? QVariant(QColor(0xb8, 0x6e, 0x00))
-                                                             : QVariant();
+         return unsteady(c.samples_ms) ? QVariant(QColor(0xb8, 0x6e, 0x00)) : QVariant();
        }},
       {"Compile ms", [](const C& c) { return QString::number(c.compile_ms, 'f', 1); },
        [](const C& c) { return c.compile_ms; }},

@@ -1,6 +1,8 @@
 // Colours, highlighting and formats; see style.hpp.
 #include "gui/style.hpp"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QProxyStyle>
 #include <QStyleOptionHeader>
@@ -80,14 +82,40 @@ double relative_spread(const std::vector<double>& samples_ms) {
   return median > 0 ? (quantile(samples_ms, 0.75) - quantile(samples_ms, 0.25)) / median : 0;
 }
 
+double fast_mode(const std::vector<double>& samples_ms) {
+  if (samples_ms.size() < 3) return 0;
+  double median = quantile(samples_ms, 0.5),
+         best = *std::min_element(samples_ms.begin(), samples_ms.end());
+  if (best <= 0 || median < 1.5 * best) return 0;
+  return median - best > 3 * relative_spread(samples_ms) * median ? median / best : 0;
+}
+
+bool unsteady(const std::vector<double>& samples_ms) {
+  return relative_spread(samples_ms) > kNoisySpread || fast_mode(samples_ms) > 0;
+}
+
+QString spread_text(const std::vector<double>& samples_ms) {
+  if (samples_ms.size() < 2) return {};
+  QString s = QString("±%1% (%2)")
+                  .arg(100 * relative_spread(samples_ms) / 2, 0, 'f', 1)
+                  .arg(samples_ms.size());
+  if (double r = fast_mode(samples_ms); r > 0) s += QString(", best %1x below").arg(r, 0, 'f', 1);
+  return s;
+}
+
 QString time_with_spread(const std::vector<double>& samples_ms) {
   if (samples_ms.empty()) return "-";
   QString t = ms_text(quantile(samples_ms, 0.5));
   if (samples_ms.size() < 2) return t + " (1 run)";
-  return QString("%1 ±%2% (%3 runs)")
-      .arg(t)
-      .arg(100 * relative_spread(samples_ms) / 2, 0, 'f', 1)
-      .arg(samples_ms.size());
+  QString s = QString("%1 ±%2% (%3 runs)")
+                  .arg(t)
+                  .arg(100 * relative_spread(samples_ms) / 2, 0, 'f', 1)
+                  .arg(samples_ms.size());
+  if (double r = fast_mode(samples_ms); r > 0)
+    s += QString(", two modes: best %1, %2x below")
+             .arg(ms_text(*std::min_element(samples_ms.begin(), samples_ms.end())))
+             .arg(r, 0, 'f', 1);
+  return s;
 }
 
 QString p_text(double p) { return p < 0.001 ? QString("<0.001") : QString::number(p, 'f', 3); }

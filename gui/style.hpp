@@ -41,6 +41,16 @@ QString time_with_spread(const std::vector<double>& samples_ms);
 double relative_spread(const std::vector<double>& samples_ms);
 /// Above this relative spread a measurement is flagged as noisy wherever it is shown.
 inline constexpr double kNoisySpread = 0.10;
+/// How many times below the median the fastest sample lies when the samples have two modes
+/// (it lies 1.5x or more below, and past three interquartile ranges): a plan that sometimes
+/// runs 7x faster, which the interquartile range alone hides when the fast runs are few. 0
+/// otherwise, and with fewer than 3 samples.
+double fast_mode(const std::vector<double>& samples_ms);
+/// The spread as the candidate tables show it: "±2.3% (10)", and ", best 7.8x below" with
+/// two modes.
+QString spread_text(const std::vector<double>& samples_ms);
+/// Whether the samples are flagged wherever shown: noisy, or of two modes.
+bool unsteady(const std::vector<double>& samples_ms);
 
 /// A p-value as text: "<0.001" below a thousandth, else three digits ("0.042").
 QString p_text(double p);

@@ -458,6 +458,36 @@ TEST_F(GuiTest, TheKernelViewExplainsItsNumbers) {
   EXPECT_EQ(time_with_spread({1.0}), ms_text(1.0) + " (1 run)");
 }
 
+// Issue 40, item 3: samples of two modes (one run of ten 7.8x faster, as the heuristic's plan
+// of r_32_28_28_3_3 had) are flagged wherever a spread is shown; the interquartile range alone
+// said ±0%. One spread evenly around its median is not two modes.
+TEST_F(GuiTest, SamplesOfTwoModesAreFlagged) {
+  std::vector<double> two = {0.0046}, steady = {1.0, 1.01, 0.99, 1.02}, wide = {1, 1.2, 0.8, 1.1};
+  two.insert(two.end(), 9, 0.0358);
+  EXPECT_NEAR(fast_mode(two), 0.0358 / 0.0046, 1e-9);
+  EXPECT_EQ(spread_text(two), "±0.0% (10), best 7.8x below");
+  EXPECT_TRUE(
+      time_with_spread(two).endsWith(", two modes: best " + ms_text(0.0046) + ", 7.8x below"))
+      << time_with_spread(two).toStdString();
+  EXPECT_TRUE(unsteady(two));
+  EXPECT_EQ(fast_mode(steady), 0);
+  EXPECT_FALSE(unsteady(steady));
+  EXPECT_EQ(fast_mode(wide), 0);
+  {
+    db::Database db(path_);
+    db.save_candidates(matmul_tuning_, {candidate(1, "UPCAST(1,4)", "ok", two)});
+  }
+  auto w = window();
+  open_matmul(*w);
+  CandidatesModel* m = w->kernel_view()->candidates();
+  int row = -1;
+  for (int r = 0; r < m->rowCount(); ++r)
+    if (m->data(m->index(r, candidates_col::seq), Qt::DisplayRole).toInt() == 1) row = r;
+  ASSERT_GE(row, 0);
+  EXPECT_EQ(m->data(m->index(row, candidates_col::spread), Qt::DisplayRole).toString(), spread_text(two));
+  EXPECT_TRUE(m->data(m->index(row, candidates_col::spread), Qt::ForegroundRole).isValid());
+}
+
 // One-click flows: T on a kernel row of the Runs view starts its search in Live tuning.
 TEST_F(GuiTest, TOnAKernelRowTunesItNow) {
   auto w = window();

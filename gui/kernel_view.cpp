@@ -193,7 +193,7 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
   const db::Kernel& k = detail.row.kernel;
   const db::Tuning& t = detail.row.tuning;
   title_->setText(QString("<b>%1</b> &nbsp; %2 &nbsp; run %3 (%4) &nbsp; %5 FLOP, %6 bytes "
-                          "&nbsp; heuristic %7, tuned %8")
+                          "&nbsp; heuristic %7 &rarr; tuned %8 (medians of the final rounds)")
                       .arg(qstr(k.name), qstr(k.hash))
                       .arg(detail.run.id)
                       .arg(qstr(detail.run.started_at))

@@ -47,6 +47,8 @@ public:
   QString llvm_ir() const { return ir_->toPlainText(); }
   QString assembly() const { return asm_->toPlainText(); }
   QString axes_text() const { return axes_->text(); }
+  /// The header: the kernel, its run and its times before and after tuning.
+  QString title() const { return title_->text(); }
   CandidatesModel* candidates() const { return candidates_; }
   QTabWidget* tabs() const { return tabs_; }
   QChart* history_chart() const { return history_->chart(); }

@@ -484,7 +484,8 @@ TEST_F(GuiTest, SamplesOfTwoModesAreFlagged) {
   for (int r = 0; r < m->rowCount(); ++r)
     if (m->data(m->index(r, candidates_col::seq), Qt::DisplayRole).toInt() == 1) row = r;
   ASSERT_GE(row, 0);
-  EXPECT_EQ(m->data(m->index(row, candidates_col::spread), Qt::DisplayRole).toString(), spread_text(two));
+  EXPECT_EQ(m->data(m->index(row, candidates_col::spread), Qt::DisplayRole).toString(),
+            spread_text(two));
   EXPECT_TRUE(m->data(m->index(row, candidates_col::spread), Qt::ForegroundRole).isValid());
 }
 
@@ -527,6 +528,10 @@ TEST_F(GuiTest, TheKernelViewShowsAxesCodeAndHistory) {
   KernelView* k = w->kernel_view();
   EXPECT_EQ(to_string(k->opts()), "UPCAST(1,8) THREAD(0,2)");
   EXPECT_TRUE(k->axes_text().contains("axes:")) << k->axes_text().toStdString();
+  // Which statistic the header's two times are (issue 40, item 3).
+  EXPECT_TRUE(k->title().contains("heuristic " + ms_text(2.0) + " &rarr; tuned " + ms_text(0.5) +
+                                  " (medians of the final rounds)"))
+      << k->title().toStdString();
   EXPECT_TRUE(k->llvm_ir().contains("define")) << k->llvm_ir().left(300).toStdString();
   EXPECT_FALSE(k->assembly().isEmpty());
   EXPECT_EQ(k->candidates()->rowCount(), 5);

@@ -209,9 +209,10 @@ void RoofLineView::set_data(const TuningDetail& d, const std::vector<KernelRow>&
     connect(points, &QScatterSeries::hovered, this, [points](const QPointF& p, bool on) {
       if (!on) return QToolTip::hideText();
       QString why = points->name().startsWith("over")
-                        ? "\nfaster than the measured limit: data reused from a closer level "
-                          "than its size suggests, or limits measured under load "
-                          "(`beamlab device --measure` re-measures)"
+                        ? "\nfaster than the measured limit (the roof at its own mix of reads "
+                          "and writes, which can lie under the read-bandwidth line drawn): data "
+                          "reused from a closer level than its size suggests, or limits "
+                          "measured under load (`beamlab device --measure` re-measures)"
                         : QString();
       QToolTip::showText(QCursor::pos(), QString("%1: %2 GFLOP/s at %3 FLOP/byte%4")
                                              .arg(points->name())

@@ -627,8 +627,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // tile takes positions of a second axis the same loads don't move along (14x14: 2 columns
     // x 2 rows x 2 vectors, 0.15 -> 0.05 ms), or else the row padded to 8 (7x7: 8 columns x 2
     // vectors, 0.24 -> 0.07 ms; 49 positions as 56), where that wastes at most an eighth.
+    // Only where the vector is the output's whole contiguous axis (channels of one position):
+    // a matmul's rows of odd length keep their plans.
     int64_t accumulators = (lanes / width) * (tiled ? *t : 1);
-    if (lanes >= width && lanes % width == 0 && accumulators < 8) {
+    if (contiguous >= 0 && gone[static_cast<size_t>(contiguous)] && lanes >= width &&
+        lanes % width == 0 && accumulators < 8) {
       auto same_reuse = [&](const AxisAccess& a) {
         for (size_t j = 0; j < a.load_strides.size(); ++j)
           if (tile.load_strides[j] == 0 && a.load_strides[j] != 0) return false;
@@ -650,8 +653,10 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       }
       int64_t padded = (tile.extent + 7) / 8 * 8;
       if (!tiled && tile.extent >= 5 && padded * 7 <= tile.extent * 8 &&
-          p.try_apply({OptOp::Padto, position(tile_axis), 8}))
+          p.try_apply({OptOp::Padto, position(tile_axis), 8})) {
         tiled = upcast(tile_axis, 8);
+        gone[static_cast<size_t>(tile_axis)] = tiled && padded == 8; // the whole padded axis
+      }
     }
   }
   // Overlapping windows with nothing to tile (a pooling: its one load moves along every axis):

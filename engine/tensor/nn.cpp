@@ -604,10 +604,12 @@ Tensor Tensor::conv_blocked(const Tensor& weight, const std::optional<Tensor>& b
                    ndim() == 5 ? shape_[3] : 0};
   user_assert(ndim() == 5 && shape_[1] == cb && shape_[4] == kChannelBlock &&
               dtype() == Scalar::Float32 && blockable(logical, weight, groups, args))
-      << "conv_blocked: input " << shape_str(shape_) << " and weight " << shape_str(ws)
+      << "conv_blocked: input " << shape_str(shape_) << " must be float32 channel blocks (N, " << cb
+      << ", H, W, " << kChannelBlock << ") for weight " << shape_str(ws)
       << " with groups=" << groups
-      << " are no float32 depthwise or stride-1 1x1 convolution on channel blocks (the input "
-         "as to_channel_blocks gives it, (N, C/16, H, W, 16); use conv for others)";
+      << ", a depthwise or unpadded stride-1 1x1 convolution (conv computes the others)";
+  user_assert(!bias || bias->shape() == Shape{cout})
+      << "conv_blocked: bias has shape " << shape_str(bias->shape()) << ", not (" << cout << ",)";
   Tensor out = groups > 1 ? depthwise_blocks(*this, weight, logical, args)
                           : pointwise_blocks(*this, weight, cb, cob);
   if (!bias) return out;

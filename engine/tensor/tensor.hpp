@@ -244,8 +244,8 @@ public:
   Tensor conv(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               int64_t groups = 1, const WindowArgs& args = {}) const;
   /// Channel blocks: (N, C, d1..dk) -> (N, ceil(C/16), d1..dk, 16), sixteen channels of one
-  /// position contiguous (oneDNN's nChw16c), the channels past C zero. A view; from_blocks
-  /// undoes it, and the two cancel in a kernel's indices.
+  /// position contiguous (oneDNN's nChw16c), the channels past C zero. A view;
+  /// from_channel_blocks undoes it, and the two cancel in a kernel's indices.
   Tensor to_channel_blocks() const;
   /// (N, Cb, d1..dk, 16) -> (N, channels, d1..dk): the first `channels` of the blocks.
   Tensor from_channel_blocks(int64_t channels) const;

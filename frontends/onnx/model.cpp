@@ -123,9 +123,9 @@ void check(const ::onnx::ModelProto& proto) {
   ::onnx::checker::check_model(copy);
 }
 
-// Elementwise ops that keep channel blocks (Value::blocks): they map a finite value to a finite
-// one, so the blocks' padding channels stay finite and the next convolution's zero weights
-// cancel them (a division could make them infinite, and 0 * inf is NaN).
+// Elementwise ops that keep channel blocks (Value::blocks). The blocks' padding channels are
+// read only by the next convolution's zero weights, so they need only stay finite: these ops
+// keep a finite value finite (a division could make it infinite, and 0 * inf is NaN).
 const std::set<std::string>& blocked_elementwise() {
   static const std::set<std::string> ops = {
       "Abs", "Add", "Clip", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu",
@@ -155,25 +155,50 @@ int64_t keeps_channel_blocks(const std::string& op, const std::vector<const Valu
 
 // The Convs of graph `g` whose outputs reach a depthwise Conv through elementwise ops that keep
 // channel blocks (MobileNetV2's first layer): they store their output in blocks straight away,
-// where a copy would otherwise block it for the depthwise convolution.
+// where a copy would otherwise block it for the depthwise convolution. Only what the import
+// will run on blocks counts: a Conv whose weight initializer is (C, 1, kh, kw) with group = C,
+// and ops whose other inputs are single values (initializers or Constants of one element).
 std::set<std::string> conv_outputs_into_blocks(const ::onnx::GraphProto& g) {
   std::map<std::string, std::vector<const ::onnx::NodeProto*>> readers;
-  for (const auto& n : g.node())
-    for (const std::string& in : n.input()) readers[in].push_back(&n);
-  auto depthwise = [](const ::onnx::NodeProto& n) {
-    for (const auto& a : n.attribute())
-      if (a.name() == "group") return a.i() > 1;
-    return false;
-  };
-  std::function<bool(const std::string&)> reaches = [&](const std::string& value) {
-    for (const ::onnx::NodeProto* r : readers[value]) {
-      if (!r->domain().empty() && r->domain() != "ai.onnx") continue;
-      if (r->op_type() == "Conv" && r->input(0) == value && depthwise(*r)) return true;
-      if (blocked_elementwise().count(r->op_type()) && r->output_size() == 1 &&
-          reaches(r->output(0)))
-        return true;
+  std::map<std::string, std::vector<int64_t>> dims; // of initializers and Constants
+  for (const auto& t : g.initializer()) dims[t.name()] = {t.dims().begin(), t.dims().end()};
+  for (const auto& n : g.node()) {
+    for (const std::string& in : n.input())
+      if (readers[in].empty() || readers[in].back() != &n) readers[in].push_back(&n);
+    if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "value") dims[n.output(0)] = {a.t().dims().begin(), a.t().dims().end()};
+      if (a.name() == "value_float" || a.name() == "value_int") dims[n.output(0)] = {};
     }
-    return false;
+  }
+  auto single = [&](const std::string& name) {
+    auto d = dims.find(name);
+    return d != dims.end() && shape_numel(Shape(d->second.begin(), d->second.end())) == 1;
+  };
+  auto depthwise = [&](const ::onnx::NodeProto& n) {
+    int64_t group = 1;
+    for (const auto& a : n.attribute())
+      if (a.name() == "group") group = a.i();
+    auto w = n.input_size() > 1 ? dims.find(n.input(1)) : dims.end();
+    return group > 1 && w != dims.end() && w->second.size() == 4 && w->second[0] == group &&
+           w->second[1] == 1;
+  };
+  std::map<std::string, bool> memo; // value -> whether it reaches one
+  std::function<bool(const std::string&)> reaches = [&](const std::string& value) {
+    if (auto m = memo.find(value); m != memo.end()) return m->second;
+    memo[value] = false;
+    bool found = false;
+    for (const ::onnx::NodeProto* r : readers[value]) {
+      if (found || (!r->domain().empty() && r->domain() != "ai.onnx")) continue;
+      if (r->op_type() == "Conv" && r->input(0) == value && depthwise(*r)) found = true;
+      bool others_single = std::all_of(r->input().begin(), r->input().end(), [&](const auto& in) {
+        return in == value || in.empty() || single(in);
+      });
+      if (blocked_elementwise().count(r->op_type()) && r->output_size() == 1 && others_single &&
+          reaches(r->output(0)))
+        found = true;
+    }
+    return memo[value] = found;
   };
   std::set<std::string> out;
   for (const auto& n : g.node())

@@ -27,9 +27,11 @@ struct Value {
   Shape shape;
   DType dtype = Scalar::Float32;
 
-  /// The same values in channel blocks (Tensor::to_channel_blocks), where a blocked
-  /// convolution or an elementwise op on its output made them; `tensor` is a view of these.
-  /// The next convolution reads them as they lie, and the view and the blocking cancel.
+  /// The same values in channel blocks (as Tensor::to_channel_blocks lays them out), where a
+  /// blocked convolution or an elementwise op on its output made them; `tensor` is a view of
+  /// these. The padding channels are finite but not always zero (a Sigmoid makes them 0.5):
+  /// only the next convolution's zero weights read them. The next convolution reads the
+  /// blocks as they lie, and the view and the blocking cancel.
   std::optional<Tensor> blocks;
 
   Value() = default;

@@ -23,30 +23,22 @@ std::string error_of(F f) {
 Tensor m(Shape s) { return Tensor::zeros(s); }
 
 TEST(UserErrors, IncompatibleBroadcast) {
-  EXPECT_THAT(error_of([] {
-                (void)(m({2, 3}) + m({4, 3}));
-              }),
+  EXPECT_THAT(error_of([] { (void)(m({2, 3}) + m({4, 3})); }),
               AllOf(HasSubstr("add"), HasSubstr("(2, 3)"), HasSubstr("(4, 3)"),
                     HasSubstr("do not broadcast")));
 }
 TEST(UserErrors, WrongReshapeSize) {
-  EXPECT_THAT(error_of([] {
-                (void)m({2, 3}).reshape({4, 2});
-              }),
+  EXPECT_THAT(error_of([] { (void)m({2, 3}).reshape({4, 2}); }),
               AllOf(HasSubstr("reshape"), HasSubstr("(2, 3)"), HasSubstr("(4, 2)")));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).reshape({-1, -1}); }), HasSubstr("more than one -1"));
 }
 TEST(UserErrors, AxisOutOfRange) {
-  EXPECT_THAT(error_of([] {
-                (void)m({2, 3}).sum({2});
-              }),
+  EXPECT_THAT(error_of([] { (void)m({2, 3}).sum({2}); }),
               AllOf(HasSubstr("sum"), HasSubstr("axis 2"), HasSubstr("(2, 3)")));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).permute({0, 0}); }), HasSubstr("appears twice"));
 }
 TEST(UserErrors, MatmulInnerDimensionMismatch) {
-  EXPECT_THAT(error_of([] {
-                (void)m({2, 3}).matmul(m({4, 5}));
-              }),
+  EXPECT_THAT(error_of([] { (void)m({2, 3}).matmul(m({4, 5})); }),
               AllOf(HasSubstr("matmul"), HasSubstr("(2, 3) @ (4, 5)"), HasSubstr("3 vs 4")));
 }
 TEST(UserErrors, OpOnUnsupportedDtype) {
@@ -57,22 +49,16 @@ TEST(UserErrors, OpOnUnsupportedDtype) {
   EXPECT_THAT(error_of([] { (void)m({2}).bitcast(Scalar::Int8); }), HasSubstr("bitcast"));
 }
 TEST(UserErrors, BadDataAndShapes) {
-  EXPECT_THAT(error_of([] {
-                Tensor t({1, 2, 3}, {2, 2});
-              }),
+  EXPECT_THAT(error_of([] { Tensor t({1, 2, 3}, {2, 2}); }),
               AllOf(HasSubstr("3 values"), HasSubstr("(2, 2)")));
   EXPECT_THAT(error_of([] { (void)Tensor::zeros({2, 0}); }), HasSubstr("below 1"));
-  EXPECT_THAT(error_of([] {
-                Tensor t({1.0f, 1e30f}, {2}, Scalar::Int32);
-              }),
+  EXPECT_THAT(error_of([] { Tensor t({1.0f, 1e30f}, {2}, Scalar::Int32); }),
               AllOf(HasSubstr("element 1"), HasSubstr("does not fit dtype int32")));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).expand({4, 3}); }), HasSubstr("expand"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).shrink({{0, 2}, {2, 5}}); }), HasSubstr("shrink"));
   EXPECT_THAT(error_of([] { (void)m({2, 3}).pad({{0, 1}}); }), HasSubstr("pad"));
   EXPECT_THAT(error_of([] { (void)m({1, 2, 5, 5}).conv2d(m({4, 3, 3, 3})); }), HasSubstr("conv2d"));
-  EXPECT_THAT(error_of([] {
-                (void)Tensor::einsum("ij,jk->ik", std::vector<Tensor>{m({2, 3})});
-              }),
+  EXPECT_THAT(error_of([] { (void)Tensor::einsum("ij,jk->ik", std::vector<Tensor>{m({2, 3})}); }),
               HasSubstr("einsum"));
 }
 // One line naming the op, the shapes or values, and the fix.
@@ -92,15 +78,19 @@ TEST(UserErrors, ConvShapes) {
                        HasSubstr("dim 2 of (1, 1, 2, 2) has 2"), HasSubstr("pad more")));
   e = error_of([] { (void)m({1, 1, 5}).conv2d(m({1, 1, 3})); });
   EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("conv2d: input must be (N, C, H, W)")));
-  // Channel blocks: a plain input, a 3x3 dense weight, blocks of the wrong count.
+  // Channel blocks: a plain input, a dense 3x3 weight, a bias of the wrong length, blocks of
+  // the wrong count.
   e = error_of([] { (void)m({1, 16, 4, 4}).conv_blocked(m({16, 16, 1, 1}), std::nullopt, 1, {}); });
-  EXPECT_THAT(e, AllOf(OneLine(),
-                       HasSubstr("conv_blocked: input (1, 16, 4, 4) and weight (16, 16, 1, 1)"),
-                       HasSubstr("as to_channel_blocks gives it")));
+  EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("conv_blocked: input (1, 16, 4, 4) must be float32 "
+                                            "channel blocks (N, 1, H, W, 16) for weight "
+                                            "(16, 16, 1, 1) with groups=1")));
   e = error_of([] {
     (void)m({1, 1, 4, 4, 16}).conv_blocked(m({16, 16, 3, 3}), std::nullopt, 1, {});
   });
-  EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("no float32 depthwise or stride-1 1x1 convolution")));
+  EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("a depthwise or unpadded stride-1 1x1 convolution "
+                                            "(conv computes the others)")));
+  e = error_of([] { (void)m({1, 1, 4, 4, 16}).conv_blocked(m({16, 16, 1, 1}), m({1}), 1, {}); });
+  EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("conv_blocked: bias has shape (1,), not (16,)")));
   e = error_of([] { (void)m({1, 2, 4, 4, 16}).from_channel_blocks(16); });
   EXPECT_THAT(e, AllOf(OneLine(), HasSubstr("from_channel_blocks: input must be (N, 1, d1..dk, 16) "
                                             "for 16 channels, not (1, 2, 4, 4, 16)")));

@@ -343,6 +343,13 @@ TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
     EXPECT_LE(n, 16 * 16) << hw << "x" << hw << ": " << opts;
   }
   EXPECT_THAT(lanes(960, 160, 7).second, ::testing::HasSubstr("PADTO(2,8) UPCAST(2,8)"));
+  // A matmul's rows in lanes are not a whole axis of channels: rows of odd count keep their
+  // plans (no padded or second tile axis).
+  for (int64_t m : {7, 197}) {
+    std::string opts =
+        to_string(heuristic_for(Tensor::rand({m, 64}, 1).matmul(Tensor::rand({64, 64}, 2))));
+    EXPECT_THAT(opts, ::testing::Not(::testing::HasSubstr("PADTO(0,"))) << m << ": " << opts;
+  }
 }
 
 // Reductions along memory: a row's max and x @ W.T unroll their contiguous reduce axis four

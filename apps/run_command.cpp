@@ -17,6 +17,7 @@
 #include "apps/output.hpp"
 #include "apps/tune_command.hpp"
 #include "engine/support/did_you_mean.hpp"
+#include "engine/support/statistics.hpp"
 #include "tuner/batch/policy.hpp"
 #include <beamlab/beamlab.hpp>
 
@@ -84,6 +85,9 @@ struct Measured {
   std::string label;
   std::vector<Shape> outputs;
   std::vector<KernelProfile> kernels;
+  /// The whole plan's samples (ms), run end to end after the per-kernel profile: what a user
+  /// of the program waits for, launches and the caches between kernels included.
+  std::vector<double> whole;
   std::vector<std::vector<std::string>> model_nodes; ///< each kernel's; empty: not a model
   int runs = 0;
   int threads = 0;
@@ -148,7 +152,12 @@ void print_table(const Measured& m) {
       fmt::print("{:<28} {:>10} {:>9} {:>8} {:>10.1f} {:>10}  {}\n", k.name, "-", "-", "-",
                  k.compile_ms, split_text(k.split), opts);
   }
-  if (m.runs > 0) fmt::print("{:<28} {:>10.3f}\n", "total", total);
+  if (m.runs > 0) {
+    fmt::print("{:<28} {:>10.3f}  the sum of the kernels' medians\n", "total", total);
+    fmt::print("{:<28} {:>10.3f}  median of {} end-to-end runs, interquartile {:.3f}-{:.3f}\n",
+               "whole program", quantile(m.whole, 0.5), m.whole.size(), quantile(m.whole, 0.25),
+               quantile(m.whole, 0.75));
+  }
   if (auto once = std::count_if(m.kernels.begin(), m.kernels.end(),
                                 [](const KernelProfile& k) { return k.once; }))
     fmt::print("once: {} kernel(s) of constants only (weights transformed for the kernels that "
@@ -196,6 +205,14 @@ void print_table_json(const Measured& m) {
          {"model_nodes", m.model_nodes.empty() ? std::vector<std::string>{} : m.model_nodes[i]}});
   }
   doc["total_ms"] = json_number(total);
+  if (m.whole.empty()) {
+    doc["whole_ms"] = nullptr;
+  } else {
+    doc["whole_ms"] = {{"median", json_number(quantile(m.whole, 0.5))},
+                       {"q1", json_number(quantile(m.whole, 0.25))},
+                       {"q3", json_number(quantile(m.whole, 0.75))},
+                       {"samples", m.whole}};
+  }
   doc["cache_hits"] = m.cache_hits;
   doc["searches"] = m.searches;
   doc["db"] = m.db.empty() ? Json(nullptr) : Json(m.db);
@@ -240,6 +257,7 @@ void run(const RunArgs& args) {
   Measured m;
   m.label = entry.label;
   m.kernels = args.runs > 0 ? plan.profile(args.runs) : plan.describe();
+  if (args.runs > 0) m.whole = plan.sample(args.runs);
   m.runs = args.runs;
   m.threads = plan.threads();
   m.db = path;

@@ -32,6 +32,8 @@ QString verdict_text(reports::Verdict v) {
   case reports::Verdict::improvement: return "faster";
   case reports::Verdict::unchanged: return "within noise";
   case reports::Verdict::unknown: return "not comparable (a side has no samples)";
+  case reports::Verdict::incomparable:
+    return "no verdict: measured differently (a tuning's sandbox time against a bench's own)";
   }
   return "";
 }
@@ -367,6 +369,9 @@ void CompareView::compare_runs(int64_t a, int64_t b) {
           if (d && d->verdict != reports::Verdict::unknown) {
             runs_table_->setItem(row, 4, num(100 * d->change, 1));
             runs_table_->setItem(row, 5, num(100 * d->noise, 1));
+            v->setToolTip(verdict_text(d->verdict));
+          }
+          if (d && reports::judged(d->verdict)) {
             runs_table_->setItem(row, 6, num(100 * d->floor, 1));
             if (d->history_runs)
               runs_table_->item(row, 6)->setToolTip(

@@ -414,6 +414,13 @@ void KernelView::update_history() {
   hand->setName("tried by hand");
   hand->setColor(QColor(0xc9, 0xa2, 0x00));
   hand->setMarkerSize(9);
+  // Bench runs time the kernel inside their workloads, not alone in the sandbox: their own
+  // series, never joined to the searches' lines.
+  auto* bench = new QScatterSeries;
+  bench->setName("bench runs (inside their workloads)");
+  bench->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+  bench->setColor(QColor(0x8c, 0x56, 0x4b));
+  bench->setMarkerSize(9);
   double top = 0;
   int searches = 0;
   for (const db::Tuning& t : detail_.history) {
@@ -428,9 +435,15 @@ void KernelView::update_history() {
     hand->append(h.after_searches + 0.5, ms);
     top = std::max(top, ms);
   }
+  for (const TuningDetail::BenchPoint& b : detail_.bench_points) {
+    double ms = quantile(b.samples_ms, 0.5);
+    bench->append(b.after_searches + 0.7, ms);
+    top = std::max(top, ms);
+  }
   auto* ax = new QValueAxis;
-  ax->setTitleText("search, oldest first (plans tried by hand sit after the search before them)");
-  ax->setRange(0.5, searches + 0.5 + (hand->count() > 0 ? 0.5 : 0));
+  ax->setTitleText("search, oldest first (plans tried by hand and bench runs sit after the "
+                   "search before them)");
+  ax->setRange(0.5, searches + 0.5 + (hand->count() + bench->count() > 0 ? 0.5 : 0));
   ax->setTickType(QValueAxis::TicksDynamic);
   ax->setTickAnchor(1);
   ax->setTickInterval(1);
@@ -440,7 +453,7 @@ void KernelView::update_history() {
   ay->setRange(0, top > 0 ? top * 1.15 : 1);
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
-  for (QXYSeries* s : std::initializer_list<QXYSeries*>{tuned, heuristic, hand}) {
+  for (QXYSeries* s : std::initializer_list<QXYSeries*>{tuned, heuristic, hand, bench}) {
     chart->addSeries(s);
     s->attachAxis(ax);
     s->attachAxis(ay);
@@ -449,9 +462,9 @@ void KernelView::update_history() {
   heuristic->setPointsVisible(true);
 }
 
-int KernelView::history_hand_points() const {
+int KernelView::history_points(const QString& series) const {
   for (QAbstractSeries* s : history_->chart()->series())
-    if (s->name() == "tried by hand") return static_cast<QXYSeries*>(s)->count();
+    if (s->name().startsWith(series)) return static_cast<QXYSeries*>(s)->count();
   return 0;
 }
 

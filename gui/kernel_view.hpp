@@ -58,8 +58,9 @@ public:
   void follow_ir_line(int line);
   /// The assembly pane's current line (0-based) in the side-by-side tab.
   int side_assembly_line() const;
-  /// Points of the history's "tried by hand" series.
-  int history_hand_points() const;
+  /// Points of the history's series whose name starts with `series` ("tried by hand",
+  /// "bench runs", "tuned", "heuristic").
+  int history_points(const QString& series) const;
 
 Q_SIGNALS:
   void code_ready();

@@ -62,11 +62,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   kernels_proxy_ = make_proxy(kernels_, kernels_col::name, this);
   kernels_view_ = table(kernels_proxy_, kernels_col::opts);
   kernels_view_->sortByColumn(kernels_col::speedup, Qt::DescendingOrder);
+  measurements_ = make_measurements_model(this);
+  measurements_proxy_ = make_proxy(measurements_, measurements_col::name, this);
+  measurements_view_ = table(measurements_proxy_, measurements_col::plan);
+  measurements_view_->hide(); // until a bench run is selected
   filter_ = new QLineEdit;
   filter_->setPlaceholderText("filter kernels by name (Ctrl+F)");
   filter_->setClearButtonEnabled(true);
-  connect(filter_, &QLineEdit::textChanged, kernels_proxy_,
-          &QSortFilterProxyModel::setFilterFixedString);
+  for (QSortFilterProxyModel* p : {kernels_proxy_, measurements_proxy_})
+    connect(filter_, &QLineEdit::textChanged, p, &QSortFilterProxyModel::setFilterFixedString);
+  // Enter on a bench run's kernel opens its newest search, as the Schedule and Timing views do.
+  connect(measurements_view_, &QTableView::activated, this, [this](const QModelIndex& i) {
+    if (!i.isValid()) return;
+    const reports::Measurement& m = measurements_->row(measurements_proxy_->mapToSource(i).row());
+    if (m.section == reports::Section::kernel) open_kernel_by_hash(qstr(m.key));
+  });
   connect(runs_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& i) {
             if (i.isValid()) select_run(i.data(kIdRole).toLongLong());
@@ -117,6 +127,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   lv->addWidget(run_note_);
   lv->addWidget(filter_);
   lv->addWidget(kernels_view_);
+  lv->addWidget(measurements_view_);
   runs_page->addWidget(lower);
 
   kernel_view_ = new KernelView;
@@ -325,6 +336,7 @@ void MainWindow::open_database(const QString& path, OpenMode mode) {
         run_id_ = tuning_id_ = 0;
         run_kernels_.clear();
         kernels_->set_rows({});
+        measurements_->set_rows({});
         kernel_view_->clear();
         roofline_view_->clear();
         // Absolute: a start from another folder must find this file, not make one there.
@@ -381,8 +393,10 @@ void MainWindow::poll_changes() {
 
 QString MainWindow::run_note(const RunDetail& r) const {
   if (r.run.kind == db::RunKind::bench)
-    return QString("Run %1 is a bench run: it timed the tuned plans, it searched nothing. Enter "
-                   "on it (or the Compare view) compares it with the run before it.")
+    return QString("Run %1 is a bench run: it timed its workloads with the plans of its cache, "
+                   "it searched nothing; below, each measurement's median over its samples, "
+                   "timed inside its workload. Enter on a kernel opens its newest search; Enter "
+                   "on the run (or the Compare view) compares it with the bench run before it.")
         .arg(r.run.id);
   if (!r.kernels.empty() && std::all_of(r.kernels.begin(), r.kernels.end(), [](const KernelRow& k) {
         return tuner::tried_by_hand(k.tuning);
@@ -404,6 +418,10 @@ void MainWindow::select_run(int64_t run_id) {
         clear_error({Cause::runs, Cause::action});
         run_kernels_ = r->kernels;
         kernels_->set_rows(r->kernels);
+        measurements_->set_rows(r->measured);
+        bool bench = r->run.kind == db::RunKind::bench;
+        kernels_view_->setVisible(!bench);
+        measurements_view_->setVisible(bench);
         run_note_->setText(run_note(*r));
         run_note_->setVisible(!run_note_->text().isEmpty());
         Q_EMIT run_loaded();

@@ -81,6 +81,9 @@ public:
   QString message() const { return message_->text(); }
   QTableView* runs_view() const { return runs_view_; }
   QTableView* kernels_view() const { return kernels_view_; }
+  /// A bench run's measurements, shown in the kernels' place when a bench run is selected.
+  MeasurementsModel* measurements_model() const { return measurements_; }
+  QTableView* measurements_view() const { return measurements_view_; }
 
 Q_SIGNALS:
   void runs_loaded();
@@ -130,8 +133,9 @@ private:
   std::optional<QString> pending_opts_; ///< a plan to show once the tuning opening loads
   RunsModel* runs_;
   KernelsModel* kernels_;
-  QSortFilterProxyModel *runs_proxy_, *kernels_proxy_;
-  QTableView *runs_view_, *kernels_view_;
+  MeasurementsModel* measurements_;
+  QSortFilterProxyModel *runs_proxy_, *kernels_proxy_, *measurements_proxy_;
+  QTableView *runs_view_, *kernels_view_, *measurements_view_;
   QLineEdit* filter_;
   QComboBox* program_;
   KernelView* kernel_view_;

@@ -54,6 +54,42 @@ RunsModel* make_runs_model(QObject* parent) {
       std::move(cols), [](const RunRow& r) { return r.run.id; }, parent);
 }
 
+MeasurementsModel* make_measurements_model(QObject* parent) {
+  using M = reports::Measurement;
+  auto median = [](const M& m) { return m.samples_ms.empty() ? 0.0 : quantile(m.samples_ms, 0.5); };
+  std::vector<MeasurementsModel::Column> cols = {
+      {"What", [](const M& m) { return QString(reports::to_string(m.section)); }},
+      {"Name", [](const M& m) { return qstr(m.name); }},
+      {"Workloads",
+       [](const M& m) {
+         QStringList w;
+         for (const std::string& s : m.workloads) w << qstr(s);
+         return w.join(", ");
+       }},
+      {"Median ms", [median](const M& m) { return ms_or_blank(median(m)); },
+       [median](const M& m) { return median(m); }},
+      {"Spread", [](const M& m) { return spread_text(m.samples_ms); },
+       [](const M& m) { return relative_spread(m.samples_ms); },
+       [](const M& m) -> QVariant {
+         return unsteady(m.samples_ms) ? QVariant(QColor(0xc0, 0x7a, 0x00)) : QVariant();
+       }},
+      {"Samples", [](const M& m) { return QVariant::fromValue<qlonglong>(m.samples_ms.size()); }},
+      {"Plan",
+       [](const M& m) {
+         if (m.section != reports::Section::kernel || m.plan.empty()) return qstr(m.plan);
+         return QString("%1 (%2)").arg(qstr(m.plan), qstr(m.source.empty() ? "?" : m.source));
+       }},
+  };
+  // A measurement is one per (section, key) in a run.
+  return new MeasurementsModel(
+      std::move(cols),
+      [](const M& m) {
+        return static_cast<int64_t>(
+            std::hash<std::string>{}(std::string(reports::to_string(m.section)) + "/" + m.key));
+      },
+      parent);
+}
+
 KernelsModel* make_kernels_model(QObject* parent) {
   std::vector<KernelsModel::Column> cols = {
       {"Kernel", [](const KernelRow& r) { return qstr(r.kernel.name); }},
@@ -64,8 +100,12 @@ KernelsModel* make_kernels_model(QObject* parent) {
          if (r.tuning.stop_reason == "cancelled") return QString("cancelled");
          return qstr(to_string(r.tuning.status));
        }},
-      {"Heuristic ms", [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
-       [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); }},
+      {"Heuristic ms",
+       [](const KernelRow& r) { return ms_or_blank(r.tuning.heuristic_ms); },
+       [](const KernelRow& r) { return number_or_zero(r.tuning.heuristic_ms); },
+       {},
+       "The heuristic plan's median over the search's final re-measurement rounds, timed in "
+       "the sandbox"},
       {"Tuned ms",
        [](const KernelRow& r) -> QVariant {
          if (tuner::tried_by_hand(r.tuning) || !r.tuning.winner_ms) return QString();
@@ -74,7 +114,10 @@ KernelsModel* make_kernels_model(QObject* parent) {
          return r.tuning.noise > 0 ? QString("%1 ±%2%").arg(ms).arg(100 * r.tuning.noise, 0, 'f', 1)
                                    : ms;
        },
-       [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); }},
+       [](const KernelRow& r) { return number_or_zero(r.tuning.winner_ms); },
+       {},
+       "The winner's median over the final re-measurement rounds, timed in the sandbox, with "
+       "the search's noise"},
       {"Speedup",
        [](const KernelRow& r) -> QVariant {
          // The search's paired verdict: a tie is shown as one, never as a speedup.
@@ -94,6 +137,49 @@ KernelsModel* make_kernels_model(QObject* parent) {
                         !tuner::tried_by_hand(r.tuning)
                     ? QVariant(QColor(0x2e, 0x9d, 0x4a))
                     : QVariant();
+       },
+       "Heuristic / winner: the paired estimate over the final rounds (each round times both; "
+       "95% interval), which can differ from the ratio of the two medians beside it",
+       [](const KernelRow& r) -> QVariant {
+         const db::Tuning& t = r.tuning;
+         if (tuner::tried_by_hand(t) || !t.heuristic_ms || !t.winner_ms || *t.winner_ms <= 0)
+           return {};
+         QString ratio =
+             QString("ratio of the medians %1x").arg(*t.heuristic_ms / *t.winner_ms, 0, 'f', 2);
+         if (!t.speedup) return ratio;
+         return QString("paired estimate %1x (95%: %2-%3) over the final rounds; %4")
+             .arg(t.speedup->estimate, 0, 'f', 2)
+             .arg(t.speedup->lo, 0, 'f', 2)
+             .arg(t.speedup->hi, 0, 'f', 2)
+             .arg(ratio);
+       }},
+      {"In process",
+       [](const KernelRow& r) -> QVariant {
+         const db::Tuning& t = r.tuning;
+         if (!t.in_process || tuner::tried_by_hand(t)) return QString();
+         QString x = QString("%1x (%2-%3)")
+                         .arg(t.in_process->estimate, 0, 'f', 2)
+                         .arg(t.in_process->lo, 0, 'f', 2)
+                         .arg(t.in_process->hi, 0, 'f', 2);
+         return t.fidelity.empty() || t.fidelity == "agrees" ? x : x + ", " + qstr(t.fidelity);
+       },
+       [](const KernelRow& r) { return r.tuning.in_process ? r.tuning.in_process->estimate : 0.0; },
+       // Orange where the tuner's own process disagrees with the sandbox by more than 5%.
+       [](const KernelRow& r) -> QVariant {
+         const std::string& f = r.tuning.fidelity;
+         return f.starts_with("differs") || f.starts_with("overruled")
+                    ? QVariant(QColor(0xc0, 0x7a, 0x00))
+                    : QVariant();
+       },
+       "The in-process check: the winner against the heuristic timed again, paired, in the "
+       "tuner's own process (where a program runs them), after the sandbox's rounds",
+       [](const KernelRow& r) -> QVariant {
+         const std::string& f = r.tuning.fidelity;
+         if (!r.tuning.in_process || f.empty())
+           return f.empty() ? QString("not checked (the winner is the heuristic's plan, or the "
+                                      "search made none)")
+                            : qstr(f);
+         return f == "agrees" ? QString("agrees with the sandbox's speedup within 5%") : qstr(f);
        }},
       {"% roofline",
        [](const KernelRow& r) -> QVariant {

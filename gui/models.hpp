@@ -28,6 +28,8 @@ public:
     std::function<QVariant(const Row&)> display;
     std::function<QVariant(const Row&)> sort = {}; ///< default: display
     std::function<QVariant(const Row&)> color = {};
+    QString header_tip = {};                      ///< what the column's figure is
+    std::function<QVariant(const Row&)> tip = {}; ///< a cell's tooltip (default: display)
   };
   TableModel(std::vector<Column> columns, std::function<int64_t(const Row&)> id, QObject* parent)
       : QAbstractTableModel(parent), columns_(std::move(columns)), id_(std::move(id)) {}
@@ -67,7 +69,7 @@ public:
     const Column& c = columns_.at(static_cast<size_t>(index.column()));
     switch (role) {
     case Qt::DisplayRole: return c.display(r);
-    case Qt::ToolTipRole: return c.display(r);
+    case Qt::ToolTipRole: return c.tip ? c.tip(r) : c.display(r);
     case kSortRole: return c.sort ? c.sort(r) : c.display(r);
     case kIdRole: return QVariant::fromValue<qlonglong>(id_(r));
     case Qt::ForegroundRole: return c.color ? c.color(r) : QVariant();
@@ -75,8 +77,11 @@ public:
     }
   }
   QVariant headerData(int section, Qt::Orientation o, int role) const override {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    return columns_.at(static_cast<size_t>(section)).title;
+    if (o != Qt::Horizontal) return {};
+    const Column& c = columns_.at(static_cast<size_t>(section));
+    if (role == Qt::DisplayRole) return c.title;
+    if (role == Qt::ToolTipRole && !c.header_tip.isEmpty()) return c.header_tip;
+    return {};
   }
 
 private:
@@ -88,9 +93,12 @@ private:
 using RunsModel = TableModel<RunRow>;
 using KernelsModel = TableModel<KernelRow>;
 using CandidatesModel = TableModel<db::CandidateRow>;
+using MeasurementsModel = TableModel<reports::Measurement>;
 
 RunsModel* make_runs_model(QObject* parent);
 KernelsModel* make_kernels_model(QObject* parent);
+/// A bench run's measurements: what each is, its median with its spread, the plan it ran.
+MeasurementsModel* make_measurements_model(QObject* parent);
 CandidatesModel* make_candidates_model(QObject* parent);
 
 /// A proxy sorting on kSortRole and filtering column `filter_column` by a case-insensitive
@@ -102,7 +110,21 @@ namespace runs_col {
 enum { id, when, kind, label, command, device, status, kernels, candidates };
 }
 namespace kernels_col {
-enum { name, workload, status, heuristic_ms, tuned_ms, speedup, roofline, candidates, opts };
+enum {
+  name,
+  workload,
+  status,
+  heuristic_ms,
+  tuned_ms,
+  speedup,
+  in_process,
+  roofline,
+  candidates,
+  opts
+};
+}
+namespace measurements_col {
+enum { section, name, workloads, median_ms, spread, samples, plan };
 }
 namespace candidates_col {
 enum { seq, iteration, parent, status, best_ms, median_ms, spread, compile_ms, opts, error };

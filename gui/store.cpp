@@ -84,6 +84,7 @@ Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
     std::map<int64_t, int64_t> counts = db.candidate_counts(run_id);
     for (const db::Tuning& t : db.tunings(run_id))
       d.kernels.push_back(kernel_row(db, t, d.device, counts[t.id]));
+    if (run->kind == db::RunKind::bench) d.measured = reports::load_run_data(db, run_id).items;
     return d;
   });
 }
@@ -115,6 +116,27 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
         bool beside = c.seq == 0 || (c.seq == 1 && c.opts == h.heuristic_opts);
         if (beside || c.status != "ok" || c.samples_ms.empty()) continue;
         d.hand_tries.push_back({c.opts, c.samples_ms, searches});
+      }
+    }
+    // Bench runs that timed this kernel, placed after the searches of the runs before them.
+    const std::string hash = d.row.kernel.hash;
+    std::vector<db::Run> runs = db.runs(); // newest first
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+      if (r->kind != db::RunKind::bench) continue;
+      for (const db::Benchmark& b : db.benchmarks(r->id)) {
+        reports::Measurement m;
+        try {
+          m = reports::from_benchmark(b, path);
+        } catch (const UserError&) {
+          continue; // a row that does not read is the bench run's error, shown when it is opened
+        }
+        if (m.section != reports::Section::kernel || m.key != hash || m.samples_ms.empty())
+          continue;
+        int before = static_cast<int>(
+            std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
+              return h.run_id < r->id && !tuner::tried_by_hand(h);
+            }));
+        d.bench_points.push_back({r->id, m.plan, m.samples_ms, before});
       }
     }
     return d;

@@ -33,7 +33,9 @@ using KernelRow = reports::TunedKernel;
 struct RunDetail {
   db::Run run;
   std::optional<db::Device> device;
-  std::vector<KernelRow> kernels;
+  std::vector<KernelRow> kernels; ///< a tuning run's searches
+  /// A bench run's measurements (workloads, kernels, suite entries), as reports read them.
+  std::vector<reports::Measurement> measured;
 };
 
 struct TuningDetail {
@@ -51,6 +53,14 @@ struct TuningDetail {
     int after_searches = 0; ///< how many of `history`'s searches came before it
   };
   std::vector<HandTry> hand_tries;
+  /// The kernel as bench runs timed it (inside their workloads), oldest first.
+  struct BenchPoint {
+    int64_t run_id = 0;
+    std::string plan;
+    std::vector<double> samples_ms;
+    int after_searches = 0; ///< how many of `history`'s searches came before its run
+  };
+  std::vector<BenchPoint> bench_points;
 };
 
 /// The runs, newest first.

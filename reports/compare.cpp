@@ -40,17 +40,17 @@ void add_warnings(Comparison& c) {
         "Changes include the machines' difference.",
         device_text(c.baseline), device_text(c.candidate)));
   for (const ComparedRow& row : c.rows)
-    if (is_reference(row) && row.delta.verdict != Verdict::unchanged &&
-        row.delta.verdict != Verdict::unknown)
+    if (is_reference(row) && judged(row.delta.verdict) && row.delta.verdict != Verdict::unchanged)
       c.warnings.push_back(fmt::format(
           "The machine itself moved: the reference {} changed by {:+.1f}% between the runs, so "
           "changes of that size elsewhere may be the machine, not the code.",
           row.name(), row.delta.change * 100));
   if (c.baseline.run.kind != c.candidate.run.kind)
     c.warnings.push_back(fmt::format(
-        "The runs are of different kinds ({} and {}): a tuning run's times are the winner's as "
-        "the sandbox timed it, a bench run's are the bench's own; compare like with like when "
-        "the change matters.",
+        "The runs are of different kinds ({} and {}): a tuning run's kernel times are the "
+        "winner's as the sandbox timed it (alone, its caches warm), a bench run's are the "
+        "bench's own (inside its workload); their changes are shown but judged neither way. "
+        "Compare like with like for a verdict.",
         to_string(c.baseline.run.kind), to_string(c.candidate.run.kind)));
   for (const RunData* r : {&c.baseline, &c.candidate})
     if (r->run.status != db::RunStatus::done)
@@ -69,6 +69,7 @@ Comparison::Counts Comparison::counts() const {
     case Verdict::improvement: ++n.improvements; break;
     case Verdict::unchanged: ++n.unchanged; break;
     case Verdict::unknown: ++n.unknown; break;
+    case Verdict::incomparable: ++n.incomparable; break;
     }
   return n;
 }
@@ -82,6 +83,7 @@ std::string Comparison::counts_text() const {
       fmt::format("{}, {}, {} within noise", plural(n.regressions, "regression", "regressions"),
                   plural(n.improvements, "improvement", "improvements"), n.unchanged);
   if (n.unknown) text += fmt::format(", {} without data", n.unknown);
+  if (n.incomparable) text += fmt::format(", {} measured differently (no verdict)", n.incomparable);
   return text;
 }
 
@@ -122,7 +124,10 @@ Comparison compare_runs(RunData baseline, RunData candidate, const VerdictRule& 
       continue;
     }
     std::optional<Drift> drift = drift_of(history.medians_of(m), rule.history_min_runs);
-    c.rows.push_back({*base, m, compare_samples(base->samples_ms, m.samples_ms, rule, drift)});
+    Delta delta = compare_samples(base->samples_ms, m.samples_ms, rule, drift);
+    if (baseline.run.kind != candidate.run.kind && delta.verdict != Verdict::unknown)
+      delta.verdict = Verdict::incomparable;
+    c.rows.push_back({*base, m, delta});
   }
   for (const Measurement& m : baseline.items)
     if (!find(candidate, m)) c.only_baseline.push_back(m);

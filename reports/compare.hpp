@@ -31,7 +31,7 @@ struct Comparison {
   std::vector<std::string> warnings;
 
   struct Counts {
-    int regressions = 0, improvements = 0, unchanged = 0, unknown = 0;
+    int regressions = 0, improvements = 0, unchanged = 0, unknown = 0, incomparable = 0;
   };
   Counts counts() const;
   /// "2 regressions, 1 improvement, 18 within noise".

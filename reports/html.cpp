@@ -72,6 +72,7 @@ std::string counts(const Comparison& c) {
   chip(n.improvements, n.improvements == 1 ? "improvement" : "improvements", Verdict::improvement);
   chip(n.unchanged, "within noise", Verdict::unchanged);
   if (n.unknown) chip(n.unknown, "without data", Verdict::unknown);
+  if (n.incomparable) chip(n.incomparable, "measured differently", Verdict::incomparable);
   out += fmt::format("{} only in the baseline, {} only in the candidate</p>\n",
                      c.only_baseline.size(), c.only_candidate.size());
   return out;
@@ -80,10 +81,10 @@ std::string counts(const Comparison& c) {
 std::vector<const ComparedRow*> charted_rows(const Comparison& c) {
   std::vector<const ComparedRow*> rows;
   for (const ComparedRow& r : c.rows)
-    if (r.section() == Section::kernel && r.delta.verdict != Verdict::unknown) rows.push_back(&r);
+    if (r.section() == Section::kernel && judged(r.delta.verdict)) rows.push_back(&r);
   if (!rows.empty()) return rows;
   for (const ComparedRow& r : c.rows)
-    if (r.delta.verdict != Verdict::unknown) rows.push_back(&r);
+    if (judged(r.delta.verdict)) rows.push_back(&r);
   return rows;
 }
 
@@ -150,10 +151,11 @@ std::string section_table(const Comparison& c, Section section) {
     cells.push_back({d.candidate.n ? format_ms(d.candidate.median) : "-", "num"});
     cells.push_back({known ? format_change(d.change) : "-", "num"});
     cells.push_back({known ? format_noise(d.noise) : "-", "num"});
-    cells.push_back({known ? escape(format_floor(d)) : "-", "num"});
-    cells.push_back({known ? escape(format_p(d.p)) : "-", "num"});
+    cells.push_back({judged(d.verdict) ? escape(format_floor(d)) : "-", "num"});
+    cells.push_back({judged(d.verdict) ? escape(format_p(d.p)) : "-", "num"});
     cells.push_back(
-        {std::string(to_string(d.verdict)) + (d.tested || !known ? "" : " \u2020"), "verdict"});
+        {std::string(to_string(d.verdict)) + (d.tested || !judged(d.verdict) ? "" : " \u2020"),
+         "verdict"});
     if (kernels)
       cells.push_back({"<code>" + escape(plan_change_text(r->baseline, r->candidate)) + "</code>"});
     std::string cls = d.verdict == Verdict::regression    ? "regression"

@@ -110,7 +110,8 @@ std::string render_json(const Comparison& c) {
              {{"regressions", n.regressions},
               {"improvements", n.improvements},
               {"unchanged", n.unchanged},
-              {"unknown", n.unknown}}},
+              {"unknown", n.unknown},
+              {"incomparable", n.incomparable}}},
             {"rows", json::array()},
             {"only_baseline", json::array()},
             {"only_candidate", json::array()}};

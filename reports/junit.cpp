@@ -98,6 +98,8 @@ std::string render_junit(const Comparison& c) {
                                  c.baseline.title(), describe_rule(c.rule));
       } else if (d.verdict == Verdict::unknown) {
         tc.skipped = "no samples in one of the runs";
+      } else if (d.verdict == Verdict::incomparable) {
+        tc.skipped = "measured differently: a tuning run's sandbox time against a bench run's";
       }
       suite.cases.push_back(tc);
     }

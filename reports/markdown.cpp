@@ -80,18 +80,18 @@ void section_table(std::string& out, const Comparison& c, Section section) {
                      kernels ? "---|" : "");
   for (const ComparedRow* r : rows) {
     const Delta& d = r->delta;
-    std::string mark = d.verdict == Verdict::unknown ? "?" : verdict_mark(d.verdict);
-    std::string dagger = d.tested || d.verdict == Verdict::unknown ? "" : " \u2020";
-    out += fmt::format(
-        "| {} | {} |{} {} | {} | {} | {} | {} | {} | {}{} |{}\n", mark, cell(r->name()),
-        kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
-        d.baseline.n ? format_ms(d.baseline.median) : "-",
-        d.candidate.n ? format_ms(d.candidate.median) : "-",
-        d.verdict == Verdict::unknown ? "-" : format_change(d.change),
-        d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
-        d.verdict == Verdict::unknown ? "-" : format_floor(d),
-        d.verdict == Verdict::unknown ? "-" : format_p(d.p), to_string(d.verdict), dagger,
-        kernels ? " " + cell(plan_change_text(r->baseline, r->candidate)) + " |" : "");
+    std::string mark = verdict_mark(d.verdict);
+    std::string dagger = d.tested || !judged(d.verdict) ? "" : " \u2020";
+    out +=
+        fmt::format("| {} | {} |{} {} | {} | {} | {} | {} | {} | {}{} |{}\n", mark, cell(r->name()),
+                    kernels ? " " + cell(workloads_text(r->candidate)) + " |" : "",
+                    d.baseline.n ? format_ms(d.baseline.median) : "-",
+                    d.candidate.n ? format_ms(d.candidate.median) : "-",
+                    d.verdict == Verdict::unknown ? "-" : format_change(d.change),
+                    d.verdict == Verdict::unknown ? "-" : format_noise(d.noise),
+                    judged(d.verdict) ? format_floor(d) : "-",
+                    judged(d.verdict) ? format_p(d.p) : "-", to_string(d.verdict), dagger,
+                    kernels ? " " + cell(plan_change_text(r->baseline, r->candidate)) + " |" : "");
   }
   out += "\n";
 }
@@ -164,10 +164,10 @@ std::string render_markdown(const RunSummary& s) {
            "| model | plans | beamlab ms | ONNX Runtime ms | beamlab / ORT |\n"
            "|---|---|---:|---:|---:|\n";
     for (const AgainstOrt& a : ort)
-      out += fmt::format("| {} | {} | {} ({}) | {} ({}) | {:.2f}x |\n", cell(a.model),
-                         cell(a.plans), format_ms(a.beamlab.median),
-                         format_spread(a.beamlab.spread()), format_ms(a.ort.median),
-                         format_spread(a.ort.spread()), a.ratio());
+      out +=
+          fmt::format("| {} | {} | {} ({}) | {} ({}) | {:.2f}x |\n", cell(a.model), cell(a.plans),
+                      format_ms(a.beamlab.median), format_spread(a.beamlab.spread()),
+                      format_ms(a.ort.median), format_spread(a.ort.spread()), a.ratio());
     out += "\nmedians (IQR/median); below 1x beamlab is faster\n\n";
   }
   if (s.tunings.empty() && s.data.items.empty()) out += "The run recorded no measurements.\n";

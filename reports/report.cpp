@@ -130,6 +130,7 @@ const char* verdict_color(Verdict v) {
   case Verdict::improvement: return "#2ca02c";
   case Verdict::unchanged: return "#8c8c8c";
   case Verdict::unknown: return "#c7c7c7";
+  case Verdict::incomparable: return "#c7c7c7";
   }
   return "#000";
 }
@@ -140,6 +141,7 @@ const char* verdict_mark(Verdict v) {
   case Verdict::improvement: return "\u25bc"; // ▼
   case Verdict::unchanged: return "\u00b7";   // ·
   case Verdict::unknown: return "?";
+  case Verdict::incomparable: return "\u2260"; // ≠
   }
   return "";
 }

@@ -115,6 +115,7 @@ const char* to_string(Verdict v) {
   case Verdict::improvement: return "improvement";
   case Verdict::unchanged: return "within noise";
   case Verdict::unknown: return "no data";
+  case Verdict::incomparable: return "measured differently";
   }
   return "?";
 }

@@ -44,8 +44,12 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
 /// The smallest two-sided p-value the test can give for sets of these sizes.
 double min_attainable_p(int na, int nb);
 
-enum class Verdict { regression, improvement, unchanged, unknown };
+/// `unknown`: a side has no samples. `incomparable`: both have, but timed by different means
+/// (a tuning run's sandbox against a bench run's own timing), so their change is no verdict.
+enum class Verdict { regression, improvement, unchanged, unknown, incomparable };
 const char* to_string(Verdict v);
+/// Whether the verdict judges a change (regression, improvement or within noise).
+inline bool judged(Verdict v) { return v != Verdict::unknown && v != Verdict::incomparable; }
 
 struct VerdictRule {
   double alpha = 0.05; ///< the rank test's significance level

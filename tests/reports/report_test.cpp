@@ -40,6 +40,7 @@ struct SyntheticRun {
   SyntheticRun& slower(int kernel, double f) { return factor[kernel] = f, *this; }
   SyntheticRun& without(std::vector<int> ks) { return skip = std::move(ks), *this; }
   SyntheticRun& on(std::string c) { return cpu = std::move(c), *this; }
+  SyntheticRun& of(db::RunKind k) { return kind = k, *this; }
   std::string label;
   uint32_t seed = 1;
   int kernels = 12;
@@ -50,6 +51,7 @@ struct SyntheticRun {
   std::vector<int> skip;        ///< kernels this run did not measure
   std::string cpu = "Test CPU";
   std::string settings; ///< the run's settings JSON (none: unknown)
+  db::RunKind kind = db::RunKind::bench;
 };
 
 std::string kernel_name(int k) { return "r_kernel_" + std::to_string(k); }
@@ -58,7 +60,7 @@ int64_t add_run(db::Database& db, const SyntheticRun& s) {
   int64_t dev = db.upsert_device(device(s.cpu));
   db::NewRun nr;
   nr.device_id = dev;
-  nr.kind = db::RunKind::bench;
+  nr.kind = s.kind;
   nr.label = s.label;
   nr.command = "beamlab bench (synthetic)";
   nr.settings = s.settings;
@@ -322,6 +324,38 @@ TEST_F(ReportTest, RunsOnDifferentDevicesAreComparedButFlaggedFirst) {
   size_t warning = md.find("**Warning:** The runs are from different devices");
   ASSERT_NE(warning, std::string::npos);
   EXPECT_LT(warning, md.find("### Kernels")); // at the top
+}
+
+// A tuning run times its winners in the sandbox, a bench run inside its workloads: a kernel 5x
+// slower in the bench is what the two measure, not a regression. The change is shown (table,
+// JSON), no verdict is given (counts, JUnit skips it, charts leave it out), and the warning
+// says why.
+TEST_F(ReportTest, ATuningAgainstABenchRunIsMeasuredDifferentlyNotJudged) {
+  db::Database db(path());
+  int64_t tune = add_run(db, SyntheticRun("tune").with(3).of(db::RunKind::tune));
+  SyntheticRun bench("bench", 2);
+  bench.with(3).slower(0, 5).slower(1, 0.5);
+  int64_t b = add_run(db, bench);
+  Comparison c = compare(db, tune, b);
+  ASSERT_EQ(c.rows.size(), 3u);
+  for (const ComparedRow& r : c.rows) EXPECT_EQ(r.delta.verdict, Verdict::incomparable) << r.name();
+  EXPECT_NEAR(c.rows.front().delta.change, 4.0, 0.3); // worst first, its change still there
+  EXPECT_EQ(c.counts().regressions, 0);
+  EXPECT_EQ(c.counts().improvements, 0);
+  EXPECT_EQ(c.counts().incomparable, 3);
+  EXPECT_NE(c.counts_text().find("3 measured differently"), std::string::npos) << c.counts_text();
+  EXPECT_TRUE(c.regressions_above(0).empty());
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_NE(c.warnings[0].find("judged neither way"), std::string::npos) << c.warnings[0];
+  std::string md = render_markdown(c);
+  EXPECT_NE(md.find("| measured differently |"), std::string::npos) << md;
+  EXPECT_TRUE(md.find("| +3") != md.npos || md.find("| +4") != md.npos) << md; // ~ +400%
+  std::string xml = render_junit(c);
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("measured differently"), std::string::npos) << xml;
+  // Two bench runs of the same plans are judged as ever.
+  int64_t b2 = add_run(db, SyntheticRun("bench2", 3).with(3));
+  EXPECT_EQ(compare(db, b2, b).counts().regressions, 1);
 }
 
 TEST_F(ReportTest, RunsWithNothingInCommonAreAnError) {

@@ -67,10 +67,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   measurements_view_ = table(measurements_proxy_, measurements_col::plan);
   measurements_view_->hide(); // until a bench run is selected
   filter_ = new QLineEdit;
-  filter_->setPlaceholderText("filter kernels by name (Ctrl+F)");
+  filter_->setPlaceholderText("filter kernels by name, workload, plan or any column (Ctrl+F)");
   filter_->setClearButtonEnabled(true);
-  for (QSortFilterProxyModel* p : {kernels_proxy_, measurements_proxy_})
+  for (QSortFilterProxyModel* p : {kernels_proxy_, measurements_proxy_}) {
+    p->setFilterKeyColumn(-1); // a row matches where any of its cells does
     connect(filter_, &QLineEdit::textChanged, p, &QSortFilterProxyModel::setFilterFixedString);
+  }
   // Enter on a bench run's kernel opens its newest search, as the Schedule and Timing views do.
   connect(measurements_view_, &QTableView::activated, this, [this](const QModelIndex& i) {
     if (!i.isValid()) return;

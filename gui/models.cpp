@@ -92,7 +92,15 @@ MeasurementsModel* make_measurements_model(QObject* parent) {
 
 KernelsModel* make_kernels_model(QObject* parent) {
   std::vector<KernelsModel::Column> cols = {
-      {"Kernel", [](const KernelRow& r) { return qstr(r.kernel.name); }},
+      {"Kernel",
+       [](const KernelRow& r) { return qstr(r.label); },
+       {},
+       {},
+       "The kernel's name; where two kernels of the run share it, with the first digits of its "
+       "AST hash",
+       [](const KernelRow& r) -> QVariant {
+         return QString("%1, AST hash %2").arg(qstr(r.kernel.name), qstr(r.kernel.hash));
+       }},
       {"Workload", [](const KernelRow& r) { return qstr(r.tuning.workload); }},
       {"Status",
        [](const KernelRow& r) {

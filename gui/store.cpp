@@ -2,6 +2,8 @@
 #include "gui/store.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -40,8 +42,9 @@ std::string describe(const db::Device& d) {
 
 KernelRow kernel_row(db::Database& db, const db::Tuning& t, const std::optional<db::Device>& dev,
                      int64_t candidates) {
-  KernelRow row = reports::tuned_kernel(db, t, dev);
+  KernelRow row{reports::tuned_kernel(db, t, dev), {}};
   row.candidates = candidates;
+  row.label = row.kernel.name;
   return row;
 }
 
@@ -84,6 +87,11 @@ Expected<RunDetail> load_run(const std::string& path, int64_t run_id) {
     std::map<int64_t, int64_t> counts = db.candidate_counts(run_id);
     for (const db::Tuning& t : db.tunings(run_id))
       d.kernels.push_back(kernel_row(db, t, d.device, counts[t.id]));
+    // Kernels sharing a name (and not a kernel: the AST hash differs) get its first 6 digits.
+    std::map<std::string, std::set<std::string>> hashes;
+    for (const KernelRow& k : d.kernels) hashes[k.kernel.name].insert(k.kernel.hash);
+    for (KernelRow& k : d.kernels)
+      if (hashes[k.kernel.name].size() > 1) k.label += " #" + k.kernel.hash.substr(0, 6);
     if (run->kind == db::RunKind::bench) d.measured = reports::load_run_data(db, run_id).items;
     return d;
   });

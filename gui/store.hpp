@@ -27,8 +27,13 @@ struct RunRow {
   bool by_hand = false;     ///< every tuning of it holds plans tried by hand, not a search
 };
 
-/// A kernel's search in a run, with what the tables derive from it: the reports' shape.
-using KernelRow = reports::TunedKernel;
+/// A kernel's search in a run, with what the tables derive from it: the reports' shape, and
+/// the name the tables show.
+struct KernelRow : reports::TunedKernel {
+  /// The kernel's name, with a short AST hash where another kernel of the run shares the name
+  /// (two convolutions of one shape in different places): "r_64_56_56 #1a2b3c".
+  std::string label;
+};
 
 struct RunDetail {
   db::Run run;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -167,6 +168,38 @@ TEST_F(GuiTest, ModelsHoldTheFixturesRowsAndSortAndFilterThem) {
   p->setFilterFixedString("r_32");
   ASSERT_EQ(p->rowCount(), 1);
   EXPECT_EQ(p->index(0, kernels_col::candidates).data().toLongLong(), 5);
+  // Issue 40, Low: the filter reads every column, the plan's too.
+  p->setFilterFixedString("thread(0,2)");
+  ASSERT_EQ(p->rowCount(), 1);
+  EXPECT_EQ(p->index(0, kernels_col::name).data().toString().toStdString(), matmul_.name);
+}
+
+// Issue 40, Low: two kernels of one name (one shape, different code) are told apart by the
+// first digits of their AST hashes; a name of its own is shown as it is.
+TEST_F(GuiTest, KernelsSharingANameCarryAShortHash) {
+  std::string other;
+  {
+    db::Database db(path_);
+    db::Kernel k = tuner::kernel_record(matmul_);
+    k.hash = other = "abcdef0123456789";
+    int64_t id = db.upsert_kernel(k);
+    db::Tuning t = db.open_tuning(run_, id, 2, "twin", "{}", "", 0);
+    t.status = db::TuningStatus::done;
+    db.finish_tuning(t);
+  }
+  auto w = window();
+  KernelsModel* m = w->kernels_model();
+  ASSERT_EQ(m->rowCount(), 3);
+  std::set<std::string> labels;
+  for (int r = 0; r < m->rowCount(); ++r)
+    labels.insert(m->index(r, kernels_col::name).data().toString().toStdString());
+  std::string mine = tuner::kernel_record(matmul_).hash;
+  EXPECT_TRUE(labels.count(matmul_.name + " #" + mine.substr(0, 6))) << *labels.begin();
+  EXPECT_TRUE(labels.count(matmul_.name + " #abcdef"));
+  EXPECT_TRUE(labels.count(add_task(4096).name)); // alone: no hash
+  for (int r = 0; r < m->rowCount(); ++r)
+    EXPECT_TRUE(m->index(r, kernels_col::name).data(Qt::ToolTipRole).toString().contains(
+        "AST hash"));
 }
 
 // Issue 40, item 3: the Runs table names the statistic of each figure (header tooltips), the

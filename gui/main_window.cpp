@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "gui/async.hpp"
+#include "gui/export.hpp"
 #include "gui/program.hpp"
 #include "gui/style.hpp"
 #include "tuner/batch/policy.hpp"
@@ -220,6 +221,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setCurrentIndex(schedule_tab);
     profile(f);
   });
+  file->addAction("&Export table or chart...", QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
+    QWidget* what = exportable_on(tabs_->currentWidget());
+    if (!what) return show_error("this view has no table or chart to export", Cause::action);
+    QString f = QFileDialog::getSaveFileName(
+        this, "Export " + tabs_->tabText(tabs_->currentIndex()).remove('&'), {},
+        exports_as_table(what) ? "CSV (*.csv);;JSON (*.json)" : "PNG image (*.png);;SVG (*.svg)");
+    if (!f.isEmpty()) export_current(f);
+  });
   file->addAction("&Reload", QKeySequence::Refresh, this, &MainWindow::reload);
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   QMenu* view = menuBar()->addMenu("&View");
@@ -391,6 +400,20 @@ void MainWindow::poll_changes() {
         poll_failures_ = 0;
         if (*changed) reload();
       });
+}
+
+std::optional<QString> MainWindow::export_current(const QString& path) {
+  QWidget* what = exportable_on(tabs_->currentWidget());
+  std::optional<QString> error =
+      what ? export_view(what, path)
+           : std::optional<QString>("this view has no table or chart to export");
+  if (error) {
+    show_error(*error, Cause::action);
+    return error;
+  }
+  clear_error({Cause::action});
+  if (!error_cause_) message_->setText("exported to " + path.toHtmlEscaped());
+  return std::nullopt;
 }
 
 QString MainWindow::run_note(const RunDetail& r) const {

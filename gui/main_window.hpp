@@ -63,6 +63,10 @@ public:
   /// Starts a BEAM search of kernel `key_hex` of the profiled program in Live tuning (no corpus
   /// file needed); false, with the reason shown, when the program has no such kernel.
   bool tune_program_kernel(const QString& key_hex);
+  /// Writes the current view's table (.csv, .json) or chart (.png, .svg) to `path` (File >
+  /// Export, Ctrl+E): the one that has the focus, else the view's first. The error, also
+  /// shown, when there is none or the file can't be written.
+  std::optional<QString> export_current(const QString& path);
   /// Resumes unfinished tuning run `run_id` in Live tuning (the Runs view's context menu).
   bool resume_run(int64_t run_id);
   /// The Program box's last profile (none while one is being made, or after an error).

@@ -13,6 +13,9 @@
 
 #include <QChartView>
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
@@ -1049,6 +1052,52 @@ TEST_F(GuiTest, ABenchRunListsItsMeasurementsAndJoinsTheTimingHistory) {
       EXPECT_GT(p.x(), 1.0); // after the search
       EXPECT_NEAR(p.y(), 0.71, 1e-9);
     }
+}
+
+// Issue 40, export: File > Export writes the current view's table as CSV or JSON (the rows as
+// shown: sorted, filtered) and its chart as PNG or SVG; a suffix that doesn't fit the view or
+// a folder that doesn't exist is a message naming the file, and nothing is written.
+TEST_F(GuiTest, TablesExportAsCsvOrJsonAndChartsAsPngOrSvg) {
+  auto w = window();
+  auto read = [](const std::string& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  w->tabs()->setCurrentIndex(MainWindow::runs_tab);
+  w->runs_view()->setFocus();
+  ASSERT_FALSE(w->export_current(QString::fromStdString(file("runs.csv"))).has_value())
+      << w->message().toStdString();
+  std::string csv = read(file("runs.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find("\r\n")),
+            "Run,Started (UTC),Kind,Label,Command,Device,Status,Kernels,Candidates");
+  EXPECT_NE(csv.find(",fixture,beamlab tune fixture,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(" cores\",done,"), std::string::npos) << csv; // a comma: quoted
+  // The kernels' table, filtered to the matmul: one row in JSON, numbers as numbers.
+  w->kernels_view()->setFocus();
+  w->kernels_proxy()->setFilterFixedString("thread");
+  ASSERT_FALSE(w->export_current(QString::fromStdString(file("k.json"))).has_value());
+  QJsonArray rows = QJsonDocument::fromJson(QByteArray::fromStdString(read(file("k.json")))).array();
+  ASSERT_EQ(rows.size(), 1);
+  EXPECT_EQ(rows[0].toObject()["Kernel"].toString().toStdString(), matmul_.name);
+  EXPECT_EQ(rows[0].toObject()["Candidates"].toDouble(), 5);
+  // A chart: the roofline of the open kernel.
+  open_matmul(*w);
+  w->tabs()->setCurrentIndex(MainWindow::roofline_tab);
+  ASSERT_FALSE(w->export_current(QString::fromStdString(file("roof.png"))).has_value())
+      << w->message().toStdString();
+  EXPECT_EQ(read(file("roof.png")).substr(1, 3), "PNG");
+  ASSERT_FALSE(w->export_current(QString::fromStdString(file("roof.svg"))).has_value());
+  EXPECT_NE(read(file("roof.svg")).find("<svg"), std::string::npos);
+  // Errors: the wrong suffix, a missing folder.
+  std::optional<QString> bad = w->export_current(QString::fromStdString(file("roof.csv")));
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_TRUE(bad->contains(".png or .svg")) << bad->toStdString();
+  EXPECT_TRUE(w->message().contains("roof.csv")) << w->message().toStdString();
+  EXPECT_FALSE(std::filesystem::exists(file("roof.csv")));
+  bad = w->export_current(QString::fromStdString(file("no/such/dir/roof.png")));
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_TRUE(bad->contains("no/such/dir/roof.png")) << bad->toStdString();
+  EXPECT_FALSE(std::filesystem::exists(file("no/such/dir")));
 }
 
 TEST(GuiDiff, LineDiffKeepsCommonLinesAndMarksTheRest) {

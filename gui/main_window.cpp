@@ -560,7 +560,11 @@ void MainWindow::profile(const QString& spec) {
         if (!p.empty())
           policy = std::make_unique<tuner::CachePolicy>(p, tuner::CacheMode::read_only,
                                                         default_policy());
-        return profile_program(entry, 0, 5, policy.get());
+        Expected<ProgramProfile> profiled = profile_program(entry, 0, 5, policy.get());
+        if (!profiled || p.empty()) return profiled;
+        // Each kernel's search and roof from the database; without them, the times alone.
+        Expected<ProgramProfile> noted = note_standing(p, *profiled);
+        return noted ? noted : profiled;
       },
       [this, spec](const Expected<ProgramProfile>& r) {
         if (!r) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct ProgramKernel {
   int64_t output_bytes = 0;           ///< the buffer of slot 0
   int64_t begin_ns = 0, end_ns = 0;   ///< in the traced execution, the whole kernel
   std::vector<ThreadSpan> spans;      ///< in the traced execution, each thread's part
+  // What a database says of it (store.hpp's note_standing; unset without one):
+  std::optional<double> gain; ///< its newest search's speedup over the heuristic (paired)
+  bool tie = false;           ///< that search found nothing faster than the heuristic
+  bool tuned = false;         ///< the plan that ran is that search's winner
+  std::optional<double> roof; ///< its median's fraction of this device's roof
+  std::string bound;          ///< that roof: "compute" or a memory level ("L2", "DRAM")
 };
 
 struct ProgramProfile {

@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "engine/support/roofline.hpp"
 #include "tuner/search/search.hpp"
 #include "tuner/store/journal.hpp"
+#include "tuner/store/records.hpp"
 
 namespace beamlab::gui {
 
@@ -148,6 +150,33 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
       }
     }
     return d;
+  });
+}
+
+Expected<ProgramProfile> note_standing(const std::string& path, ProgramProfile program) {
+  return reading(path, [&](db::Database& db) -> ProgramProfile {
+    std::optional<MachineLimits> limits;
+    if (auto id = db.find_device(tuner::this_device().fingerprint()))
+      if (auto d = db.device(*id)) limits = d->limits;
+    for (ProgramKernel& k : program.kernels) {
+      if (limits && !k.once)
+        if (auto r = roofline(*limits, {k.flops, k.bytes, k.output_bytes}, k.ms))
+          k.roof = r->fraction, k.bound = r->bound;
+      auto id = db.find_kernel(k.key);
+      if (!id) continue;
+      std::vector<db::Tuning> searches = db.tunings_of_kernel(*id);
+      for (auto t = searches.rbegin(); t != searches.rend(); ++t) {
+        if (tuner::tried_by_hand(*t) || t->status != db::TuningStatus::done) continue;
+        k.tie = t->tie_with_heuristic;
+        if (t->speedup)
+          k.gain = t->speedup->estimate;
+        else if (t->heuristic_ms && t->winner_ms && *t->winner_ms > 0)
+          k.gain = *t->heuristic_ms / *t->winner_ms;
+        k.tuned = !t->winner_opts.empty() && t->winner_opts == k.opts;
+        break;
+      }
+    }
+    return program;
   });
 }
 

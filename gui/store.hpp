@@ -13,6 +13,7 @@
 
 #include "db/database.hpp"
 #include "engine/support/error.hpp"
+#include "gui/program.hpp"
 #include "reports/compare.hpp"
 #include "reports/summary.hpp"
 
@@ -76,6 +77,11 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id);
 /// Runs `a` (baseline) and `b` (candidate) compared as `beamlab report` compares them: every
 /// workload, kernel and suite benchmark both measured, with the report's verdict rule.
 Expected<reports::Comparison> compare_stored_runs(const std::string& path, int64_t a, int64_t b);
+
+/// `program` with what the database at `path` says of each kernel: its newest search's gain
+/// and whether the plan that ran is that search's winner, and its roof under this device's
+/// stored limits (ProgramKernel::gain, tie, tuned, roof, bound).
+Expected<ProgramProfile> note_standing(const std::string& path, ProgramProfile program);
 
 /// The newest search of the kernel with AST hash `hash` (none: never tuned).
 Expected<std::optional<int64_t>> latest_tuning(const std::string& path, const std::string& hash);

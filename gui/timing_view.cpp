@@ -196,12 +196,40 @@ public:
   }
 };
 
+namespace {
+
+// "tuned 3.20x", "tie: heuristic kept", "3.20x, not this plan", "not searched"; sorted by the
+// gain a search found, unsearched kernels last.
+QTableWidgetItem* tuned_item(const ProgramKernel& k) {
+  if (k.once) return new NumberItem(QStringLiteral("-"), -1);
+  if (!k.gain) return new NumberItem(QObject::tr("not searched"), 0);
+  QString text = k.tie     ? QObject::tr("tie: heuristic kept")
+                 : k.tuned ? QObject::tr("tuned %1x").arg(*k.gain, 0, 'f', 2)
+                           : QObject::tr("%1x, not this plan").arg(*k.gain, 0, 'f', 2);
+  auto* item = new NumberItem(text, k.tie ? 1.0 : *k.gain);
+  if (!k.tie && !k.tuned)
+    item->setToolTip(QObject::tr("a search found a %1x faster plan, but the plan that ran is "
+                                 "another (the cache holds none for this thread count, or it is "
+                                 "stale)")
+                         .arg(*k.gain, 0, 'f', 2));
+  return item;
+}
+
+} // namespace
+
 TimingView::TimingView(QWidget* parent) : QWidget(parent) {
   summary_ = new QLabel();
   summary_->setWordWrap(true);
   table_ = new QTableWidget(0, kColumns);
   table_->setHorizontalHeaderLabels({tr("#"), tr("kernel"), tr("median"), tr("spread"), tr("share"),
-                                     tr("GFLOP/s"), tr("model nodes"), tr("opts")});
+                                     tr("GFLOP/s"), tr("% roof"), tr("tuned"), tr("model nodes"),
+                                     tr("opts")});
+  table_->horizontalHeaderItem(kRoof)->setToolTip(
+      tr("its median's fraction of this device's roof (the FMA peak, or the bandwidth of the "
+         "memory level its data fits in), as Runs and the Roofline judge it"));
+  table_->horizontalHeaderItem(kTuned)->setToolTip(
+      tr("its newest search's speedup over the heuristic (paired), and whether the plan that "
+         "ran is that search's winner; 'not searched' where the database has none"));
   table_->horizontalHeaderItem(kSpread)->setToolTip(
       tr("the interquartile range of its runs over their median"));
   table_->horizontalHeaderItem(kShare)->setToolTip(
@@ -298,6 +326,12 @@ void TimingView::set_program(const ProgramProfile& program) {
         i, kGflops,
         new NumberItem(k.ms > 0 ? QString::number(k.gflops, 'f', 1) : QStringLiteral("-"),
                        k.gflops));
+    auto* roof = new NumberItem(
+        k.roof ? QStringLiteral("%1 %2").arg(100 * *k.roof, 0, 'f', 1).arg(qstr(k.bound))
+               : QStringLiteral("-"),
+        k.roof.value_or(-1));
+    table_->setItem(i, kRoof, roof);
+    table_->setItem(i, kTuned, tuned_item(k));
     auto* nodes = new QTableWidgetItem(qstr(join_names(k.nodes, 2)));
     std::string all;
     for (const std::string& node : k.nodes) all += (all.empty() ? "" : "\n") + node;

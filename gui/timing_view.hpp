@@ -36,7 +36,19 @@ public:
   /// One row per kernel, in program order until sorted; the columns are Column's. Empty while a
   /// message is shown.
   QTableWidget* table() const { return table_; }
-  enum Column { kIndex, kKernel, kTime, kSpread, kShare, kGflops, kNodes, kOpts, kColumns };
+  enum Column {
+    kIndex,
+    kKernel,
+    kTime,
+    kSpread,
+    kShare,
+    kGflops,
+    kRoof,
+    kTuned,
+    kNodes,
+    kOpts,
+    kColumns
+  };
   /// The summary above the table: the program, its total, and a warning when it was noisy.
   QString summary() const;
   /// Thread spans drawn on the timeline (every kernel's launches on every thread).

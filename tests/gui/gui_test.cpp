@@ -1175,6 +1175,28 @@ TEST_F(GuiTest, AModelsKernelsNameTheModelNodesTheyCompute) {
       << w->message().toStdString();
 }
 
+// Issue 40, the model view: Timing says per kernel what tuning found (the database's newest
+// search: the fixture's matmul went 4x faster, but the profile ran the heuristic's plan, the
+// cache holding none) and where its time sits under this device's roof.
+TEST_F(GuiTest, TimingSaysWhatTuningFoundAndEachKernelsRoof) {
+  auto w = window();
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile("matmul M=32 N=32 K=32");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  QTableWidget* t = w->timing_view()->table();
+  ASSERT_EQ(t->rowCount(), 1);
+  ASSERT_EQ(w->program_profile()->kernels[0].key, tuner::kernel_record(matmul_).hash);
+  EXPECT_EQ(t->item(0, TimingView::kTuned)->text(), "4.00x, not this plan");
+  EXPECT_TRUE(t->item(0, TimingView::kTuned)->toolTip().contains("faster plan"));
+  QString roof = t->item(0, TimingView::kRoof)->text();
+  EXPECT_NE(roof, "-");
+  EXPECT_TRUE(roof.endsWith("compute") || roof.endsWith("L1")) << roof.toStdString();
+  // A kernel no search has seen.
+  w->profile("a.exp(); a=24x40");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  EXPECT_EQ(w->timing_view()->table()->item(0, TimingView::kTuned)->text(), "not searched");
+}
+
 TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {
   auto w = window();
   open_matmul(*w);

@@ -215,10 +215,20 @@ LiveView::LiveView(QWidget* parent) : QWidget(parent) {
 LiveView::~LiveView() = default;
 
 void LiveView::set_kernel(std::optional<KernelTask> task) {
-  task_ = std::move(task);
+  set_kernels(task ? std::vector<KernelTask>{*task} : std::vector<KernelTask>{});
+}
+
+void LiveView::set_kernels(std::vector<KernelTask> tasks) {
+  tasks_ = std::move(tasks);
   if (running()) return; // the button names what runs until it ends
-  start_kernel_->setEnabled(task_.has_value());
-  start_kernel_->setText(task_ ? "Tune " + qstr(task_->name) : "Tune selected kernel");
+  start_kernel_->setEnabled(!tasks_.empty());
+  start_kernel_->setText(tune_text());
+}
+
+QString LiveView::tune_text() const {
+  if (tasks_.empty()) return "Tune selected kernel";
+  if (tasks_.size() == 1) return "Tune " + qstr(tasks_[0].name);
+  return QString("Tune %1 kernels").arg(tasks_.size());
 }
 
 void LiveView::set_corpus(const QString& path) { corpus_->setText(path); }
@@ -259,12 +269,13 @@ bool LiveView::start(bool corpus) {
     session_ = std::make_unique<TuningSession>(o, corpus_->text().toStdString());
     running_name_ = QFileInfo(corpus_->text()).fileName();
   } else {
-    if (!task_) {
+    if (tasks_.empty()) {
       status_->setText("Select a kernel in the Runs view first.");
       return false;
     }
-    session_ = std::make_unique<TuningSession>(o, *task_);
-    running_name_ = qstr(task_->name);
+    session_ = std::make_unique<TuningSession>(o, tasks_);
+    running_name_ =
+        tasks_.size() == 1 ? qstr(tasks_[0].name) : QString("%1 kernels").arg(tasks_.size());
   }
   launch();
   return true;
@@ -336,8 +347,8 @@ void LiveView::poll() {
   status_->setText(error.empty()
                        ? ended.arg(settled_).arg(session_->run_id())
                        : "<span style='color:#d62728'>" + qstr(error).toHtmlEscaped() + "</span>");
-  start_kernel_->setText(task_ ? "Tune " + qstr(task_->name) : "Tune selected kernel");
-  start_kernel_->setEnabled(task_.has_value());
+  start_kernel_->setText(tune_text());
+  start_kernel_->setEnabled(!tasks_.empty());
   start_corpus_->setEnabled(true);
   pause_->setEnabled(false);
   cancel_->setEnabled(false);

@@ -62,6 +62,8 @@ public:
   void set_database(const std::string& path) { db_path_ = path; }
   /// The kernel "Tune selected kernel" searches (from the Runs or Kernel view).
   void set_kernel(std::optional<KernelTask> task);
+  /// Several kernels for one session (a program's costliest), sharing its budget.
+  void set_kernels(std::vector<KernelTask> tasks);
   void set_corpus(const QString& path);
 
   /// Starts a session on the kernel (or the corpus when `corpus` is set); false with the reason
@@ -115,7 +117,8 @@ private:
   void update_budget_bar();
 
   std::string db_path_;
-  std::optional<KernelTask> task_;
+  std::vector<KernelTask> tasks_; ///< what the kernel button tunes
+  QString tune_text() const;      ///< that button's text while nothing runs
   std::unique_ptr<TuningSession> session_;
   QTimer timer_;
   QSpinBox* beam_;

@@ -143,6 +143,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(schedule_view_, &ScheduleView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
   connect(schedule_view_, &ScheduleView::tune_requested, this, &MainWindow::tune_program_kernel);
   connect(timing_view_, &TimingView::kernel_activated, this, &MainWindow::open_kernel_by_hash);
+  connect(timing_view_, &TimingView::tune_requested, this, &MainWindow::tune_program_kernels);
   // A point of the roofline opens: a candidate's plan in the Kernel view, a kernel's search.
   connect(roofline_view_, &RoofLineView::candidate_clicked, this, [this](int seq) {
     for (const db::CandidateRow& c : kernel_view_->detail().candidates)
@@ -529,13 +530,21 @@ bool MainWindow::ready_program_kernel(const QString& key_hex) {
 }
 
 bool MainWindow::tune_program_kernel(const QString& key_hex) {
-  const ProgramKernel* k = program_kernel(key_hex);
-  if (!k) {
-    show_error("kernel " + key_hex + " is not in the profiled program; profile its program first",
-               Cause::action);
-    return false;
+  return tune_program_kernels({key_hex});
+}
+
+bool MainWindow::tune_program_kernels(const QStringList& keys_hex) {
+  std::vector<KernelTask> tasks;
+  for (const QString& key : keys_hex) {
+    const ProgramKernel* k = program_kernel(key);
+    if (!k) {
+      show_error("kernel " + key + " is not in the profiled program; profile its program first",
+                 Cause::action);
+      return false;
+    }
+    tasks.push_back(k->task);
   }
-  live_view_->set_kernel(k->task);
+  live_view_->set_kernels(std::move(tasks));
   tabs_->setCurrentIndex(live_tab);
   return live_view_->start(false);
 }

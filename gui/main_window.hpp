@@ -63,6 +63,8 @@ public:
   /// Starts a BEAM search of kernel `key_hex` of the profiled program in Live tuning (no corpus
   /// file needed); false, with the reason shown, when the program has no such kernel.
   bool tune_program_kernel(const QString& key_hex);
+  /// The same for several kernels in one session (Timing's "Tune the N costliest").
+  bool tune_program_kernels(const QStringList& keys_hex);
   /// Writes the current view's table (.csv, .json) or chart (.png, .svg) to `path` (File >
   /// Export, Ctrl+E): the one that has the focus, else the view's first. The error, also
   /// shown, when there is none or the file can't be written.

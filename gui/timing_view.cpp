@@ -1,12 +1,15 @@
 // Kernel timing; see timing_view.hpp.
 #include "gui/timing_view.hpp"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QHelpEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStyledItemDelegate>
@@ -244,10 +247,27 @@ TimingView::TimingView(QWidget* parent) : QWidget(parent) {
     if (QTableWidgetItem* first = table_->item(item->row(), kIndex))
       activate(first->data(Qt::UserRole).toInt());
   });
+  // Tuning where the time is: the N costliest kernels no search has tuned, in one session.
+  top_n_ = new QSpinBox;
+  top_n_->setRange(1, 99);
+  top_n_->setValue(5);
+  top_n_->setToolTip(tr("how many of the costliest untuned kernels to tune"));
+  tune_top_ = new QPushButton;
+  tune_top_->setToolTip(tr("one BEAM session in Live tuning over the costliest kernels whose plan "
+                           "is no search's winner, sharing its budget"));
+  connect(top_n_, &QSpinBox::valueChanged, this, [this] { update_tune_button(); });
+  connect(tune_top_, &QPushButton::clicked, this, [this] {
+    QStringList keys = costliest_untuned(top_n_->value());
+    if (!keys.isEmpty()) Q_EMIT tune_requested(keys);
+  });
+  auto* head = new QHBoxLayout;
+  head->addWidget(summary_, 1);
+  head->addWidget(top_n_);
+  head->addWidget(tune_top_);
   auto* upper = new QWidget();
   auto* upper_layout = new QVBoxLayout(upper);
   upper_layout->setContentsMargins(6, 6, 6, 0);
-  upper_layout->addWidget(summary_);
+  upper_layout->addLayout(head);
   upper_layout->addWidget(table_, 1);
   timeline_ = new TimelineWidget([this](int kernel) { activate(kernel); });
   auto* scroll = new QScrollArea();
@@ -280,9 +300,39 @@ TimingView::TimingView(QWidget* parent) : QWidget(parent) {
 
 int TimingView::span_count() const { return timeline_->thread_span_count(); }
 
+QStringList TimingView::costliest_untuned(int n) const {
+  std::vector<const ProgramKernel*> open;
+  for (const ProgramKernel& k : program_.kernels)
+    if (!k.once && !k.tuned && !k.tie) open.push_back(&k);
+  // Costliest first; equal times in program order (the pointers run in it).
+  std::sort(open.begin(), open.end(), [](const ProgramKernel* a, const ProgramKernel* b) {
+    return a->ms != b->ms ? a->ms > b->ms : a < b;
+  });
+  QStringList keys;
+  for (const ProgramKernel* k : open)
+    if (keys.size() < n && !keys.contains(qstr(k->key))) keys << qstr(k->key);
+  return keys;
+}
+
+void TimingView::tune_costliest(int n) {
+  top_n_->setValue(n);
+  tune_top_->click();
+}
+
+void TimingView::update_tune_button() {
+  qsizetype open = costliest_untuned(static_cast<int>(program_.kernels.size())).size();
+  int n = static_cast<int>(std::min<qsizetype>(top_n_->value(), open));
+  tune_top_->setEnabled(n > 0);
+  tune_top_->setText(open == 0 ? tr("every kernel is tuned")
+                     : n == 1  ? tr("Tune the costliest untuned kernel")
+                               : tr("Tune the %1 costliest untuned kernels").arg(n));
+}
+
 QString TimingView::summary() const { return summary_->text(); }
 
 void TimingView::show_message(const QString& message) {
+  program_ = {};
+  update_tune_button();
   table_->setSortingEnabled(false);
   table_->setRowCount(0);
   summary_->clear();
@@ -295,6 +345,8 @@ void TimingView::show_message(const QString& message) {
 void TimingView::set_program(const ProgramProfile& program) {
   show_message({});
   if (program.kernels.empty()) return show_message(tr("The program has no kernels."));
+  program_ = program;
+  update_tune_button();
   int n = static_cast<int>(program.kernels.size());
   double worst_spread = 0, slowest = 0;
   for (const ProgramKernel& k : program.kernels) slowest = std::max(slowest, k.ms);

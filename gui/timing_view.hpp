@@ -8,6 +8,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <vector>
@@ -15,6 +16,8 @@
 #include "gui/program.hpp"
 
 class QLabel;
+class QPushButton;
+class QSpinBox;
 class QTableWidget;
 class QSplitter;
 class QStackedWidget;
@@ -53,10 +56,17 @@ public:
   QString summary() const;
   /// Thread spans drawn on the timeline (every kernel's launches on every thread).
   int span_count() const;
+  /// The keys of the `n` costliest kernels whose plan is no search's winner (nor a search's
+  /// tie with the heuristic), costliest first: what "Tune the N costliest" asks for.
+  QStringList costliest_untuned(int n) const;
+  /// Sets N and presses "Tune the N costliest" (the tests' door).
+  void tune_costliest(int n);
 
 Q_SIGNALS:
   /// A kernel's bar or one of its spans was clicked.
   void kernel_activated(const QString& key_hex);
+  /// "Tune the N costliest" was pressed: these kernels, costliest first.
+  void tune_requested(const QStringList& keys_hex);
 
 private:
   void activate(int kernel);
@@ -69,6 +79,10 @@ private:
   QLabel* timeline_title_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
   std::vector<QString> keys_; ///< per kernel
+  ProgramProfile program_;    ///< what is shown
+  QSpinBox* top_n_ = nullptr;
+  QPushButton* tune_top_ = nullptr;
+  void update_tune_button();
 };
 
 } // namespace beamlab::gui

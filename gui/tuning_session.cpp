@@ -55,8 +55,8 @@ private:
   TuningSession& s_;
 };
 
-TuningSession::TuningSession(SessionOptions options, KernelTask task)
-    : options_(std::move(options)), task_(std::move(task)) {}
+TuningSession::TuningSession(SessionOptions options, std::vector<KernelTask> tasks)
+    : options_(std::move(options)), tasks_(std::move(tasks)) {}
 
 TuningSession::TuningSession(SessionOptions options, std::string corpus_path)
     : options_(std::move(options)), corpus_(std::move(corpus_path)) {}
@@ -142,16 +142,18 @@ void TuningSession::run() {
       // winner.
       st.cache = "ignore";
       st.label = "gui";
-      if (task_) {
-        request.tasks = std::vector<KernelTask>{*task_};
+      if (!tasks_.empty()) {
+        request.tasks = tasks_;
         st.what.workload = "gui";
       } else {
         request.corpus = tuner::load_corpus(corpus_);
         st.what.target = corpus_;
       }
-      request.command =
-          fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}", task_ ? task_->name : corpus_,
-                      options_.beam, options_.budget_s);
+      request.command = fmt::format("beamlab-gui: tune {} --beam {} --budget {:g}",
+                                    tasks_.size() == 1 ? tasks_[0].name
+                                    : tasks_.empty()   ? corpus_
+                                                       : fmt::format("{} kernels", tasks_.size()),
+                                    options_.beam, options_.budget_s);
     }
     tuner::TuneSession session(std::move(request));
     run_id_ = session.run_id();

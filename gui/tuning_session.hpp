@@ -37,8 +37,8 @@ struct SessionOptions {
 
 class TuningSession {
 public:
-  /// Tunes one kernel (as stored in the database).
-  TuningSession(SessionOptions options, KernelTask task);
+  /// Tunes these kernels (one, or a program's costliest), sharing the session's budget.
+  TuningSession(SessionOptions options, std::vector<KernelTask> tasks);
   /// Tunes every kernel of a corpus file.
   TuningSession(SessionOptions options, std::string corpus_path);
   /// Resumes an unfinished tuning run, begun by any door, with its own kernels and settings
@@ -68,7 +68,7 @@ private:
   void push_event(const KernelTask& task, const tuner::Event& e);
 
   SessionOptions options_;
-  std::optional<KernelTask> task_;
+  std::vector<KernelTask> tasks_;
   std::string corpus_;
   int64_t resume_run_ = 0;
   tuner::SearchControl control_;

@@ -1197,6 +1197,47 @@ TEST_F(GuiTest, TimingSaysWhatTuningFoundAndEachKernelsRoof) {
   EXPECT_EQ(w->timing_view()->table()->item(0, TimingView::kTuned)->text(), "not searched");
 }
 
+// Issue 40, the model view: "Tune the N costliest" tunes the program's costliest kernels whose
+// plan no search has won, in one Live tuning session; a kernel tuned since drops out of the
+// list once the program is profiled again.
+TEST_F(GuiTest, TimingTunesTheCostliestUntunedKernelsInOneSession) {
+  auto w = window();
+  QSignalSpy program(w.get(), &MainWindow::program_loaded);
+  w->profile("mlp BATCH=16 IN=32 HIDDEN=64 LAYERS=3");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  TimingView* timing = w->timing_view();
+  std::vector<ProgramKernel> ks = w->program_profile()->kernels;
+  std::erase_if(ks, [](const ProgramKernel& k) { return k.once; });
+  ASSERT_GE(ks.size(), 3u);
+  std::sort(ks.begin(), ks.end(),
+            [](const ProgramKernel& a, const ProgramKernel& b) { return a.ms > b.ms; });
+  QStringList two = timing->costliest_untuned(2);
+  ASSERT_EQ(two.size(), 2);
+  EXPECT_EQ(two[0].toStdString(), ks[0].key);
+  LiveView* live = w->live_view();
+  live->set_beam(1);
+  live->set_budget(20);
+  QSignalSpy done(live, &LiveView::session_finished);
+  timing->tune_costliest(2);
+  EXPECT_EQ(w->tabs()->currentIndex(), MainWindow::live_tab);
+  EXPECT_EQ(live->start_text(), "Tuning 2 kernels");
+  ASSERT_TRUE(done.wait(180000)) << live->status_text().toStdString();
+  db::Database db(path_, db::Database::Access::read_only);
+  std::vector<db::Tuning> ts = db.tunings(live->run_id());
+  ASSERT_EQ(ts.size(), 2u);
+  std::set<std::string> tuned;
+  for (const db::Tuning& t : ts) tuned.insert(db.kernel(t.kernel_id)->hash);
+  EXPECT_EQ(tuned, (std::set<std::string>{two[0].toStdString(), two[1].toStdString()}));
+  // Profiled again with the cache's plans: the tuned ones (where the search found a winner)
+  // are no longer offered.
+  w->profile("mlp BATCH=16 IN=32 HIDDEN=64 LAYERS=3");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  for (const QString& key : timing->costliest_untuned(99))
+    for (const db::Tuning& t : ts)
+      if (db.kernel(t.kernel_id)->hash == key.toStdString())
+        EXPECT_TRUE(t.tie_with_heuristic || t.winner_opts.empty()) << key.toStdString();
+}
+
 TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {
   auto w = window();
   open_matmul(*w);

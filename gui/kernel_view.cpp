@@ -435,9 +435,18 @@ void KernelView::update_history() {
     hand->append(h.after_searches + 0.5, ms);
     top = std::max(top, ms);
   }
+  // Where a bench run's time moved beyond noise from the bench run before it (the reports'
+  // verdict), a change point, ringed.
+  auto* changes = new QScatterSeries;
+  changes->setName("change point (bench runs, beyond noise)");
+  changes->setMarkerSize(17);
+  changes->setColor(Qt::transparent);
+  changes->setBorderColor(QColor(0xd6, 0x27, 0x28));
   for (const TuningDetail::BenchPoint& b : detail_.bench_points) {
     double ms = quantile(b.samples_ms, 0.5);
     bench->append(b.after_searches + 0.7, ms);
+    if (b.change == reports::Verdict::regression || b.change == reports::Verdict::improvement)
+      changes->append(b.after_searches + 0.7, ms);
     top = std::max(top, ms);
   }
   auto* ax = new QValueAxis;
@@ -453,7 +462,7 @@ void KernelView::update_history() {
   ay->setRange(0, top > 0 ? top * 1.15 : 1);
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
-  for (QXYSeries* s : std::initializer_list<QXYSeries*>{tuned, heuristic, hand, bench}) {
+  for (QXYSeries* s : std::initializer_list<QXYSeries*>{tuned, heuristic, hand, bench, changes}) {
     chart->addSeries(s);
     s->attachAxis(ax);
     s->attachAxis(ay);

@@ -146,7 +146,13 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
             std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
               return h.run_id < r->id && !tuner::tried_by_hand(h);
             }));
-        d.bench_points.push_back({r->id, m.plan, m.samples_ms, before});
+        TuningDetail::BenchPoint p{r->id, m.plan, m.samples_ms, before};
+        if (!d.bench_points.empty()) {
+          const TuningDetail::BenchPoint& last = d.bench_points.back();
+          p.change = reports::compare_samples(last.samples_ms, p.samples_ms, {}).verdict;
+          p.change_ratio = quantile(p.samples_ms, 0.5) / quantile(last.samples_ms, 0.5);
+        }
+        d.bench_points.push_back(std::move(p));
       }
     }
     return d;

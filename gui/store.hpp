@@ -65,6 +65,10 @@ struct TuningDetail {
     std::string plan;
     std::vector<double> samples_ms;
     int after_searches = 0; ///< how many of `history`'s searches came before its run
+    /// Against the bench point before it, by the reports' rule: a change point where it is a
+    /// regression or an improvement (the plan's change or the code's).
+    reports::Verdict change = reports::Verdict::unknown;
+    double change_ratio = 1; ///< its median over the one before's
   };
   std::vector<BenchPoint> bench_points;
 };

@@ -1052,6 +1052,30 @@ TEST_F(GuiTest, ABenchRunListsItsMeasurementsAndJoinsTheTimingHistory) {
       EXPECT_GT(p.x(), 1.0); // after the search
       EXPECT_NEAR(p.y(), 0.71, 1e-9);
     }
+  EXPECT_EQ(w->kernel_view()->history_points("change point"), 0);
+  // A later bench run 40% slower: a change point (the reports' verdict between the two).
+  {
+    db::Database db(path_);
+    int64_t later = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
+                                  .kind = db::RunKind::bench,
+                                  .label = "later",
+                                  .command = "beamlab bench",
+                                  .settings = "{}",
+                                  .git_revision = "",
+                                  .host = "test"});
+    reports::Measurement k;
+    k.section = reports::Section::kernel;
+    k.key = tuner::kernel_record(matmul_).hash;
+    k.name = "matmul";
+    for (int i = 0; i < 9; ++i) k.samples_ms.push_back(1.0 + 0.01 * (i % 3));
+    db.add_benchmark(reports::to_benchmark(later, k));
+    db.end_run(later, db::RunStatus::done);
+  }
+  QSignalSpy loaded(w.get(), &MainWindow::tuning_loaded);
+  w->open_tuning(matmul_tuning_); // again: its history read anew
+  ASSERT_TRUE(loaded.wait(10000)) << w->message().toStdString();
+  EXPECT_EQ(w->kernel_view()->history_points("bench runs"), 2);
+  EXPECT_EQ(w->kernel_view()->history_points("change point"), 1);
 }
 
 // Issue 40, export: File > Export writes the current view's table as CSV or JSON (the rows as

@@ -359,7 +359,9 @@ void TimingView::set_program(const ProgramProfile& program) {
     double spread = k.once ? 0 : relative_spread(k.samples_ms);
     worst_spread = std::max(worst_spread, spread);
     double share = program.total_ms > 0 ? k.ms / program.total_ms : 0;
-    auto* index = new NumberItem(QString::number(i), i);
+    // In program order, kernels of constants (run once, before the first run) after the rest:
+    // the table opens on the kernels that cost each run.
+    auto* index = new NumberItem(QString::number(i), k.once ? n + i : i);
     index->setData(Qt::UserRole, i);
     table_->setItem(i, kIndex, index);
     auto* name = new QTableWidgetItem(qstr(k.name));

@@ -282,6 +282,34 @@ TEST(ScheduleView, ClickingANodeActivatesItsKernel) {
   EXPECT_TRUE(picture.save(QString::fromStdString(artifact("schedule.png"))));
 }
 
+// Kernels of constants (run once, before the first run) come after the kernels every run pays
+// for, so a model's table opens on its costs (ResNet-18 opened on ten of them).
+TEST(TimingView, KernelsOfConstantsComeLast) {
+  ProgramProfile p;
+  p.workload = "synthetic";
+  p.threads = 1;
+  p.runs = 1;
+  for (int i = 0; i < 4; ++i) {
+    ProgramKernel k;
+    k.name = "k" + std::to_string(i);
+    k.key = fmt::format("{:016x}", i);
+    k.once = i < 2;
+    k.ms = k.once ? 0 : 1.0 + i;
+    k.samples_ms = {k.ms};
+    p.total_ms += k.ms;
+    p.kernels.push_back(k);
+  }
+  TimingView view;
+  view.set_program(p);
+  QTableWidget* table = view.table();
+  ASSERT_EQ(table->rowCount(), 4);
+  std::vector<std::string> order;
+  for (int r = 0; r < 4; ++r) order.push_back(table->item(r, TimingView::kKernel)->text().toStdString());
+  EXPECT_EQ(order, (std::vector<std::string>{"k2", "k3", "k0", "k1"}));
+  EXPECT_EQ(table->item(2, TimingView::kIndex)->text(), "0"); // its place in the program
+  EXPECT_EQ(view.costliest_untuned(5), (QStringList{qstr(p.kernels[3].key), qstr(p.kernels[2].key)}));
+}
+
 // Every kernel is a row, its name whole (a 43-kernel model's bar labels were all "..."), its
 // share of the total drawn; rows sort by time; Enter on a row opens its kernel; every thread
 // span is on the timeline.

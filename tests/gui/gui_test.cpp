@@ -141,6 +141,31 @@ protected:
     ASSERT_TRUE(code.count() > 0 || code.wait(20000));
   }
 
+  // The fixture's matmul as a bench run measures it: `n` samples around `ms`.
+  reports::Measurement matmul_measured(double ms, int n, double step) const {
+    reports::Measurement m;
+    m.section = reports::Section::kernel;
+    m.key = tuner::kernel_record(matmul_).hash;
+    m.name = "matmul";
+    for (int i = 0; i < n; ++i) m.samples_ms.push_back(ms + step * (i % 3));
+    return m;
+  }
+
+  // A finished bench run on this device that measured `items`; its id.
+  int64_t add_bench_run(const std::string& label, const std::vector<reports::Measurement>& items) {
+    db::Database db(path_);
+    int64_t id = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
+                               .kind = db::RunKind::bench,
+                               .label = label,
+                               .command = "beamlab bench",
+                               .settings = "{}",
+                               .git_revision = "",
+                               .host = "test"});
+    for (const reports::Measurement& m : items) db.add_benchmark(reports::to_benchmark(id, m));
+    db.end_run(id, db::RunStatus::done);
+    return id;
+  }
+
   std::string path_;
   int64_t run_ = 0, matmul_tuning_ = 0;
   KernelTask matmul_;
@@ -896,26 +921,8 @@ TEST_F(GuiTest, CompareShowsOptAndCodeDiffsAndTheRunsSharedKernels) {
 // 40, item 9); the add kernel a bench never ran is listed as only in A, and the comparison
 // saves as the report's HTML, Markdown or JUnit.
 TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
-  auto add_bench = [this](const char* label, double ms) {
-    db::Database db(path_);
-    int64_t id = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
-                               .kind = db::RunKind::bench,
-                               .label = label,
-                               .command = "beamlab bench",
-                               .settings = "{}",
-                               .git_revision = "",
-                               .host = "test"});
-    reports::Measurement m;
-    m.section = reports::Section::kernel;
-    m.key = tuner::kernel_record(matmul_).hash;
-    m.name = "matmul";
-    for (int i = 0; i < 12; ++i) m.samples_ms.push_back(ms + 0.001 * (i % 3));
-    db.add_benchmark(reports::to_benchmark(id, m));
-    db.end_run(id, db::RunStatus::done);
-    return id;
-  };
-  int64_t before = add_bench("before", 0.5);
-  int64_t bench = add_bench("x%1 slower", 0.65);
+  int64_t before = add_bench_run("before", {matmul_measured(0.5, 12, 0.001)});
+  int64_t bench = add_bench_run("x%1 slower", {matmul_measured(0.65, 12, 0.001)});
   auto w = window();
   CompareView* c = w->compare_view();
   // The newest run is picked as the candidate, the bench before it as the baseline.
@@ -999,29 +1006,15 @@ TEST_F(GuiTest, CompareRunsGivesTheReportsVerdictsAndSavesTheReport) {
 // and its kernel's timing history shows the bench's time beside the searches'.
 TEST_F(GuiTest, ABenchRunListsItsMeasurementsAndJoinsTheTimingHistory) {
   {
-    db::Database db(path_);
-    int64_t bench = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
-                                  .kind = db::RunKind::bench,
-                                  .label = "nightly",
-                                  .command = "beamlab bench",
-                                  .settings = "{}",
-                                  .git_revision = "",
-                                  .host = "test"});
-    reports::Measurement k;
-    k.section = reports::Section::kernel;
-    k.key = tuner::kernel_record(matmul_).hash;
-    k.name = "matmul";
+    reports::Measurement k = matmul_measured(0.7, 9, 0.01);
     k.workloads = {"matmul M=32"};
     k.plan = "UPCAST(1,4)";
     k.source = "cache";
-    for (int i = 0; i < 9; ++i) k.samples_ms.push_back(0.7 + 0.01 * (i % 3));
     reports::Measurement wl;
     wl.section = reports::Section::workload;
     wl.key = wl.name = "matmul M=32";
     wl.samples_ms = {1.0, 1.1, 1.2};
-    db.add_benchmark(reports::to_benchmark(bench, wl));
-    db.add_benchmark(reports::to_benchmark(bench, k));
-    db.end_run(bench, db::RunStatus::done);
+    add_bench_run("nightly", {wl, k});
   }
   auto w = window();
   const RunRow& newest = w->runs_model()->row(0);
@@ -1054,23 +1047,7 @@ TEST_F(GuiTest, ABenchRunListsItsMeasurementsAndJoinsTheTimingHistory) {
     }
   EXPECT_EQ(w->kernel_view()->history_points("change point"), 0);
   // A later bench run 40% slower: a change point (the reports' verdict between the two).
-  {
-    db::Database db(path_);
-    int64_t later = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
-                                  .kind = db::RunKind::bench,
-                                  .label = "later",
-                                  .command = "beamlab bench",
-                                  .settings = "{}",
-                                  .git_revision = "",
-                                  .host = "test"});
-    reports::Measurement k;
-    k.section = reports::Section::kernel;
-    k.key = tuner::kernel_record(matmul_).hash;
-    k.name = "matmul";
-    for (int i = 0; i < 9; ++i) k.samples_ms.push_back(1.0 + 0.01 * (i % 3));
-    db.add_benchmark(reports::to_benchmark(later, k));
-    db.end_run(later, db::RunStatus::done);
-  }
+  add_bench_run("later", {matmul_measured(1.0, 9, 0.01)});
   QSignalSpy loaded(w.get(), &MainWindow::tuning_loaded);
   w->open_tuning(matmul_tuning_); // again: its history read anew
   ASSERT_TRUE(loaded.wait(10000)) << w->message().toStdString();

@@ -128,32 +128,32 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
         d.hand_tries.push_back({c.opts, c.samples_ms, searches});
       }
     }
-    // Bench runs that timed this kernel, placed after the searches of the runs before them.
+    // Bench runs on this kernel's device that timed it, oldest first, each one point (the
+    // run's samples of it pooled over its workloads, as the reports read a run), placed after
+    // the searches of the runs before it.
     const std::string hash = d.row.kernel.hash;
     std::vector<db::Run> runs = db.runs(); // newest first
     for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
-      if (r->kind != db::RunKind::bench) continue;
-      for (const db::Benchmark& b : db.benchmarks(r->id)) {
-        reports::Measurement m;
-        try {
-          m = reports::from_benchmark(b, path);
-        } catch (const UserError&) {
-          continue; // a row that does not read is the bench run's error, shown when it is opened
-        }
-        if (m.section != reports::Section::kernel || m.key != hash || m.samples_ms.empty())
-          continue;
-        int before = static_cast<int>(
-            std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
-              return h.run_id < r->id && !tuner::tried_by_hand(h);
-            }));
-        TuningDetail::BenchPoint p{r->id, m.plan, m.samples_ms, before};
-        if (!d.bench_points.empty()) {
-          const TuningDetail::BenchPoint& last = d.bench_points.back();
-          p.change = reports::compare_samples(last.samples_ms, p.samples_ms, {}).verdict;
-          p.change_ratio = quantile(p.samples_ms, 0.5) / quantile(last.samples_ms, 0.5);
-        }
-        d.bench_points.push_back(std::move(p));
+      if (r->kind != db::RunKind::bench || r->device_id != d.run.device_id) continue;
+      std::vector<reports::Measurement> items;
+      try {
+        items = reports::load_run_data(db, r->id).items;
+      } catch (const UserError&) {
+        continue; // a row that does not read is the bench run's error, shown when it is opened
       }
+      auto m = std::find_if(items.begin(), items.end(), [&](const reports::Measurement& i) {
+        return i.section == reports::Section::kernel && i.key == hash && !i.samples_ms.empty();
+      });
+      if (m == items.end()) continue;
+      int before = static_cast<int>(
+          std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
+            return h.run_id < r->id && !tuner::tried_by_hand(h);
+          }));
+      TuningDetail::BenchPoint p{r->id, std::move(m->samples_ms), before};
+      if (!d.bench_points.empty())
+        p.change =
+            reports::compare_samples(d.bench_points.back().samples_ms, p.samples_ms, {}).verdict;
+      d.bench_points.push_back(std::move(p));
     }
     return d;
   });

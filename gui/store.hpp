@@ -62,13 +62,11 @@ struct TuningDetail {
   /// The kernel as bench runs timed it (inside their workloads), oldest first.
   struct BenchPoint {
     int64_t run_id = 0;
-    std::string plan;
     std::vector<double> samples_ms;
     int after_searches = 0; ///< how many of `history`'s searches came before its run
     /// Against the bench point before it, by the reports' rule: a change point where it is a
     /// regression or an improvement (the plan's change or the code's).
     reports::Verdict change = reports::Verdict::unknown;
-    double change_ratio = 1; ///< its median over the one before's
   };
   std::vector<BenchPoint> bench_points;
 };

@@ -201,12 +201,12 @@ public:
 
 namespace {
 
-// "tuned 3.20x", "tie: heuristic kept", "3.20x, not this plan", "not searched"; sorted by the
+// "tuned 3.20x", "tie with the heuristic", "3.20x, not this plan", "not searched"; sorted by the
 // gain a search found, unsearched kernels last.
 QTableWidgetItem* tuned_item(const ProgramKernel& k) {
   if (k.once) return new NumberItem(QStringLiteral("-"), -1);
   if (!k.gain) return new NumberItem(QObject::tr("not searched"), 0);
-  QString text = k.tie     ? QObject::tr("tie: heuristic kept")
+  QString text = k.tie     ? QObject::tr("tie with the heuristic")
                  : k.tuned ? QObject::tr("tuned %1x").arg(*k.gain, 0, 'f', 2)
                            : QObject::tr("%1x, not this plan").arg(*k.gain, 0, 'f', 2);
   auto* item = new NumberItem(text, k.tie ? 1.0 : *k.gain);
@@ -323,9 +323,10 @@ void TimingView::update_tune_button() {
   qsizetype open = costliest_untuned(static_cast<int>(program_.kernels.size())).size();
   int n = static_cast<int>(std::min<qsizetype>(top_n_->value(), open));
   tune_top_->setEnabled(n > 0);
-  tune_top_->setText(open == 0 ? tr("every kernel is tuned")
-                     : n == 1  ? tr("Tune the costliest untuned kernel")
-                               : tr("Tune the %1 costliest untuned kernels").arg(n));
+  tune_top_->setText(program_.kernels.empty() ? tr("no program")
+                     : open == 0              ? tr("every kernel is tuned")
+                     : n == 1                 ? tr("Tune the costliest untuned kernel")
+                                              : tr("Tune the %1 costliest untuned kernels").arg(n));
 }
 
 QString TimingView::summary() const { return summary_->text(); }

@@ -129,9 +129,11 @@ std::string render_json(const Comparison& c) {
     row["noise"] = known ? number(d.noise) : json(nullptr);
     row["floor"] = number(d.floor);
     row["floor_history_runs"] = d.history_runs;
-    row["threshold"] = known ? number(d.threshold) : json(nullptr);
-    row["p"] = known ? number(d.p) : json(nullptr);
-    row["rank_test"] = d.tested;
+    // A change measured differently is shown, not judged: no threshold, p or test (as Markdown,
+    // HTML and the GUI show it).
+    row["threshold"] = judged(d.verdict) ? number(d.threshold) : json(nullptr);
+    row["p"] = judged(d.verdict) ? number(d.p) : json(nullptr);
+    row["rank_test"] = judged(d.verdict) && d.tested;
     row["verdict"] = to_string(d.verdict);
     j["rows"].push_back(std::move(row));
   }

@@ -353,6 +353,11 @@ TEST_F(ReportTest, ATuningAgainstABenchRunIsMeasuredDifferentlyNotJudged) {
   std::string xml = render_junit(c);
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
   EXPECT_NE(xml.find("measured differently"), std::string::npos) << xml;
+  for (const auto& row : nlohmann::json::parse(render_json(c))["rows"]) {
+    EXPECT_EQ(row["verdict"], "measured differently");
+    EXPECT_TRUE(row["p"].is_null() && row["threshold"].is_null()) << row.dump();
+    EXPECT_FALSE(row["change"].is_null()); // the change is shown
+  }
   // Two bench runs of the same plans are judged as ever.
   int64_t b2 = add_run(db, SyntheticRun("bench2", 3).with(3));
   EXPECT_EQ(compare(db, b2, b).counts().regressions, 1);

@@ -353,7 +353,8 @@ TEST_F(ReportTest, ATuningAgainstABenchRunIsMeasuredDifferentlyNotJudged) {
   std::string xml = render_junit(c);
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
   EXPECT_NE(xml.find("measured differently"), std::string::npos) << xml;
-  for (const auto& row : nlohmann::json::parse(render_json(c))["rows"]) {
+  const nlohmann::json json = nlohmann::json::parse(render_json(c));
+  for (const auto& row : json["rows"]) {
     EXPECT_EQ(row["verdict"], "measured differently");
     EXPECT_TRUE(row["p"].is_null() && row["threshold"].is_null()) << row.dump();
     EXPECT_FALSE(row["change"].is_null()); // the change is shown

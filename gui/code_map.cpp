@@ -50,51 +50,103 @@ std::string AsmLoop::summary() const {
                      memory_operands, width);
 }
 
-std::vector<AsmLoop> asm_loops(const std::string& assembly) {
-  static const std::regex header(R"(This (Inner )?Loop Header: Depth=(\d+))");
+namespace {
+
+// A basic block of the assembly: from its label (".LBB0_4:" or "# %bb.5:") to the line before
+// the next block's, with the annotations LLVM's verbose assembly gives it ("This Loop Header",
+// "in Loop: Header=BB0_1", "Parent Loop BB0_1").
+struct AsmBlock {
+  std::string label; ///< ".LBB0_4"; "" for a fall-through block ("# %bb.5:")
+  std::string ir_block;
+  std::string notes; ///< its label line's and annotation lines' text
+  int first_line = 0, last_line = 0;
+};
+
+std::vector<AsmBlock> asm_blocks(const std::vector<std::string>& lines) {
   static const std::regex label_re(R"(^(\.LBB[0-9_]+):)");
-  std::vector<std::string> lines = split_lines(assembly);
-  std::vector<AsmLoop> loops;
-  std::string label, block;
-  int label_line = 0;
+  static const std::regex start_re(R"(^(\.LBB[0-9_]+:|# %bb\.[0-9]+:|[A-Za-z_$][\w.$]*:))");
+  std::vector<AsmBlock> blocks;
+  bool in_notes = false;
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const std::string& line = lines[static_cast<size_t>(i)];
     std::smatch m;
-    if (std::regex_search(line, m, label_re)) label = m[1].str(), label_line = i;
-    if (std::string b = block_comment(line); !b.empty()) block = b;
-    if (!std::regex_search(line, m, header) || label.empty()) continue;
+    if (std::regex_search(line, m, start_re)) {
+      if (!blocks.empty()) blocks.back().last_line = i - 1;
+      AsmBlock b;
+      if (std::regex_search(line, m, label_re)) b.label = m[1].str();
+      b.ir_block = block_comment(line);
+      b.notes = line;
+      b.first_line = b.last_line = i;
+      blocks.push_back(std::move(b));
+      in_notes = true;
+      continue;
+    }
+    if (blocks.empty()) continue;
+    blocks.back().last_line = i;
+    // The comment lines right under a label are its annotations.
+    size_t text = line.find_first_not_of(" \t");
+    if (in_notes && text != std::string::npos && line[text] == '#')
+      blocks.back().notes += "\n" + line;
+    else
+      in_notes = false;
+  }
+  return blocks;
+}
+
+} // namespace
+
+std::vector<AsmLoop> asm_loops(const std::string& assembly) {
+  static const std::regex header(R"(This (Inner )?Loop Header: Depth=(\d+))");
+  std::vector<std::string> lines = split_lines(assembly);
+  std::vector<AsmBlock> blocks = asm_blocks(lines);
+  std::vector<AsmLoop> loops;
+  for (const AsmBlock& h : blocks) {
+    std::smatch m;
+    if (h.label.empty() || !std::regex_search(h.notes, m, header)) continue;
     AsmLoop l;
-    l.label = label;
-    l.ir_block = block;
+    l.label = h.label;
+    l.ir_block = h.ir_block;
     l.depth = std::stoi(m[2].str());
     l.innermost = m[1].matched;
-    l.first_line = label_line;
-    // Its last line: the last branch back to its label before the function ends.
-    l.last_line = label_line;
-    for (int j = label_line + 1; j < static_cast<int>(lines.size()); ++j) {
+    l.first_line = h.first_line;
+    // Its blocks: those LLVM annotates as in it or in a loop inside it (block placement can
+    // put the header below its body, entered by a jump and looped back to by falling through),
+    // and those between the header and the last branch back to it.
+    int back = h.first_line;
+    for (int j = h.first_line + 1; j < static_cast<int>(lines.size()); ++j) {
       const std::string& s = lines[static_cast<size_t>(j)];
       if (s.rfind("\t.cfi_endproc", 0) == 0 || s.rfind("\t.size", 0) == 0) break;
-      if (instruction(s) && s[1] == 'j' && s.size() >= label.size() &&
-          s.compare(s.size() - label.size(), label.size(), label) == 0)
-        l.last_line = j;
+      if (instruction(s) && s[1] == 'j' && s.size() >= l.label.size() &&
+          s.compare(s.size() - l.label.size(), l.label.size(), l.label) == 0)
+        back = j;
     }
-    for (int j = l.first_line; j <= l.last_line; ++j) {
-      const std::string& s = lines[static_cast<size_t>(j)];
-      if (!instruction(s)) continue;
-      ++l.instructions;
-      std::string mnemonic = s.substr(1, s.find_first_of(" \t", 1) - 1);
-      if (mnemonic.rfind("vfmadd", 0) == 0 || mnemonic.rfind("vfnmadd", 0) == 0 ||
-          mnemonic.rfind("vfmsub", 0) == 0 || mnemonic.rfind("vfnmsub", 0) == 0)
-        ++l.fmas;
-      if (s.find("(%") != std::string::npos) ++l.memory_operands;
-      if (s.find("%zmm") != std::string::npos)
-        l.vector_bits = std::max(l.vector_bits, 512);
-      else if (s.find("%ymm") != std::string::npos)
-        l.vector_bits = std::max(l.vector_bits, 256);
-      else if (s.find("%xmm") != std::string::npos && mnemonic[0] == 'v' &&
-               mnemonic.find("ss") == std::string::npos)
-        l.vector_bits = std::max(l.vector_bits, 128);
-    }
+    const std::regex member("(Header=|Parent Loop )" + l.label.substr(2) + "\\b");
+    l.last_line = back;
+    std::vector<const AsmBlock*> members;
+    for (const AsmBlock& b : blocks)
+      if (&b == &h || std::regex_search(b.notes, member) ||
+          (b.first_line > h.first_line && b.first_line <= back)) {
+        members.push_back(&b);
+        l.last_line = std::max(l.last_line, b.last_line);
+      }
+    for (const AsmBlock* b : members)
+      for (int j = b->first_line; j <= b->last_line; ++j) {
+        const std::string& s = lines[static_cast<size_t>(j)];
+        if (!instruction(s)) continue;
+        ++l.instructions;
+        std::string mnemonic = s.substr(1, s.find_first_of(" \t", 1) - 1);
+        if (mnemonic.rfind("vfmadd", 0) == 0 || mnemonic.rfind("vfnmadd", 0) == 0 ||
+            mnemonic.rfind("vfmsub", 0) == 0 || mnemonic.rfind("vfnmsub", 0) == 0)
+          ++l.fmas;
+        if (s.find("(%") != std::string::npos) ++l.memory_operands;
+        if (s.find("%zmm") != std::string::npos)
+          l.vector_bits = std::max(l.vector_bits, 512);
+        else if (s.find("%ymm") != std::string::npos)
+          l.vector_bits = std::max(l.vector_bits, 256);
+        else if (s.find("%xmm") != std::string::npos && mnemonic[0] == 'v' &&
+                 mnemonic.find("ss") == std::string::npos)
+          l.vector_bits = std::max(l.vector_bits, 128);
+      }
     loops.push_back(l);
   }
   return loops;

@@ -18,8 +18,10 @@ struct AsmLoop {
   std::string ir_block; ///< the IR block of its header: "body10"
   int depth = 1;        ///< 1: outermost
   bool innermost = false;
-  int first_line = 0, last_line = 0; ///< its header label's line and the branch back (0-based)
-  int instructions = 0;              ///< in those lines, inner loops' included
+  /// Its header label's line, and the last line of its blocks (0-based): LLVM may place the
+  /// header below the body, so the loop's lines need not all lie between the two.
+  int first_line = 0, last_line = 0;
+  int instructions = 0; ///< in its blocks, inner loops' included
   int fmas = 0;
   int memory_operands = 0;
   int vector_bits = 0; ///< the widest vector register it names: 512 (zmm), 256, 128; 0 none

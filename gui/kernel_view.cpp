@@ -1,6 +1,9 @@
 // The kernel view; see kernel_view.hpp.
 #include "gui/kernel_view.hpp"
 
+#include <limits>
+
+#include <QCategoryAxis>
 #include <QChart>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -155,6 +158,21 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
     if (auto o = parse_opts(c.opts)) try_opts(*o);
     Q_EMIT candidate_activated(c.seq);
   });
+  // Under the table, the samples behind its numbers: a best and a median of the same runs can
+  // tell different stories (two modes), and the strip shows which.
+  samples_ = new QChartView(new QChart);
+  samples_->setRenderHint(QPainter::Antialiasing);
+  samples_->setMinimumHeight(150);
+  samples_->chart()->legend()->setAlignment(Qt::AlignBottom);
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this, proxy](const QModelIndex& i) {
+            if (i.isValid()) update_samples(candidates_->row(proxy->mapToSource(i).row()).seq);
+          });
+  auto* candidates_page = new QSplitter(Qt::Vertical);
+  candidates_page->addWidget(table_);
+  candidates_page->addWidget(samples_);
+  candidates_page->setStretchFactor(0, 3);
+  candidates_page->setStretchFactor(1, 1);
   history_ = new QChartView(new QChart);
   history_->setRenderHint(QPainter::Antialiasing);
   tabs_ = new QTabWidget;
@@ -169,7 +187,7 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   sv->addWidget(loops_);
   sv->addWidget(panes, 1);
   tabs_->addTab(side, "Side by side");
-  tabs_->addTab(table_, "Candidates");
+  tabs_->addTab(candidates_page, "Candidates");
   tabs_->addTab(history_, "Timing history");
 
   auto* split = new QSplitter;
@@ -201,6 +219,7 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
                       .arg(k.bytes)
                       .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
   update_history();
+  update_samples(-1);
   if (same_kernel) return; // a live reload: keep the plan being edited
   auto task = tuner::task_from_record(k);
   if (!task) {
@@ -281,6 +300,7 @@ void KernelView::clear() {
   candidates_->set_rows({});
   history_->chart()->removeAllSeries();
   for (QAbstractAxis* a : history_->chart()->axes()) history_->chart()->removeAxis(a);
+  update_samples(-1);
 }
 
 void KernelView::show_plan(const std::vector<Opt>& opts) {
@@ -469,6 +489,88 @@ void KernelView::update_history() {
   }
   tuned->setPointsVisible(true);
   heuristic->setPointsVisible(true);
+}
+
+void KernelView::show_samples_of(int seq) { update_samples(seq); }
+
+void KernelView::update_samples(int selected_seq) {
+  QChart* chart = samples_->chart();
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  sample_rows_.clear();
+  // The heuristic (#1), the winner and the selected candidate, each once, bottom up.
+  std::vector<std::pair<const db::CandidateRow*, QString>> shown;
+  auto add = [&](const db::CandidateRow* c, const QString& role) {
+    if (!c || c->samples_ms.empty()) return;
+    for (auto& [other, other_role] : shown)
+      if (other == c) {
+        other_role += ", " + role;
+        return;
+      }
+    shown.emplace_back(c, role);
+  };
+  const db::Tuning& t = detail_.row.tuning;
+  const db::CandidateRow *heuristic = nullptr, *winner = nullptr, *selected = nullptr;
+  for (const db::CandidateRow& c : detail_.candidates) {
+    if (c.seq == 1) heuristic = &c;
+    if (!winner && !t.winner_opts.empty() && c.opts == t.winner_opts && c.status == "ok")
+      winner = &c;
+    if (c.seq == selected_seq) selected = &c;
+  }
+  add(heuristic, "heuristic");
+  add(winner, "winner");
+  add(selected, "selected");
+  if (shown.empty()) {
+    chart->setTitle("No timed samples to show: select a candidate that was timed");
+    return;
+  }
+  chart->setTitle("Every timed run of each (dots), its median (bar) and best (diamond), ms");
+  auto* dots = new QScatterSeries;
+  dots->setName("timed runs");
+  dots->setMarkerSize(7);
+  dots->setColor(QColor(0x1f, 0x77, 0xb4, 150));
+  dots->setBorderColor(Qt::transparent);
+  auto* medians = new QScatterSeries;
+  medians->setName("median");
+  medians->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+  medians->setMarkerSize(14);
+  medians->setColor(QColor(0xd6, 0x27, 0x28));
+  auto* bests = new QScatterSeries;
+  bests->setName("best");
+  bests->setMarkerShape(QScatterSeries::MarkerShapeRotatedRectangle);
+  bests->setMarkerSize(11);
+  bests->setColor(QColor(0x2c, 0xa0, 0x2c));
+  auto* rows = new QCategoryAxis;
+  rows->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (size_t r = 0; r < shown.size(); ++r) {
+    const auto& [c, role] = shown[r];
+    double y = static_cast<double>(r);
+    // Runs spread a little up and down (a fixed pattern, so a reload draws the same strip).
+    for (size_t i = 0; i < c->samples_ms.size(); ++i) {
+      double jitter = (static_cast<double>((i * 7) % 9) - 4.0) * 0.05;
+      dots->append(c->samples_ms[i], y + jitter);
+      lo = std::min(lo, c->samples_ms[i]);
+      hi = std::max(hi, c->samples_ms[i]);
+    }
+    medians->append(median_ms(*c), y);
+    bests->append(best_ms(*c), y);
+    QString label = QString("#%1 %2").arg(c->seq).arg(role);
+    sample_rows_ << label;
+    rows->append(label, y);
+  }
+  rows->setRange(-0.6, static_cast<double>(shown.size()) - 0.4);
+  auto* ax = new QValueAxis;
+  ax->setTitleText("ms per run");
+  double pad = std::max((hi - lo) * 0.08, hi * 0.02);
+  ax->setRange(std::max(0.0, lo - pad), hi + pad);
+  chart->addAxis(ax, Qt::AlignBottom);
+  chart->addAxis(rows, Qt::AlignLeft);
+  for (QScatterSeries* s : {dots, medians, bests}) {
+    chart->addSeries(s);
+    s->attachAxis(ax);
+    s->attachAxis(rows);
+  }
 }
 
 int KernelView::history_points(const QString& series) const {

@@ -61,6 +61,13 @@ public:
   /// Points of the history's series whose name starts with `series` ("tried by hand",
   /// "bench runs", "tuned", "heuristic").
   int history_points(const QString& series) const;
+  /// The Candidates tab's strip of samples: one row per candidate shown (the heuristic, the
+  /// winner, the selected one), every timed run a dot, its median and best marked.
+  QChart* samples_chart() const { return samples_->chart(); }
+  /// The strip's rows, bottom up: "#1 heuristic", "#7 winner", "#12 selected".
+  QStringList sample_rows() const { return sample_rows_; }
+  /// Shows candidate `seq`'s samples in the strip beside the heuristic's and the winner's.
+  void show_samples_of(int seq);
 
 Q_SIGNALS:
   void code_ready();
@@ -72,6 +79,7 @@ private:
   void refresh_code();
   void measure();
   void update_history();
+  void update_samples(int selected_seq);
   void add_opt();
   void remove_opt();
 
@@ -97,6 +105,8 @@ private:
   CandidatesModel* candidates_;
   QTableView* table_;
   QChartView* history_;
+  QChartView* samples_;
+  QStringList sample_rows_;
 };
 
 } // namespace beamlab::gui

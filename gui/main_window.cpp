@@ -74,12 +74,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     p->setFilterKeyColumn(-1); // a row matches where any of its cells does
     connect(filter_, &QLineEdit::textChanged, p, &QSortFilterProxyModel::setFilterFixedString);
   }
-  // Enter on a bench run's kernel opens its newest search, as the Schedule and Timing views do.
+  // Enter on a bench run's kernel opens its newest search, as the Schedule and Timing views
+  // do; on a workload or a suite entry, its trend across the device's bench runs (the context
+  // menu has the trend for kernels too).
   connect(measurements_view_, &QTableView::activated, this, [this](const QModelIndex& i) {
     if (!i.isValid()) return;
     const reports::Measurement& m = measurements_->row(measurements_proxy_->mapToSource(i).row());
-    if (m.section == reports::Section::kernel) open_kernel_by_hash(qstr(m.key));
+    if (m.section == reports::Section::kernel)
+      open_kernel_by_hash(qstr(m.key));
+    else
+      show_trend(m.section, m.key);
   });
+  auto* trend = new QAction("Trend across bench runs", measurements_view_);
+  connect(trend, &QAction::triggered, this, [this] {
+    QModelIndex i = measurements_view_->currentIndex();
+    if (!i.isValid()) return;
+    const reports::Measurement& m = measurements_->row(measurements_proxy_->mapToSource(i).row());
+    show_trend(m.section, m.key);
+  });
+  measurements_view_->addAction(trend);
+  measurements_view_->setContextMenuPolicy(Qt::ActionsContextMenu);
   connect(runs_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& i) {
             if (i.isValid()) select_run(i.data(kIdRole).toLongLong());
@@ -351,6 +365,7 @@ void MainWindow::open_database(const QString& path, OpenMode mode) {
         measurements_->set_rows({});
         kernel_view_->clear();
         roofline_view_->clear();
+        if (trend_view_) trend_view_->hide(); // the other database's trend
         // Absolute: a start from another folder must find this file, not make one there.
         QSettings().setValue("database", QString::fromStdString(std::filesystem::absolute(p)));
         error_cause_.reset();
@@ -451,6 +466,24 @@ void MainWindow::select_run(int64_t run_id) {
         run_note_->setText(run_note(*r));
         run_note_->setVisible(!run_note_->text().isEmpty());
         Q_EMIT run_loaded();
+      });
+}
+
+void MainWindow::show_trend(reports::Section section, const std::string& key) {
+  if (!trend_view_) trend_view_ = new TrendView(this);
+  std::string p = db_path_;
+  int64_t run = run_id_;
+  run_async(
+      this, [p, run, section, key] { return load_trend(p, run, section, key); },
+      [this, p](const Expected<Trend>& t) {
+        if (p != db_path_) return; // another database
+        if (t)
+          trend_view_->set_trend(*t);
+        else
+          trend_view_->set_error(qstr(t.error()));
+        trend_view_->show();
+        trend_view_->raise();
+        Q_EMIT trend_loaded();
       });
 }
 

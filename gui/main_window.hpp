@@ -33,6 +33,7 @@
 #include "gui/roofline_view.hpp"
 #include "gui/schedule_view.hpp"
 #include "gui/timing_view.hpp"
+#include "gui/trend_view.hpp"
 
 namespace beamlab::gui {
 
@@ -90,12 +91,17 @@ public:
   /// A bench run's measurements, shown in the kernels' place when a bench run is selected.
   MeasurementsModel* measurements_model() const { return measurements_; }
   QTableView* measurements_view() const { return measurements_view_; }
+  /// A measurement's trend across the bench runs of the selected run's device (shown in its
+  /// own window; null until the first).
+  TrendView* trend_view() const { return trend_view_; }
+  void show_trend(reports::Section section, const std::string& key);
 
 Q_SIGNALS:
   void runs_loaded();
   void run_loaded();
   void tuning_loaded();
   void program_loaded();
+  void trend_loaded();
 
 protected:
   void closeEvent(QCloseEvent* e) override;
@@ -142,6 +148,7 @@ private:
   MeasurementsModel* measurements_;
   QSortFilterProxyModel *runs_proxy_, *kernels_proxy_, *measurements_proxy_;
   QTableView *runs_view_, *kernels_view_, *measurements_view_;
+  TrendView* trend_view_ = nullptr;
   QLineEdit* filter_;
   QComboBox* program_;
   KernelView* kernel_view_;

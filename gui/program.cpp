@@ -161,6 +161,11 @@ std::string kernel_time_text(const ProgramKernel& k) {
   return k.once ? "once, before the first run" : format_ms(k.ms);
 }
 
+std::string share_text(const ProgramKernel& k, double total_ms) {
+  if (k.once) return "-";
+  return fmt::format("{:.1f}%", total_ms > 0 ? 100 * k.ms / total_ms : 0.0);
+}
+
 std::string format_bytes(int64_t bytes) {
   if (bytes < 1024) return fmt::format("{} B", bytes);
   static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB"};

@@ -89,6 +89,9 @@ std::string format_ms(double ms);
 /// A kernel's median as format_ms has it, or that it ran once before the plan's first run (a
 /// kernel of constants, no part of the program's time).
 std::string kernel_time_text(const ProgramKernel& k);
+/// Its share of the program's time (the sum of the kernels' medians), as the Timing table and
+/// the schedule graph show it: "7.1%"; "-" for a kernel of constants.
+std::string share_text(const ProgramKernel& k, double total_ms);
 
 /// A byte count for people: "512 B", "4.0 KiB", "4.0 MiB", "1.5 GiB".
 std::string format_bytes(int64_t bytes);

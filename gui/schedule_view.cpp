@@ -322,7 +322,10 @@ ScheduleGraph build_graph(const ProgramProfile& program, double max_ms) {
   ScheduleGraph g;
   QFontMetricsF name_metrics(name_font()), time_metrics(time_font()), nodes_metrics(nodes_font());
   for (const ProgramKernel& k : program.kernels) {
-    QString time = QString::fromStdString(kernel_time_text(k));
+    // Its time and its share of the program's, the Timing table's figures.
+    QString time = QString::fromStdString(
+        k.once ? kernel_time_text(k)
+               : fmt::format("{}, {}", kernel_time_text(k), share_text(k, program.total_ms)));
     double text_w = std::max(name_metrics.horizontalAdvance(QString::fromStdString(k.name)),
                              time_metrics.horizontalAdvance(time));
     double text_h = name_metrics.height() + time_metrics.height();
@@ -388,6 +391,7 @@ void ScheduleView::show_message(const QString& message) {
   legend_.clear();
   keys_.clear();
   centers_.clear();
+  times_.clear();
   message_->setText(message);
   stack_->setCurrentWidget(message_);
 }
@@ -429,7 +433,9 @@ void ScheduleView::set_program(const ProgramProfile& program) {
   }
   for (size_t i = 0; i < program.kernels.size(); ++i) {
     const ProgramKernel& k = program.kernels[i];
-    QColor fill = ramp_color(max_ms > 0 ? k.ms / max_ms : 0);
+    // Coloured by its share of the program's time against the largest share; a kernel of
+    // constants costs no run and is grey.
+    QColor fill = k.once ? QColor(225, 225, 225) : ramp_color(max_ms > 0 ? k.ms / max_ms : 0);
     auto* item = new KernelItem(QSizeF(nodes[i].width, nodes[i].height), fill,
                                 QString::fromStdString(k.name), graph.times[i], nodes_line(k),
                                 {[this, i] { activate(static_cast<int>(i)); },
@@ -442,6 +448,7 @@ void ScheduleView::set_program(const ProgramProfile& program) {
     scene_->addItem(item);
     keys_.push_back(QString::fromStdString(k.key));
     centers_.push_back(layout.centers[i]);
+    times_.push_back(graph.times[i]);
   }
   QGraphicsSimpleTextItem* title = scene_->addSimpleText(QString::fromStdString(
       fmt::format("{} ({}), {} kernel(s), {} in all, {} thread(s)", program.workload, program.dtype,
@@ -450,7 +457,8 @@ void ScheduleView::set_program(const ProgramProfile& program) {
   // The legend, under the title: what the colours, shapes and labels mean, what a click does
   // (an untuned kernel's readies Live tuning with it) and how to zoom.
   QGraphicsSimpleTextItem* legend = scene_->addSimpleText(
-      tr("colour: the kernel's time, from light yellow (cheapest) to dark red (slowest) - "
+      tr("colour and size: the kernel's share of the program's time (Timing's share column), "
+         "light yellow (least) to dark red (most); grey boxes: kernels of constants, run once - "
          "grey ovals (in): the program's inputs - edge labels: the bytes passed on\n"
          "click or Enter: open the kernel's search (untuned: ready one in Live tuning) - "
          "right-click or T: tune it now - Ctrl+wheel: zoom, drag: pan"),

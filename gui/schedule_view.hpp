@@ -41,6 +41,11 @@ public:
   QPointF node_center(int kernel) const;
   /// The message shown instead of a graph ("" while a graph is shown).
   QString message() const;
+  /// Kernel `kernel`'s time line in its box: "0.290 ms, 7.1%" (its share of the program's
+  /// time, as the Timing table gives it).
+  QString node_time(int kernel) const {
+    return kernel >= 0 && kernel < node_count() ? times_[static_cast<size_t>(kernel)] : QString();
+  }
   /// The graph's legend (empty with no graph).
   QString legend() const { return legend_; }
 
@@ -61,6 +66,7 @@ private:
   QGraphicsScene* scene_ = nullptr;
   std::vector<QString> keys_;    ///< per kernel node
   std::vector<QPointF> centers_; ///< per kernel node
+  std::vector<QString> times_;   ///< per kernel node
   QString legend_;
 };
 

@@ -106,6 +106,36 @@ Expected<reports::Comparison> compare_stored_runs(const std::string& path, int64
   });
 }
 
+namespace {
+
+// See load_trend; `name` (when given) gets the measurement's readable name.
+std::vector<TrendPoint> bench_trend(db::Database& db, int64_t device_id, reports::Section section,
+                                    const std::string& key, std::string* name) {
+  std::vector<TrendPoint> out;
+  std::vector<db::Run> runs = db.runs(); // newest first
+  for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+    if (r->kind != db::RunKind::bench || r->device_id != device_id) continue;
+    reports::RunData data;
+    try {
+      data = reports::load_run_data(db, r->id);
+    } catch (const UserError&) {
+      continue; // a row that does not read is the bench run's error, shown when it is opened
+    }
+    auto m = std::find_if(data.items.begin(), data.items.end(), [&](const reports::Measurement& i) {
+      return i.section == section && i.key == key && !i.samples_ms.empty();
+    });
+    if (m == data.items.end()) continue;
+    if (name) *name = m->name;
+    TrendPoint p{r->id, data.when(), std::move(m->samples_ms)};
+    if (!out.empty())
+      p.change = reports::compare_samples(out.back().samples_ms, p.samples_ms, {}).verdict;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+} // namespace
+
 Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
   return reading(path, [&](db::Database& db) -> Expected<TuningDetail> {
     auto t = db.tuning(tuning_id);
@@ -128,34 +158,29 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
         d.hand_tries.push_back({c.opts, c.samples_ms, searches});
       }
     }
-    // Bench runs on this kernel's device that timed it, oldest first, each one point (the
-    // run's samples of it pooled over its workloads, as the reports read a run), placed after
-    // the searches of the runs before it.
-    const std::string hash = d.row.kernel.hash;
-    std::vector<db::Run> runs = db.runs(); // newest first
-    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
-      if (r->kind != db::RunKind::bench || r->device_id != d.run.device_id) continue;
-      std::vector<reports::Measurement> items;
-      try {
-        items = reports::load_run_data(db, r->id).items;
-      } catch (const UserError&) {
-        continue; // a row that does not read is the bench run's error, shown when it is opened
-      }
-      auto m = std::find_if(items.begin(), items.end(), [&](const reports::Measurement& i) {
-        return i.section == reports::Section::kernel && i.key == hash && !i.samples_ms.empty();
-      });
-      if (m == items.end()) continue;
+    // Bench runs on this kernel's device that timed it, each one point placed after the
+    // searches of the runs before it.
+    for (TrendPoint& p :
+         bench_trend(db, d.run.device_id, reports::Section::kernel, d.row.kernel.hash, nullptr)) {
       int before = static_cast<int>(
           std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
-            return h.run_id < r->id && !tuner::tried_by_hand(h);
+            return h.run_id < p.run_id && !tuner::tried_by_hand(h);
           }));
-      TuningDetail::BenchPoint p{r->id, std::move(m->samples_ms), before};
-      if (!d.bench_points.empty())
-        p.change =
-            reports::compare_samples(d.bench_points.back().samples_ms, p.samples_ms, {}).verdict;
-      d.bench_points.push_back(std::move(p));
+      d.bench_points.push_back({p.run_id, std::move(p.samples_ms), before, p.change});
     }
     return d;
+  });
+}
+
+Expected<Trend> load_trend(const std::string& path, int64_t run_id, reports::Section section,
+                           const std::string& key) {
+  return reading(path, [&](db::Database& db) -> Trend {
+    std::optional<db::Run> run = db.run(run_id);
+    if (!run) throw UserError("run " + std::to_string(run_id) + " is not in " + path);
+    Trend t;
+    if (auto d = db.device(run->device_id)) t.device = describe(*d);
+    t.points = bench_trend(db, run->device_id, section, key, &t.name);
+    return t;
   });
 }
 

@@ -71,6 +71,25 @@ struct TuningDetail {
   std::vector<BenchPoint> bench_points;
 };
 
+/// One measurement (a workload, a kernel or a suite entry) across the bench runs of one device,
+/// oldest first: each run's samples (a kernel's pooled over its workloads, as the reports read
+/// a run) and, against the run before, the reports' verdict: a change point where it is a
+/// regression or an improvement.
+struct TrendPoint {
+  int64_t run_id = 0;
+  std::string when; ///< "2026-11-21 10:00" (UTC)
+  std::vector<double> samples_ms;
+  reports::Verdict change = reports::Verdict::unknown;
+};
+struct Trend {
+  std::string name;   ///< readable: "matmul M=256 N=256 K=256"
+  std::string device; ///< "AMD EPYC, 2 cores"
+  std::vector<TrendPoint> points;
+};
+/// The trend of `key` in `section` over the bench runs on run `run_id`'s device.
+Expected<Trend> load_trend(const std::string& path, int64_t run_id, reports::Section section,
+                           const std::string& key);
+
 /// The runs, newest first.
 Expected<std::vector<RunRow>> load_runs(const std::string& path);
 Expected<RunDetail> load_run(const std::string& path, int64_t run_id);

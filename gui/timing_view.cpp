@@ -373,8 +373,7 @@ void TimingView::set_program(const ProgramProfile& program) {
                     new NumberItem(k.once ? QStringLiteral("-")
                                           : QStringLiteral("±%1%").arg(50 * spread, 0, 'f', 0),
                                    spread));
-    auto* share_item = new NumberItem(
-        k.once ? QStringLiteral("-") : QStringLiteral("%1%").arg(100 * share, 0, 'f', 1), share);
+    auto* share_item = new NumberItem(qstr(share_text(k, program.total_ms)), share);
     share_item->setData(ShareBarDelegate::kShareRole, slowest > 0 ? k.ms / slowest : 0);
     table_->setItem(i, kShare, share_item);
     table_->setItem(

@@ -63,6 +63,38 @@ TEST(CodeMap, AHandWrittenListingsLoopsAndBlocks) {
   EXPECT_EQ(ir_block_line(ir, "outer"), 4);
 }
 
+// A loop whose header LLVM placed below its body: entered by a jump, looped back to by
+// falling through from the latch, with no branch back to its label. Its blocks are the ones
+// annotated as in it.
+TEST(CodeMap, ALoopWithItsHeaderBelowItsBodyCountsItsBlocks) {
+  const char* listing = "beamlab_kernel:                 # @beamlab_kernel\n"
+                        "# %bb.0:                        # %entry\n"
+                        "\txorl\t%eax, %eax\n"
+                        "\tjmp\t.LBB0_1\n"
+                        ".LBB0_3:                        # %vector.body\n"
+                        "                                #   in Loop: Header=BB0_1 Depth=1\n"
+                        "\tvmovups\t(%rdi,%rax,4), %zmm0\n"
+                        "\tvmaxps\t%zmm1, %zmm0, %zmm0\n"
+                        "\tvmovups\t%zmm0, (%rsi,%rax,4)\n"
+                        "\taddq\t$16, %rax\n"
+                        "\tcmpq\t$1024, %rax\n"
+                        "\tje\t.LBB0_4\n"
+                        ".LBB0_1:                        # %body\n"
+                        "                                # =>This Loop Header: Depth=1\n"
+                        "\ttestq\t%rdx, %rdx\n"
+                        "\tjne\t.LBB0_3\n"
+                        ".LBB0_4:                        # %exit\n"
+                        "\tretq\n";
+  std::vector<AsmLoop> loops = asm_loops(listing);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].ir_block, "body");
+  EXPECT_EQ(loops[0].first_line, 12);
+  EXPECT_EQ(loops[0].last_line, 15);
+  EXPECT_EQ(loops[0].instructions, 8); // the vector body's six and the header's two
+  EXPECT_EQ(loops[0].memory_operands, 2);
+  EXPECT_EQ(loops[0].vector_bits, 512);
+}
+
 // A matmul with 16 lanes: its innermost loop does FMAs on vectors, and every loop's header
 // block is a block of the IR, whose assembly starts at that loop.
 TEST(CodeMap, ARealKernelsLoopsLeadToTheirIrBlocks) {
@@ -80,6 +112,27 @@ TEST(CodeMap, ARealKernelsLoopsLeadToTheirIrBlocks) {
     vector_fma |= l.innermost && l.fmas > 0 && l.vector_bits >= 128;
   }
   EXPECT_TRUE(vector_fma) << code->assembly.substr(0, 3000);
+}
+
+// Issue 40 (low): "Side by side" said "0 instructions, scalar" for every loop of an elementwise
+// kernel. Each loop of an elementwise kernel, under plans with and without vectors and threads,
+// counts the instructions between its header and its branch back, and the vector plans' inner
+// loops compute on vector registers.
+TEST(CodeMap, AnElementwiseKernelsLoopsCountTheirInstructions) {
+  Tensor a = Tensor::rand({64, 256}, 1), b = Tensor::rand({64, 256}, 2);
+  KernelTask t = kernel_task((a + b).relu().schedule().items.at(0));
+  for (const char* opts : {"", "UPCAST(1,16)", "UPCAST(1,16) THREAD(0,2)", "THREAD(0,2)"}) {
+    auto code = kernel_code(t.ast, *parse_opts(opts), t.name);
+    ASSERT_TRUE(code) << code.error();
+    std::vector<AsmLoop> loops = asm_loops(code->assembly);
+    ASSERT_FALSE(loops.empty()) << opts << "\n" << code->assembly.substr(0, 3000);
+    for (const AsmLoop& l : loops) {
+      EXPECT_GT(l.instructions, 0) << opts << ": " << l.summary();
+      EXPECT_LT(l.first_line, l.last_line) << opts << ": " << l.summary();
+    }
+    if (std::string_view(opts).find("UPCAST") != std::string_view::npos)
+      EXPECT_GE(loops.back().vector_bits, 256) << opts << ": " << loops.back().summary();
+  }
 }
 
 } // namespace

@@ -604,6 +604,27 @@ TEST_F(GuiTest, SamplesOfTwoModesAreFlagged) {
   EXPECT_EQ(m->data(m->index(row, candidates_col::spread), Qt::DisplayRole).toString(),
             spread_text(two));
   EXPECT_TRUE(m->data(m->index(row, candidates_col::spread), Qt::ForegroundRole).isValid());
+  // The strip under the table shows the two modes themselves: every run a dot, the median
+  // among the slow ones and the best among the fast.
+  KernelView* k = w->kernel_view();
+  ASSERT_FALSE(k->sample_rows().isEmpty());
+  EXPECT_TRUE(k->sample_rows().front().startsWith("#1 heuristic"))
+      << k->sample_rows().join("; ").toStdString();
+  auto points = [&](const QString& name) {
+    for (QAbstractSeries* s : k->samples_chart()->series())
+      if (s->name() == name) return static_cast<QXYSeries*>(s)->points();
+    return QList<QPointF>{};
+  };
+  int heuristic_runs = 0; // the bottom row's dots (rows at y = 0, 1, ...; dots within ±0.2)
+  for (const QPointF& p : points("timed runs")) heuristic_runs += std::abs(p.y()) < 0.5;
+  EXPECT_EQ(heuristic_runs, 10);
+  ASSERT_FALSE(points("median").isEmpty());
+  EXPECT_DOUBLE_EQ(points("median").front().x(), 0.0358);
+  EXPECT_DOUBLE_EQ(points("best").front().x(), 0.0046);
+  int rows = static_cast<int>(k->sample_rows().size());
+  k->show_samples_of(1); // the heuristic selected: still one row for it
+  EXPECT_EQ(k->sample_rows().size(), rows) << k->sample_rows().join("; ").toStdString();
+  EXPECT_EQ(k->sample_rows().front(), "#1 heuristic, selected");
 }
 
 // One-click flows: T on a kernel row of the Runs view starts its search in Live tuning.
@@ -1055,6 +1076,47 @@ TEST_F(GuiTest, ABenchRunListsItsMeasurementsAndJoinsTheTimingHistory) {
   EXPECT_EQ(w->kernel_view()->history_points("change point"), 1);
 }
 
+// Issue 40, trends: a workload's time across every bench run of the device, each run's median
+// and interquartile range, with the step beyond noise ringed and the steps within noise not;
+// Enter on the workload's row opens it, and another database hides it.
+TEST_F(GuiTest, AWorkloadsTrendAcrossBenchRunsMarksItsChangePoints) {
+  auto workload = [](double ms) {
+    reports::Measurement wl;
+    wl.section = reports::Section::workload;
+    wl.key = wl.name = "matmul M=32";
+    for (int i = 0; i < 12; ++i) wl.samples_ms.push_back(ms + 0.001 * (i % 4));
+    return wl;
+  };
+  add_bench_run("one", {workload(1.0)});
+  add_bench_run("two", {workload(1.002)});  // within noise
+  add_bench_run("three", {workload(1.5)});  // a step: +50%
+  add_bench_run("four", {workload(1.501)}); // within noise
+  auto w = window();
+  const RunRow& newest = w->runs_model()->row(0);
+  QSignalSpy run(w.get(), &MainWindow::run_loaded);
+  w->select_run(newest.run.id);
+  ASSERT_TRUE(run.wait(10000));
+  QSignalSpy trend(w.get(), &MainWindow::trend_loaded);
+  w->measurements_view()->setCurrentIndex(w->measurements_view()->model()->index(0, 0));
+  Q_EMIT w->measurements_view()->activated(w->measurements_view()->currentIndex());
+  ASSERT_TRUE(trend.wait(10000));
+  TrendView* t = w->trend_view();
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->isVisible());
+  EXPECT_EQ(t->points("median"), 4);
+  EXPECT_EQ(t->points("change point"), 1);
+  EXPECT_TRUE(t->chart()->title().contains("4 bench run(s)")) << t->chart()->title().toStdString();
+  EXPECT_TRUE(t->note().contains("1 regression(s) and 0 improvement(s)")) << t->note().toStdString();
+  // A measurement no other run has: one point, and the note says a trend needs two.
+  Expected<Trend> alone = load_trend(path_, newest.run.id, reports::Section::suite, "none");
+  ASSERT_TRUE(alone) << alone.error();
+  EXPECT_TRUE(alone->points.empty());
+  w->open_database(QString::fromStdString(file("other.db")), MainWindow::OpenMode::create);
+  QSignalSpy runs(w.get(), &MainWindow::runs_loaded);
+  ASSERT_TRUE(runs.wait(10000));
+  EXPECT_FALSE(t->isVisible());
+}
+
 // Issue 40, export: File > Export writes the current view's table as CSV or JSON (the rows as
 // shown: sorted, filtered) and its chart as PNG or SVG; a suffix that doesn't fit the view or
 // a folder that doesn't exist is a message naming the file, and nothing is written.
@@ -1247,6 +1309,15 @@ TEST_F(GuiTest, EveryViewRendersAndIsSavedAsAScreenshot) {
   ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
   EXPECT_GT(w->schedule_view()->node_count(), 1);
   EXPECT_TRUE(w->schedule_view()->legend().contains("colour")) << "problem 9: a legend";
+  // Each box gives its kernel's share of the program's time, the Timing table's figure.
+  QTableWidget* timing = w->timing_view()->table();
+  ASSERT_EQ(timing->rowCount(), w->schedule_view()->node_count());
+  for (int r = 0; r < timing->rowCount(); ++r) {
+    int i = timing->item(r, TimingView::kIndex)->data(Qt::UserRole).toInt();
+    QString share = timing->item(r, TimingView::kShare)->text();
+    EXPECT_TRUE(w->schedule_view()->node_time(i).endsWith(", " + share))
+        << w->schedule_view()->node_time(i).toStdString() << " vs " << share.toStdString();
+  }
   w->show();
   const char* names[] = {"runs", "kernel", "live", "schedule", "timing", "roofline", "compare"};
   for (int i = 0; i < w->tabs()->count(); ++i) {

@@ -162,8 +162,9 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   // tell different stories (two modes), and the strip shows which.
   samples_ = new QChartView(new QChart);
   samples_->setRenderHint(QPainter::Antialiasing);
-  samples_->setMinimumHeight(150);
-  samples_->chart()->legend()->setAlignment(Qt::AlignBottom);
+  samples_->setMinimumHeight(230);
+  samples_->chart()->legend()->hide(); // the title names the marks
+  samples_->chart()->setMargins(QMargins(4, 2, 4, 2));
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this, proxy](const QModelIndex& i) {
             if (i.isValid()) update_samples(candidates_->row(proxy->mapToSource(i).row()).seq);
@@ -171,7 +172,7 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   auto* candidates_page = new QSplitter(Qt::Vertical);
   candidates_page->addWidget(table_);
   candidates_page->addWidget(samples_);
-  candidates_page->setStretchFactor(0, 3);
+  candidates_page->setStretchFactor(0, 2);
   candidates_page->setStretchFactor(1, 1);
   history_ = new QChartView(new QChart);
   history_->setRenderHint(QPainter::Antialiasing);
@@ -524,7 +525,7 @@ void KernelView::update_samples(int selected_seq) {
     chart->setTitle("No timed samples to show: select a candidate that was timed");
     return;
   }
-  chart->setTitle("Every timed run of each (dots), its median (bar) and best (diamond), ms");
+  chart->setTitle("Every timed run (dots), the median (red square) and the best (green diamond)");
   auto* dots = new QScatterSeries;
   dots->setName("timed runs");
   dots->setMarkerSize(7);
@@ -562,8 +563,10 @@ void KernelView::update_samples(int selected_seq) {
   rows->setRange(-0.6, static_cast<double>(shown.size()) - 0.4);
   auto* ax = new QValueAxis;
   ax->setTitleText("ms per run");
+  ax->setLabelFormat("%.4g");
   double pad = std::max((hi - lo) * 0.08, hi * 0.02);
   ax->setRange(std::max(0.0, lo - pad), hi + pad);
+  ax->applyNiceNumbers();
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(rows, Qt::AlignLeft);
   for (QScatterSeries* s : {dots, medians, bests}) {

@@ -83,8 +83,9 @@ void compare_and_wait(beamlab::gui::CompareView* view, F compare) {
 }
 
 // Every view with the newest search's most improved kernel (or o.kernel) open, as PNGs in
-// `dir`; Compare twice: the default runs (compare.png) and the kernel's heuristic against its
-// winner (compare_kernel.png). 0 when all saved.
+// `dir` (the Kernel view's code side by side and candidates too); Compare twice: the default runs
+// (compare.png) and the kernel's heuristic against its winner (compare_kernel.png). 0 when all
+// saved.
 int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const ShotOptions& o) {
   using beamlab::gui::MainWindow;
   bool loaded = false, tuned = false, profiled = o.program.isEmpty();
@@ -134,9 +135,11 @@ int save_screenshots(beamlab::gui::MainWindow& w, const QString& dir, const Shot
       if (a != 0 && a != b) compare_and_wait(compare, [&] { compare->compare_runs(a, b); });
     }
     failed += !save(names[i]);
-    if (i == MainWindow::kernel_tab) { // and its IR and assembly side by side
+    if (i == MainWindow::kernel_tab) { // and its IR and assembly side by side, its candidates
       w.kernel_view()->tabs()->setCurrentIndex(2);
       failed += !save("kernel_code");
+      w.kernel_view()->tabs()->setCurrentIndex(3);
+      failed += !save("kernel_candidates");
     }
     if (i == MainWindow::compare_tab && row) {
       auto [a, b] = compare->picked_candidates();

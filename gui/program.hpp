@@ -42,6 +42,7 @@ struct ProgramKernel {
   // What a database says of it (store.hpp's note_standing; unset without one):
   std::optional<double> gain; ///< its newest search's speedup over the heuristic (paired)
   bool tie = false;           ///< that search found nothing faster than the heuristic
+  bool heuristic_won = false; ///< that search's winner is the heuristic's own plan
   bool tuned = false;         ///< the plan that ran is that search's winner
   std::optional<double> roof; ///< its median's fraction of this device's roof
   std::string bound;          ///< that roof: "compute" or a memory level ("L2", "DRAM")

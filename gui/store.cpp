@@ -199,6 +199,7 @@ Expected<ProgramProfile> note_standing(const std::string& path, ProgramProfile p
       for (auto t = searches.rbegin(); t != searches.rend(); ++t) {
         if (tuner::tried_by_hand(*t) || t->status != db::TuningStatus::done) continue;
         k.tie = t->tie_with_heuristic;
+        k.heuristic_won = !t->winner_opts.empty() && t->winner_opts == t->heuristic_opts;
         if (t->speedup)
           k.gain = t->speedup->estimate;
         else if (t->heuristic_ms && t->winner_ms && *t->winner_ms > 0)

@@ -201,11 +201,12 @@ public:
 
 namespace {
 
-// "tuned 3.20x", "tie with the heuristic", "3.20x, not this plan", "not searched"; sorted by the
-// gain a search found, unsearched kernels last.
+// "tuned 3.20x", "heuristic's plan won", "tie with the heuristic", "3.20x, not this plan", "not
+// searched"; sorted by the gain a search found, unsearched kernels last.
 QTableWidgetItem* tuned_item(const ProgramKernel& k) {
   if (k.once) return new NumberItem(QStringLiteral("-"), -1);
   if (!k.gain) return new NumberItem(QObject::tr("not searched"), 0);
+  if (k.heuristic_won) return new NumberItem(QObject::tr("heuristic's plan won"), 1.0);
   QString text = k.tie     ? QObject::tr("tie with the heuristic")
                  : k.tuned ? QObject::tr("tuned %1x").arg(*k.gain, 0, 'f', 2)
                            : QObject::tr("%1x, not this plan").arg(*k.gain, 0, 'f', 2);
@@ -232,7 +233,8 @@ TimingView::TimingView(QWidget* parent) : QWidget(parent) {
          "memory level its data fits in), as Runs and the Roofline judge it"));
   table_->horizontalHeaderItem(kTuned)->setToolTip(
       tr("its newest search's speedup over the heuristic (paired), and whether the plan that "
-         "ran is that search's winner; 'not searched' where the database has none"));
+         "ran is that search's winner; 'heuristic's plan won' where the search found none "
+         "better; 'not searched' where the database has none"));
   table_->horizontalHeaderItem(kSpread)->setToolTip(
       tr("the interquartile range of its runs over their median"));
   table_->horizontalHeaderItem(kShare)->setToolTip(

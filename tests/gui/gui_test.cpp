@@ -1254,6 +1254,28 @@ TEST_F(GuiTest, TimingSaysWhatTuningFoundAndEachKernelsRoof) {
   QString roof = t->item(0, TimingView::kRoof)->text();
   EXPECT_NE(roof, "-");
   EXPECT_TRUE(roof.endsWith("compute") || roof.endsWith("L1")) << roof.toStdString();
+  // A newer search whose winner is the heuristic's own plan: no "tuned 1.00x".
+  std::string ran = w->program_profile()->kernels[0].opts;
+  {
+    db::Database db(path_);
+    int64_t run = db.begin_run({.device_id = db.upsert_device(tuner::this_device()),
+                                .kind = db::RunKind::tune,
+                                .label = "again",
+                                .command = "beamlab tune",
+                                .settings = "{}",
+                                .git_revision = "",
+                                .host = "test"});
+    db::Tuning t = db.open_tuning(run, db.upsert_kernel(tuner::kernel_record(matmul_)), 2,
+                                  "again", "{}", "", 0);
+    t.status = db::TuningStatus::done;
+    t.heuristic_opts = t.winner_opts = ran;
+    t.heuristic_ms = t.winner_ms = 0.5;
+    db.finish_tuning(t);
+    db.end_run(run, db::RunStatus::done);
+  }
+  w->profile("matmul M=32 N=32 K=32");
+  ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();
+  EXPECT_EQ(w->timing_view()->table()->item(0, TimingView::kTuned)->text(), "heuristic's plan won");
   // A kernel no search has seen.
   w->profile("a.exp(); a=24x40");
   ASSERT_TRUE(program.wait(60000)) << w->message().toStdString();

@@ -82,6 +82,7 @@ void TrendView::set_trend(const Trend& trend) {
   auto* ay = new QValueAxis;
   ay->setTitleText("ms per run");
   ay->setRange(0, top > 0 ? top * 1.15 : 1);
+  ay->applyNiceNumbers();
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
   for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{band, median, changes}) {

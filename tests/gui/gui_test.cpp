@@ -226,8 +226,8 @@ TEST_F(GuiTest, KernelsSharingANameCarryAShortHash) {
   EXPECT_TRUE(labels.count(matmul_.name + " #abcdef"));
   EXPECT_TRUE(labels.count(add_task(4096).name)); // alone: no hash
   for (int r = 0; r < m->rowCount(); ++r)
-    EXPECT_TRUE(m->index(r, kernels_col::name).data(Qt::ToolTipRole).toString().contains(
-        "AST hash"));
+    EXPECT_TRUE(
+        m->index(r, kernels_col::name).data(Qt::ToolTipRole).toString().contains("AST hash"));
 }
 
 // Issue 40, item 3: the Runs table names the statistic of each figure (header tooltips), the
@@ -1106,7 +1106,9 @@ TEST_F(GuiTest, AWorkloadsTrendAcrossBenchRunsMarksItsChangePoints) {
   EXPECT_EQ(t->points("median"), 4);
   EXPECT_EQ(t->points("change point"), 1);
   EXPECT_TRUE(t->chart()->title().contains("4 bench run(s)")) << t->chart()->title().toStdString();
-  EXPECT_TRUE(t->note().contains("1 regression(s) and 0 improvement(s)")) << t->note().toStdString();
+  EXPECT_TRUE(t->note().contains("1 regression(s) and 0 improvement(s)"))
+      << t->note().toStdString();
+  save_screenshot(t, "trend");
   // A measurement no other run has: one point, and the note says a trend needs two.
   Expected<Trend> alone = load_trend(path_, newest.run.id, reports::Section::suite, "none");
   ASSERT_TRUE(alone) << alone.error();
@@ -1139,7 +1141,8 @@ TEST_F(GuiTest, TablesExportAsCsvOrJsonAndChartsAsPngOrSvg) {
   w->kernels_view()->setFocus();
   w->kernels_proxy()->setFilterFixedString("thread");
   ASSERT_FALSE(w->export_current(QString::fromStdString(file("k.json"))).has_value());
-  QJsonArray rows = QJsonDocument::fromJson(QByteArray::fromStdString(read(file("k.json")))).array();
+  QJsonArray rows =
+      QJsonDocument::fromJson(QByteArray::fromStdString(read(file("k.json")))).array();
   ASSERT_EQ(rows.size(), 1);
   EXPECT_EQ(rows[0].toObject()["Kernel"].toString().toStdString(), matmul_.name);
   EXPECT_EQ(rows[0].toObject()["Candidates"].toDouble(), 5);
@@ -1265,8 +1268,8 @@ TEST_F(GuiTest, TimingSaysWhatTuningFoundAndEachKernelsRoof) {
                                 .settings = "{}",
                                 .git_revision = "",
                                 .host = "test"});
-    db::Tuning t = db.open_tuning(run, db.upsert_kernel(tuner::kernel_record(matmul_)), 2,
-                                  "again", "{}", "", 0);
+    db::Tuning t = db.open_tuning(run, db.upsert_kernel(tuner::kernel_record(matmul_)), 2, "again",
+                                  "{}", "", 0);
     t.status = db::TuningStatus::done;
     t.heuristic_opts = t.winner_opts = ran;
     t.heuristic_ms = t.winner_ms = 0.5;

@@ -338,8 +338,16 @@ private:
     const KernelBufferSpec& out = t.specs[0];
     size_t out_bytes = t.output->bytes();
     std::vector<void*> ptrs = {t.output->data()};
+    int run_count = 0;
     auto run_once = [&] {
       auto t0 = std::chrono::steady_clock::now();
+      // Test faults: the first run of each request 5 ms late (what waking the threads costs
+      // a small kernel on a VM, magnified), or every run.
+      if ((fault == "slow_first_run" && run_count == 0) || fault == "slow_runs")
+        for (auto end = t0 + std::chrono::milliseconds(5);
+             std::chrono::steady_clock::now() < end;) {
+        }
+      ++run_count;
       kernel.run(ptrs, opts_.threads);
       if (fault == "endless_loop")
         for (volatile unsigned spin = 0;; spin = spin + 1) {
@@ -360,9 +368,18 @@ private:
       if (fault.starts_with("probe:")) m.header["probe"] = probe_forbidden(fault.substr(6));
       check_ms.push_back(run_once());
       if (n == 0 && runs > 0) {
-        early = cutoff > 0 && check_ms.back() > cutoff;
-        for (int i = 1; i < warmup && !early; ++i) early = cutoff > 0 && run_once() > cutoff;
-        if (early) samples.push_back(check_ms.back());
+        // One run past the cutoff is no verdict: the first of a request pays for waking the
+        // worker's threads, asleep since its last request (35-65 us on a 2-core VM, more than
+        // a small kernel's whole time: BEAM stopped 3.5x "slow" variants of a 0.02 ms plan).
+        // The run after it must be past the cutoff too.
+        if (cutoff > 0 && check_ms.back() > cutoff) {
+          double again = run_once();
+          early = again > cutoff;
+          if (early) samples.push_back(std::min(check_ms.back(), again));
+        }
+        for (int i = 1; i < warmup && !early; ++i)
+          if (double ms = run_once(); cutoff > 0 && ms > cutoff)
+            early = true, samples.push_back(ms);
         for (int i = 0; i < runs && !early; ++i) {
           samples.push_back(run_once());
           early = cutoff > 0 && samples.back() > cutoff;

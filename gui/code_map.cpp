@@ -54,29 +54,38 @@ namespace {
 
 // A basic block of the assembly: from its label (".LBB0_4:" or "# %bb.5:") to the line before
 // the next block's, with the annotations LLVM's verbose assembly gives it ("This Loop Header",
-// "in Loop: Header=BB0_1", "Parent Loop BB0_1").
+// "in Loop: Header=BB0_1", "Parent Loop BB0_1"). A listing may hold several functions (a
+// kernel's stages, each its own module, all with labels .LBB0_*): blocks know theirs.
 struct AsmBlock {
   std::string label; ///< ".LBB0_4"; "" for a fall-through block ("# %bb.5:")
   std::string ir_block;
   std::string notes; ///< its label line's and annotation lines' text
   int first_line = 0, last_line = 0;
+  int function = 0;
+  std::string loop;                   ///< the innermost loop it is in: "BB0_1"; "" none
+  std::vector<std::string> ancestors; ///< a loop header's: the loops around its loop
 };
 
 std::vector<AsmBlock> asm_blocks(const std::vector<std::string>& lines) {
   static const std::regex label_re(R"(^(\.LBB[0-9_]+):)");
-  static const std::regex start_re(R"(^(\.LBB[0-9_]+:|# %bb\.[0-9]+:|[A-Za-z_$][\w.$]*:))");
+  static const std::regex block_re(R"(^(\.LBB[0-9_]+:|# %bb\.[0-9]+:))");
+  static const std::regex function_re(R"(^[A-Za-z_$][\w.$]*:)");
   std::vector<AsmBlock> blocks;
   bool in_notes = false;
+  int function = 0;
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const std::string& line = lines[static_cast<size_t>(i)];
     std::smatch m;
-    if (std::regex_search(line, m, start_re)) {
+    bool starts_function = std::regex_search(line, m, function_re);
+    if (starts_function || std::regex_search(line, m, block_re)) {
       if (!blocks.empty()) blocks.back().last_line = i - 1;
+      if (starts_function && !blocks.empty()) ++function;
       AsmBlock b;
       if (std::regex_search(line, m, label_re)) b.label = m[1].str();
       b.ir_block = block_comment(line);
       b.notes = line;
       b.first_line = b.last_line = i;
+      b.function = function;
       blocks.push_back(std::move(b));
       in_notes = true;
       continue;
@@ -89,6 +98,18 @@ std::vector<AsmBlock> asm_blocks(const std::vector<std::string>& lines) {
       blocks.back().notes += "\n" + line;
     else
       in_notes = false;
+  }
+  static const std::regex in_loop(R"(in Loop: Header=(BB[0-9_]+))");
+  static const std::regex parent(R"(Parent Loop (BB[0-9_]+))");
+  for (AsmBlock& b : blocks) {
+    std::smatch m;
+    if (!b.label.empty() && b.notes.find("Loop Header") != std::string::npos)
+      b.loop = b.label.substr(2);
+    else if (std::regex_search(b.notes, m, in_loop))
+      b.loop = m[1].str();
+    for (auto it = std::sregex_iterator(b.notes.begin(), b.notes.end(), parent);
+         it != std::sregex_iterator(); ++it)
+      b.ancestors.push_back((*it)[1].str());
   }
   return blocks;
 }
@@ -111,7 +132,7 @@ std::vector<AsmLoop> asm_loops(const std::string& assembly) {
     l.first_line = h.first_line;
     // Its blocks: those LLVM annotates as in it or in a loop inside it (block placement can
     // put the header below its body, entered by a jump and looped back to by falling through),
-    // and those between the header and the last branch back to it.
+    // and unannotated ones between the header and the last branch to it.
     int back = h.first_line;
     for (int j = h.first_line + 1; j < static_cast<int>(lines.size()); ++j) {
       const std::string& s = lines[static_cast<size_t>(j)];
@@ -120,12 +141,23 @@ std::vector<AsmLoop> asm_loops(const std::string& assembly) {
           s.compare(s.size() - l.label.size(), l.label.size(), l.label) == 0)
         back = j;
     }
-    const std::regex member("(Header=|Parent Loop )" + l.label.substr(2) + "\\b");
-    l.last_line = back;
+    // Loops inside it: their headers name it among their ancestors (in this function).
+    const std::string name = l.label.substr(2);
+    auto inside = [&](const AsmBlock& b) {
+      if (b.function != h.function || b.loop.empty()) return false;
+      if (b.loop == name) return true;
+      for (const AsmBlock& g : blocks)
+        if (g.function == h.function && g.loop == b.loop && !g.label.empty() &&
+            g.label.substr(2) == b.loop)
+          return std::find(g.ancestors.begin(), g.ancestors.end(), name) != g.ancestors.end();
+      return false;
+    };
+    l.last_line = h.last_line;
     std::vector<const AsmBlock*> members;
     for (const AsmBlock& b : blocks)
-      if (&b == &h || std::regex_search(b.notes, member) ||
-          (b.first_line > h.first_line && b.first_line <= back)) {
+      if (&b == &h || inside(b) ||
+          (b.function == h.function && b.loop.empty() && b.first_line > h.first_line &&
+           b.first_line <= back)) {
         members.push_back(&b);
         l.last_line = std::max(l.last_line, b.last_line);
       }

@@ -220,8 +220,8 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
                       .arg(k.bytes)
                       .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
   update_history();
-  update_samples(-1);
-  if (same_kernel) return; // a live reload: keep the plan being edited
+  update_samples(same_kernel ? samples_selected_ : -1); // a live reload keeps the selected row
+  if (same_kernel) return;                              // a live reload: keep the plan being edited
   auto task = tuner::task_from_record(k);
   if (!task) {
     task_.reset();
@@ -299,8 +299,7 @@ void KernelView::clear() {
   loops_->clear();
   loop_data_.clear();
   candidates_->set_rows({});
-  history_->chart()->removeAllSeries();
-  for (QAbstractAxis* a : history_->chart()->axes()) history_->chart()->removeAxis(a);
+  clear_chart(history_->chart());
   update_samples(-1);
 }
 
@@ -422,8 +421,7 @@ void KernelView::measure() {
 
 void KernelView::update_history() {
   QChart* chart = history_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  clear_chart(chart);
   chart->setTitle("Timing history of " + qstr(detail_.row.kernel.name));
   auto* tuned = new QLineSeries;
   tuned->setName("tuned (winner of each search)");
@@ -495,9 +493,9 @@ void KernelView::update_history() {
 void KernelView::show_samples_of(int seq) { update_samples(seq); }
 
 void KernelView::update_samples(int selected_seq) {
+  samples_selected_ = selected_seq;
   QChart* chart = samples_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  clear_chart(chart);
   sample_rows_.clear();
   // The heuristic (#1), the winner and the selected candidate, each once, bottom up.
   std::vector<std::pair<const db::CandidateRow*, QString>> shown;

@@ -107,6 +107,7 @@ private:
   QChartView* history_;
   QChartView* samples_;
   QStringList sample_rows_;
+  int samples_selected_ = -1; ///< the candidate the strip shows beside the heuristic and winner
 };
 
 } // namespace beamlab::gui

@@ -473,10 +473,11 @@ void MainWindow::show_trend(reports::Section section, const std::string& key) {
   if (!trend_view_) trend_view_ = new TrendView(this);
   std::string p = db_path_;
   int64_t run = run_id_;
+  int serial = ++trend_serial_;
   run_async(
       this, [p, run, section, key] { return load_trend(p, run, section, key); },
-      [this, p](const Expected<Trend>& t) {
-        if (p != db_path_) return; // another database
+      [this, p, serial](const Expected<Trend>& t) {
+        if (p != db_path_ || serial != trend_serial_) return; // another database, a later trend
         if (t)
           trend_view_->set_trend(*t);
         else

@@ -149,6 +149,7 @@ private:
   QSortFilterProxyModel *runs_proxy_, *kernels_proxy_, *measurements_proxy_;
   QTableView *runs_view_, *kernels_view_, *measurements_view_;
   TrendView* trend_view_ = nullptr;
+  int trend_serial_ = 0; ///< the newest trend asked for (an older answer is dropped)
   QLineEdit* filter_;
   QComboBox* program_;
   KernelView* kernel_view_;

@@ -48,8 +48,7 @@ QString RoofLineView::title() const { return view_->chart()->title(); }
 
 void RoofLineView::clear() {
   QChart* chart = view_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  clear_chart(chart);
   chart->setTitle({});
   candidates_ = winner_ = over_ = nullptr;
   message_->setText("Open a kernel to see its candidates on the roofline.");

@@ -143,6 +143,14 @@ public:
 
 } // namespace
 
+void clear_chart(QChart* chart) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+}
+
 void make_reading_table(QAbstractItemView* view) {
   view->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view->setTabKeyNavigation(false);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <QAbstractItemView>
+#include <QChart>
 #include <QColor>
 #include <QRegularExpression>
 #include <QSyntaxHighlighter>
@@ -59,6 +60,10 @@ QString p_text(double p);
 /// (arrows move inside), whole rows selected, and sort arrows that point the way the rows run
 /// (down: largest first).
 void make_reading_table(QAbstractItemView* view);
+
+/// Removes `chart`'s series and axes and deletes them (removeAxis alone hands an axis back to
+/// the caller, leaking it on every redraw).
+void clear_chart(QChart* chart);
 
 /// A table cell showing `text` that sorts by `value` (a time, a ratio, a p-value).
 class NumberItem : public QTableWidgetItem {

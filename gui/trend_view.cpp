@@ -31,16 +31,14 @@ TrendView::TrendView(QWidget* parent) : QDialog(parent) {
 
 void TrendView::set_error(const QString& message) {
   QChart* chart = chart_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  clear_chart(chart);
   chart->setTitle({});
   note_->setText("<span style='color:#d62728'>" + message.toHtmlEscaped() + "</span>");
 }
 
 void TrendView::set_trend(const Trend& trend) {
   QChart* chart = chart_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  clear_chart(chart);
   setWindowTitle("Trend of " + qstr(trend.name));
   chart->setTitle(QString("%1 across %2 bench run(s) on %3")
                       .arg(qstr(trend.name))
@@ -51,6 +49,8 @@ void TrendView::set_trend(const Trend& trend) {
   median->setPointsVisible(true);
   auto *low = new QLineSeries, *high = new QLineSeries;
   auto* band = new QAreaSeries(high, low);
+  high->setParent(band); // the area series doesn't own its edges
+  low->setParent(band);
   band->setName("interquartile range");
   band->setColor(QColor(0x1f, 0x77, 0xb4, 60));
   band->setBorderColor(Qt::transparent);

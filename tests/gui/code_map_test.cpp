@@ -95,6 +95,62 @@ TEST(CodeMap, ALoopWithItsHeaderBelowItsBodyCountsItsBlocks) {
   EXPECT_EQ(loops[0].vector_bits, 512);
 }
 
+// Two loops nested with the outer header below its body, the inner loop's blocks annotated
+// only with the inner header; then a second function (a kernel's next stage, its own module)
+// whose loop has the same label. Each loop counts its own blocks and its inner loop's, never
+// the other function's.
+TEST(CodeMap, NestedLoopsAndSeveralFunctionsKeepTheirOwnBlocks) {
+  const char* listing = "beamlab_kernel:                 # @beamlab_kernel\n"
+                        "# %bb.0:                        # %entry\n"
+                        "\tjmp\t.LBB0_1\n"
+                        ".LBB0_2:                        # %inner\n"
+                        "                                #   Parent Loop BB0_1 Depth=1\n"
+                        "                                # =>  This Inner Loop Header: Depth=2\n"
+                        "\tvaddps\t%zmm0, %zmm1, %zmm1\n"
+                        "\ttestq\t%rax, %rax\n"
+                        "\tje\t.LBB0_5\n"
+                        "# %bb.6:                        # %inner.more\n"
+                        "                                #   in Loop: Header=BB0_2 Depth=2\n"
+                        "\tvmulps\t%zmm0, %zmm1, %zmm1\n"
+                        ".LBB0_5:                        # %inner.latch\n"
+                        "                                #   in Loop: Header=BB0_2 Depth=2\n"
+                        "\tdecq\t%rcx\n"
+                        "\tjne\t.LBB0_2\n"
+                        "# %bb.3:                        # %outer.latch\n"
+                        "                                #   in Loop: Header=BB0_1 Depth=1\n"
+                        "\tincq\t%rdx\n"
+                        "\tcmpq\t$8, %rdx\n"
+                        "\tje\t.LBB0_4\n"
+                        ".LBB0_1:                        # %outer\n"
+                        "                                # =>This Loop Header: Depth=1\n"
+                        "                                #     Child Loop BB0_2 Depth 2\n"
+                        "\tmovq\t$16, %rcx\n"
+                        "\tjmp\t.LBB0_2\n"
+                        ".LBB0_4:                        # %exit\n"
+                        "\tretq\n"
+                        "\t.cfi_endproc\n"
+                        "beamlab_kernel_combine:         # @beamlab_kernel_combine\n"
+                        "# %bb.0:                        # %entry\n"
+                        ".LBB0_1:                        # %body\n"
+                        "                                # =>This Inner Loop Header: Depth=1\n"
+                        "\tvmovups\t(%rdi), %zmm0\n"
+                        "\taddq\t$64, %rdi\n"
+                        "\tjne\t.LBB0_1\n"
+                        "# %bb.2:                        # %exit\n"
+                        "\tretq\n";
+  std::vector<AsmLoop> loops = asm_loops(listing);
+  ASSERT_EQ(loops.size(), 3u);
+  const AsmLoop &inner = loops[0], &outer = loops[1], &other = loops[2];
+  EXPECT_EQ(inner.ir_block, "inner");
+  EXPECT_EQ(inner.instructions, 6); // its header's three, inner.more's one, its latch's two
+  EXPECT_EQ(outer.ir_block, "outer");
+  EXPECT_EQ(outer.instructions, 11); // the inner loop's six, its latch's three, its header's two
+  EXPECT_LT(outer.last_line, 29);    // not into the next function
+  EXPECT_EQ(other.ir_block, "body");
+  EXPECT_EQ(other.instructions, 3);
+  EXPECT_EQ(other.memory_operands, 1);
+}
+
 // A matmul with 16 lanes: its innermost loop does FMAs on vectors, and every loop's header
 // block is a block of the IR, whose assembly starts at that loop.
 TEST(CodeMap, ARealKernelsLoopsLeadToTheirIrBlocks) {

@@ -259,7 +259,7 @@ TEST_F(SandboxTest, AnUnwrittenElementFailsThroughTheSentinel) {
 
 // The first run of a request can pay for waking the worker's threads; a run past the cutoff
 // stops the candidate only when the run after it is past it too. A candidate whose first run
-// alone is 5 ms late is timed in full; one whose every run is, is stopped, its faster run kept.
+// alone is 50 ms late is timed in full; one whose every run is, is stopped, its faster run kept.
 TEST_F(SandboxTest, OneRunPastTheCutoffIsNoVerdictTwoAre) {
   std::string ref = reference();
   auto timed = [&](const std::string& fault) {
@@ -267,7 +267,8 @@ TEST_F(SandboxTest, OneRunPastTheCutoffIsNoVerdictTwoAre) {
     CallResult c = box.call(compile_request("UPCAST(1,16) THREAD(0,2)", fault), 30);
     EXPECT_EQ(c.reply.header.value("status", ""), "ok") << c.reply.header.dump();
     Message run = run_request(3);
-    run.header["cutoff_ms"] = 2.0; // the matmul runs in microseconds
+    run.header["cutoff_ms"] =
+        20.0; // the matmul runs in microseconds; a loaded machine leaves margin
     CallResult r = box.call(run, 30);
     EXPECT_EQ(r.status, CallStatus::ok) << r.detail;
     return r.reply.header;
@@ -276,12 +277,12 @@ TEST_F(SandboxTest, OneRunPastTheCutoffIsNoVerdictTwoAre) {
   EXPECT_EQ(first.value("status", ""), "ok") << first.dump();
   EXPECT_FALSE(first.value("early_stop", true)) << first.dump();
   ASSERT_EQ(first.at("samples_ms").size(), 3u) << first.dump();
-  for (double ms : first.at("samples_ms")) EXPECT_LT(ms, 2.0) << first.dump();
-  EXPECT_GE(first.at("check_ms")[0].get<double>(), 5.0) << first.dump();
+  for (double ms : first.at("samples_ms")) EXPECT_LT(ms, 20.0) << first.dump();
+  EXPECT_GE(first.at("check_ms")[0].get<double>(), 50.0) << first.dump();
   json every = timed("slow_runs");
   EXPECT_TRUE(every.value("early_stop", false)) << every.dump();
   ASSERT_EQ(every.at("samples_ms").size(), 1u) << every.dump();
-  EXPECT_GE(every.at("samples_ms")[0].get<double>(), 5.0) << every.dump();
+  EXPECT_GE(every.at("samples_ms")[0].get<double>(), 50.0) << every.dump();
 }
 
 TEST_F(SandboxTest, FaultsAreClassifiedAndTheNextCandidateStillMeasures) {

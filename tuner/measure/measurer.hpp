@@ -61,7 +61,7 @@ struct Timing {
   std::vector<size_t> checks; ///< check indices to run (empty: the first)
   int warmup = 1;             ///< untimed runs (the first check's run is one)
   int runs = 0;               ///< timed runs after the checks
-  double cutoff_ms = 0;       ///< a run slower than this stops the candidate (0: none)
+  double cutoff_ms = 0;       ///< two runs in a row slower than this stop the candidate (0: none)
   bool drop = true;           ///< free the compiled candidate afterwards
   bool round = false;         ///< a finalists' re-measurement round (not the search's timing)
 };

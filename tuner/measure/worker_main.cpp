@@ -29,7 +29,8 @@
 // With --allow-faults (tests only) a compile request's "fault" plants a failure in that
 // candidate: "abort_in_compile", "slow_compile" (1.5 s of work before it compiles), and while
 // running "open_file" (a syscall the filter denies),
-// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element); or a hostile
+// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element), "slow_first_run"
+// (a request's first run 50 ms late), "slow_runs" (every run 50 ms late); or a hostile
 // reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
 // "reply_negative_code_bytes", "reply_bad_hash_then_exit" (and the worker exits); to its runs
 // "reply_negative_samples", "reply_many_samples", "reply_no_check_ms", "reply_short_payload",
@@ -341,10 +342,10 @@ private:
     int run_count = 0;
     auto run_once = [&] {
       auto t0 = std::chrono::steady_clock::now();
-      // Test faults: the first run of each request 5 ms late (what waking the threads costs
+      // Test faults: the first run of each request 50 ms late (what waking the threads costs
       // a small kernel on a VM, magnified), or every run.
       if ((fault == "slow_first_run" && run_count == 0) || fault == "slow_runs")
-        for (auto end = t0 + std::chrono::milliseconds(5);
+        for (auto end = t0 + std::chrono::milliseconds(50);
              std::chrono::steady_clock::now() < end;) {
         }
       ++run_count;

@@ -2,6 +2,7 @@
 #include "gui/code_map.hpp"
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -120,6 +121,11 @@ std::vector<AsmLoop> asm_loops(const std::string& assembly) {
   static const std::regex header(R"(This (Inner )?Loop Header: Depth=(\d+))");
   std::vector<std::string> lines = split_lines(assembly);
   std::vector<AsmBlock> blocks = asm_blocks(lines);
+  // Each loop header's ancestors, by function and loop name.
+  std::map<std::pair<int, std::string>, const std::vector<std::string>*> ancestors;
+  for (const AsmBlock& b : blocks)
+    if (!b.label.empty() && b.loop == b.label.substr(2))
+      ancestors[{b.function, b.loop}] = &b.ancestors;
   std::vector<AsmLoop> loops;
   for (const AsmBlock& h : blocks) {
     std::smatch m;
@@ -146,11 +152,9 @@ std::vector<AsmLoop> asm_loops(const std::string& assembly) {
     auto inside = [&](const AsmBlock& b) {
       if (b.function != h.function || b.loop.empty()) return false;
       if (b.loop == name) return true;
-      for (const AsmBlock& g : blocks)
-        if (g.function == h.function && g.loop == b.loop && !g.label.empty() &&
-            g.label.substr(2) == b.loop)
-          return std::find(g.ancestors.begin(), g.ancestors.end(), name) != g.ancestors.end();
-      return false;
+      auto a = ancestors.find({b.function, b.loop});
+      return a != ancestors.end() &&
+             std::find(a->second->begin(), a->second->end(), name) != a->second->end();
     };
     l.last_line = h.last_line;
     std::vector<const AsmBlock*> members;

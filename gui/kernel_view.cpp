@@ -167,7 +167,7 @@ KernelView::KernelView(QWidget* parent) : QWidget(parent) {
   samples_->chart()->setMargins(QMargins(4, 2, 4, 2));
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this, proxy](const QModelIndex& i) {
-            if (i.isValid()) update_samples(candidates_->row(proxy->mapToSource(i).row()).seq);
+            if (i.isValid()) show_samples_of(candidates_->row(proxy->mapToSource(i).row()).seq);
           });
   auto* candidates_page = new QSplitter(Qt::Vertical);
   candidates_page->addWidget(table_);
@@ -220,8 +220,8 @@ void KernelView::set_tuning(const TuningDetail& detail, const std::string& db_pa
                       .arg(k.bytes)
                       .arg(ms_text(t.heuristic_ms.value_or(0)), ms_text(t.winner_ms.value_or(0))));
   update_history();
-  update_samples(same_kernel ? samples_selected_ : -1); // a live reload keeps the selected row
-  if (same_kernel) return;                              // a live reload: keep the plan being edited
+  show_samples_of(same_kernel ? samples_selected_ : -1); // a live reload keeps the selected row
+  if (same_kernel) return; // a live reload: keep the plan being edited
   auto task = tuner::task_from_record(k);
   if (!task) {
     task_.reset();
@@ -300,7 +300,7 @@ void KernelView::clear() {
   loop_data_.clear();
   candidates_->set_rows({});
   clear_chart(history_->chart());
-  update_samples(-1);
+  show_samples_of(-1);
 }
 
 void KernelView::show_plan(const std::vector<Opt>& opts) {
@@ -490,10 +490,8 @@ void KernelView::update_history() {
   heuristic->setPointsVisible(true);
 }
 
-void KernelView::show_samples_of(int seq) { update_samples(seq); }
-
-void KernelView::update_samples(int selected_seq) {
-  samples_selected_ = selected_seq;
+void KernelView::show_samples_of(int seq) {
+  samples_selected_ = seq;
   QChart* chart = samples_->chart();
   clear_chart(chart);
   sample_rows_.clear();
@@ -514,7 +512,7 @@ void KernelView::update_samples(int selected_seq) {
     if (c.seq == 1) heuristic = &c;
     if (!winner && !t.winner_opts.empty() && c.opts == t.winner_opts && c.status == "ok")
       winner = &c;
-    if (c.seq == selected_seq) selected = &c;
+    if (c.seq == seq) selected = &c;
   }
   add(heuristic, "heuristic");
   add(winner, "winner");

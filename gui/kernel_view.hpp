@@ -66,7 +66,8 @@ public:
   QChart* samples_chart() const { return samples_->chart(); }
   /// The strip's rows, bottom up: "#1 heuristic", "#7 winner", "#12 selected".
   QStringList sample_rows() const { return sample_rows_; }
-  /// Shows candidate `seq`'s samples in the strip beside the heuristic's and the winner's.
+  /// Shows candidate `seq`'s samples in the strip beside the heuristic's and the winner's (-1:
+  /// theirs alone).
   void show_samples_of(int seq);
 
 Q_SIGNALS:
@@ -79,7 +80,6 @@ private:
   void refresh_code();
   void measure();
   void update_history();
-  void update_samples(int selected_seq);
   void add_opt();
   void remove_opt();
 

@@ -166,7 +166,7 @@ Expected<TuningDetail> load_tuning(const std::string& path, int64_t tuning_id) {
           std::count_if(d.history.begin(), d.history.end(), [&](const db::Tuning& h) {
             return h.run_id < p.run_id && !tuner::tried_by_hand(h);
           }));
-      d.bench_points.push_back({p.run_id, std::move(p.samples_ms), before, p.change});
+      d.bench_points.push_back({std::move(p), before});
     }
     return d;
   });

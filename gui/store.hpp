@@ -44,6 +44,17 @@ struct RunDetail {
   std::vector<reports::Measurement> measured;
 };
 
+/// One measurement (a workload, a kernel or a suite entry) across the bench runs of one device,
+/// oldest first: each run's samples (a kernel's pooled over its workloads, as the reports read
+/// a run) and, against the run before, the reports' verdict: a change point where it is a
+/// regression or an improvement.
+struct TrendPoint {
+  int64_t run_id = 0;
+  std::string when; ///< "2026-11-21 10:00" (UTC)
+  std::vector<double> samples_ms;
+  reports::Verdict change = reports::Verdict::unknown;
+};
+
 struct TuningDetail {
   KernelRow row;
   db::Run run;
@@ -59,28 +70,14 @@ struct TuningDetail {
     int after_searches = 0; ///< how many of `history`'s searches came before it
   };
   std::vector<HandTry> hand_tries;
-  /// The kernel as bench runs timed it (inside their workloads), oldest first.
-  struct BenchPoint {
-    int64_t run_id = 0;
-    std::vector<double> samples_ms;
+  /// The kernel as bench runs timed it (inside their workloads), oldest first: its trend
+  /// (load_trend), each point placed among the searches.
+  struct BenchPoint : TrendPoint {
     int after_searches = 0; ///< how many of `history`'s searches came before its run
-    /// Against the bench point before it, by the reports' rule: a change point where it is a
-    /// regression or an improvement (the plan's change or the code's).
-    reports::Verdict change = reports::Verdict::unknown;
   };
   std::vector<BenchPoint> bench_points;
 };
 
-/// One measurement (a workload, a kernel or a suite entry) across the bench runs of one device,
-/// oldest first: each run's samples (a kernel's pooled over its workloads, as the reports read
-/// a run) and, against the run before, the reports' verdict: a change point where it is a
-/// regression or an improvement.
-struct TrendPoint {
-  int64_t run_id = 0;
-  std::string when; ///< "2026-11-21 10:00" (UTC)
-  std::vector<double> samples_ms;
-  reports::Verdict change = reports::Verdict::unknown;
-};
 struct Trend {
   std::string name;   ///< readable: "matmul M=256 N=256 K=256"
   std::string device; ///< "AMD EPYC, 2 cores"

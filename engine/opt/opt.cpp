@@ -132,11 +132,6 @@ public:
         *this = std::move(before);
         return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
                       std::to_string(kMaxOptLanes));
-      } else if (wide > kMaxOddLanes && !std::has_single_bit(static_cast<uint64_t>(wide))) {
-        *this = std::move(before);
-        return reject("the kernel would compute in vectors of " + std::to_string(wide) +
-                      " lanes, a power of two only up to " + std::to_string(kMaxOddLanes) +
-                      " lanes (PADTO the axis to one first)");
       }
       return {};
     }

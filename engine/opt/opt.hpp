@@ -57,10 +57,6 @@ Expected<std::vector<Opt>> parse_opts(std::string_view text);
 
 /// The widest vector a kernel may compute in (OptimizedKernel::lanes).
 inline constexpr int64_t kMaxOptLanes = 1024;
-/// Vectors wider than this must be a power of two lanes wide: LLVM splits a wider vector into
-/// halves, and halves of 16 x 14 lanes no longer line up with registers (a convolution's 16
-/// channels x 14 columns ran 30x slower than 16 x 8, shuffling every step).
-inline constexpr int64_t kMaxOddLanes = 16;
 
 struct Axis {
   int64_t extent;

@@ -7,6 +7,8 @@
 #include "engine/codegen/expand.hpp"
 #include "engine/codegen/linearize.hpp"
 #include "engine/codegen/lower.hpp"
+#include "engine/codegen/partition.hpp"
+#include "engine/codegen/split_vectors.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/support/knobs.hpp"
@@ -22,11 +24,15 @@ Expected<OptimizedKernel> optimize_kernel(const UOpPtr& ast, const std::vector<O
 
 Expected<CompiledKernel> generate_code(const UOpPtr& stage, const CompileOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  UOpPtr expanded = expand_upcasts(stage);
+  UOpPtr partitioned = partition_loops(stage);
+  print_after_step("partition", partitioned);
+  UOpPtr expanded = expand_upcasts(partitioned);
   print_after_step("expand", expanded);
   UOpPtr lowered = lower_kernel(expanded);
   print_after_step("lower", lowered);
-  std::vector<UOpPtr> program = linearize(lowered);
+  UOpPtr split = split_wide_vectors(lowered);
+  print_after_step("split", split);
+  std::vector<UOpPtr> program = linearize(split);
   if (knob_lists("BEAMLAB_PRINT_AFTER", "linearize"))
     std::fprintf(stderr, "# after linearize (%s)\n%s", options.name.c_str(),
                  print_program(program).c_str());

@@ -5,15 +5,17 @@
 //   step        what it makes                                        where
 //   schedule    the tensor graph's fused kernels, one AST each       engine/schedule (before)
 //   apply_opts  the Opts applied: one optimized AST per stage        engine/opt
+//   partition   padded loops cut: whole iterations without gates     engine/codegen/partition
 //   expand      upcast and unroll axes as vector lanes               engine/codegen/expand
 //   lower       REDUCEs as accumulators, loops closed by END         engine/codegen/lower
+//   split       vectors no register lines up with in register pieces engine/codegen/split_vectors
 //   linearize   the kernel graph as a program in order               engine/codegen/linearize
 //   emit        LLVM IR, optimized at O3, and an object              engine/codegen/llvm_emitter
 //   link        the object loaded into the JIT, callable             engine/runtime/jit_loader
 //
 // BEAMLAB_PRINT_AFTER=<step>[,<step>...] (or `all`) prints what a step made to stderr: the
-// ASTs (schedule, apply_opts, expand, lower), the program with its loops indented (linearize),
-// the optimized LLVM IR (emit), the symbol and code size (link). The rewrite passes inside the
+// ASTs (schedule, apply_opts, partition, expand, lower, split), the program with its loops
+// indented (linearize), the optimized LLVM IR (emit), the symbol and code size (link). The rewrite passes inside the
 // steps have names of their own for it too (symbolic, lower_reduce, close_loops, ...).
 #pragma once
 

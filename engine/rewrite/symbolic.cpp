@@ -269,9 +269,13 @@ UOpPtr self_compare(const Match& m) {
   return bool_const(m.root->op() != Op::CmpLt && m.root->op() != Op::CmpNe);
 }
 
+// A gated INDEX: a gate that always holds goes (a partitioned loop's whole tiles); the address
+// is simplified given the gate.
 UOpPtr simplify_gated_index(const Match& m) {
   const UOpPtr& u = m.root;
   if (u->src().size() != 3) return nullptr;
+  if (u->src(2)->is_const() && u->src(2)->const_value() != 0) // a gate that always holds
+    return u->replace_src({u->src(0), u->src(1)});
   UOpPtr addr = simplify_given(u->src(1), u->src(2));
   return addr == u->src(1) ? nullptr : u->replace_src({u->src(0), addr, u->src(2)});
 }

@@ -493,9 +493,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   //   * the output's rows are at most half a vector (a 7x7 layer's rows of 7), lanes along
   //     them would gather a load of the reduction's loop (a stride-2 convolution's input), or
   //     the reduction is long, slides a window (below) and the rows are at most 16 wide: 16
-  //     channels x the row padded to a power of two (ResNet-18's 7x7 layers, 16 channels x 8
+  //     channels x the row (5-16 columns whole, in vectors split into registers by codegen;
+  //     shorter ones padded to a power of two) (ResNet-18's 7x7 layers, 16 channels x 8
   //     columns: 3.5x over 8-lane rows x 4 channels; 512 x 7 x 7 over 512 x 3 x 3 with its weights
-  //     packed: 95 -> 170 GFLOP/s);
+  //     packed: 95 -> 170 GFLOP/s; 7 columns, not 8 padded: 1.1x);
+  //   * or the row is longer than 16, a whole number of 7 columns and not of 4 (below);
   //   * or the reduction is long and slides a window along the row (a reduce axis moves a
   //     load the row moves, by at most the row's step: a 3x3 convolution's 9 taps x channels; not a
   //     1x1's channels: 14-wide rows ran at 0.6x this way) and the row a whole number of 4 or 8
@@ -537,11 +539,15 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
          blocks = long_window && columns >= 4 && row.extent % (2 * width) != 0;
     bool short_rows =
         2 * row.extent <= width || (gathered && !blocks) || (long_window && row.extent <= 16);
+    // A row longer than 16 of whole 7-column tiles and no whole 4-column ones (a Winograd GEMM's
+    // 49 tiles of a 7x7 map) takes them, not a row padded to vectors (0.61 -> 0.46-0.51 ms;
+    // 28 and 196 keep theirs: 4-column tiles, measured equal at 196).
+    bool sevens = !short_rows && row.extent > 16 && row.extent % 4 != 0 && row.extent % 7 == 0;
     // Channels in lanes store each vector scattered, a lane to a plane: that pays only after a
     // reduction of two vectors or more per lane (not a Winograd input transform's 16 taps into
     // 16 planes, each a plane of rows: rows in lanes ran it 1.5x faster).
     bool amortized = reduction >= 2 * width;
-    if ((short_rows || blocks) && amortized && (blocked_load || packable >= 0) &&
+    if ((short_rows || blocks || sevens) && amortized && (blocked_load || packable >= 0) &&
         tile.extent % width == 0 && width <= kBlock) {
       if (short_rows) {
         // A row of 5 to 16 columns is the tile whole (7 columns compute in 112-lane vectors,
@@ -556,6 +562,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         // 7x7, 32 x 8: 1.2-1.3x over 16 x 8). More vectors for shorter rows were not measured.
         if (columns <= 8 && tile.extent % (2 * width) == 0) vectors = 2;
       } else {
+        if (sevens) columns = 7;
         while (vectors * 2 * columns <= 16 && tile.extent % (vectors * 2 * width) == 0)
           vectors *= 2;
       }

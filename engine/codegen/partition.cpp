@@ -34,9 +34,9 @@ void split_conjunction(const UOpPtr& gate, std::vector<UOpPtr>& out) {
 }
 
 // The clauses of the gates of the memory accesses inside reductions' bodies.
-std::vector<UOpPtr> hot_clauses(const UOpPtr& store) {
+std::vector<UOpPtr> hot_clauses(const UOpPtr& root) {
   std::vector<UOpPtr> out;
-  for (const UOpPtr& u : toposort(store)) {
+  for (const UOpPtr& u : toposort(root)) {
     if (u->op() != Op::Reduce) continue;
     for (const UOpPtr& n : toposort(u->src(0)))
       if (n->op() == Op::Index && n->src().size() > 2) split_conjunction(n->src(2), out);
@@ -146,6 +146,7 @@ std::vector<UOpPtr> cut(std::vector<UOpPtr> effects, size_t budget, int64_t& nex
 } // namespace
 
 UOpPtr partition_loops(const UOpPtr& ast) {
+  if (hot_clauses(ast).empty()) return ast; // most kernels: no gate inside a reduction
   int64_t next_axis = 0;
   for (const UOpPtr& u : toposort(ast))
     if (u->op() == Op::Range) next_axis = std::max(next_axis, range_axis(*u) + 1);

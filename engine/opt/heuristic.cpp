@@ -533,7 +533,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         packable = inputs[j];
     }
     // Rows of whole power-of-two blocks of columns take vectors of channels; other rows up to
-    // 16 wide (14: 240 GFLOP/s this way, 224 as 64 channels x 2 columns) are padded.
+    // 16 wide (14: 240 GFLOP/s this way, 224 as 64 channels x 2 columns) are the tile whole
+    // from 5 columns up (below), padded below that.
     int64_t columns = std::min<int64_t>(row.extent & -row.extent, 8), vectors = 1;
     bool long_window = reduction >= 256 && window,
          blocks = long_window && columns >= 4 && row.extent % (2 * width) != 0;
@@ -637,8 +638,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // Whole vectors of channels over a short row of positions (a 1x1 convolution on channel
     // blocks at 14x14 or 7x7): fewer than 8 accumulators leave the FMA pipes waiting, so the
     // tile takes positions of a second axis the same loads don't move along (14x14: 2 columns
-    // x 2 rows x 2 vectors, 0.15 -> 0.05 ms), or else the row padded to 8 (7x7: 8 columns x 2
-    // vectors, 0.24 -> 0.07 ms; 49 positions as 56), where that wastes at most an eighth.
+    // x 2 rows x 2 vectors, 0.15 -> 0.05 ms), or else tiles of the row (7x7: 8 columns x 2
+    // vectors, 0.24 -> 0.07 ms; 49 positions as 7 x 7 now, below).
     // Only where the vector is the output's whole contiguous axis (channels of one position):
     // a matmul's rows of odd length keep their plans.
     int64_t accumulators = (lanes / width) * (tiled ? *t : 1);

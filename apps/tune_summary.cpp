@@ -247,6 +247,18 @@ void print_summary(const tuner::BatchReport& r, const SummaryPlace& at, std::FIL
              "speedup: the heuristic's time over the tuned plan's, paired by re-measurement round "
              "(95% CI; 'tie': the interval includes 1); in-proc: the same timed in this process "
              "before caching\n");
+  // Kernels searched by this run (or the one it resumes); a cached plan was timed when tuned.
+  auto reads_constants = [](const tuner::BatchKernel& k) {
+    return k.outcome != tuner::BatchKernel::Outcome::cached &&
+           std::any_of(k.task.buffers.begin(), k.task.buffers.end(),
+                       [](const KernelBufferSpec& b) { return b.constant; });
+  };
+  if (auto cold = std::count_if(r.kernels.begin(), r.kernels.end(), reads_constants); cold > 0)
+    fmt::print(out,
+               "cold weights: {} kernel(s) read a model's weights; each timed run of their plans "
+               "(the heuristic's too) starts with them evicted from the caches, as in a real "
+               "run\n",
+               cold);
   fmt::print(out,
              "roof% is the tuned time's share of the roofline of the level the kernel's data "
              "fits in (bound: what limits it)\ndevice limits: {}\n{}\n",

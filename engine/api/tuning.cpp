@@ -23,8 +23,9 @@ KernelTask kernel_task(const ScheduleItem& item) {
   KernelCost cost = kernel_cost(item);
   KernelTask t{item.name,  item.key, print_graph(item.ast), {}, reduce_length(item.ast), cost.flops,
                cost.bytes, item.ast};
-  for (const UOpPtr& b : item.buffers)
-    t.buffers.push_back({b->dtype().scalar_type(), buffer_size(*b)});
+  for (size_t s = 0; s < item.buffers.size(); ++s)
+    t.buffers.push_back({item.buffers[s]->dtype().scalar_type(), buffer_size(*item.buffers[s]),
+                         s > 0 && s < item.constant_slots.size() && item.constant_slots[s]});
   return t;
 }
 

@@ -292,6 +292,10 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     const ScheduleItem& item = schedule.items[i];
     PlannedKernel k;
     k.item = item;
+    for (const UOpPtr& b : item.buffers) {
+      const Buffer* buffer = bound(b);
+      k.item.constant_slots.push_back(b != item.buffers[0] && buffer && buffer->constant());
+    }
     k.once = constant_kernel(item);
     if (k.once) {
       auto buffer = std::make_shared<Buffer>(bytes_of(*item.buffers[0]));
@@ -301,8 +305,8 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       ++plan.storage_count_;
       plan.slot_of_id_[buffer_id(*item.buffers[0])] = add_buffer(std::move(buffer));
     }
-    k.opts =
-        k.once ? policy.opts_for_once(item, plan.threads_) : policy.opts_for(item, plan.threads_);
+    k.opts = k.once ? policy.opts_for_once(k.item, plan.threads_)
+                    : policy.opts_for(k.item, plan.threads_);
     Expected<OptimizedKernel> optimized = optimize_kernel(item.ast, k.opts);
     if (!optimized) user_error << "kernel " << item.name << ": " << optimized.error();
     k.optimized = std::move(*optimized);

@@ -63,6 +63,13 @@ private:
   bool constant_ = false;
 };
 
+/// Writes the `bytes` bytes at `data` back from every level of the caches and drops them there
+/// (CLFLUSHOPT per line where the CPU has it, CLFLUSH otherwise): the next read comes from
+/// memory, as a real run's first read of a model's weights does, the last one being a whole
+/// run of other kernels ago. The memory must be readable; nothing is changed. A no-op on other
+/// architectures.
+void evict_from_caches(const void* data, size_t bytes);
+
 /// This machine's physical memory in bytes: what no tensor, input or program may need half of.
 double machine_memory_bytes();
 

@@ -38,6 +38,11 @@ struct ScheduleItem {
   /// everything fused into it (not the realized nodes it reads). A node fused into two kernels
   /// is in both. Front-ends name kernels from it (an ONNX model's node names).
   std::vector<UOpPtr> nodes;
+  /// Per slot, whether a plan binds it to constants (a model's weights, or what a kernel run
+  /// once made from them): empty until ExecutionPlan::prepare fills it. A real run reads them
+  /// cold, a whole run of other kernels after their last use, so a tuner times the kernel with
+  /// them evicted from the caches. Not part of the key.
+  std::vector<bool> constant_slots;
 };
 
 /// A buffer whose kernel writes only its interior: a node padded for a convolution or pooling

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <set>
 #include <span>
+#include <sys/mman.h>
 
 #include <beamlab/beamlab.hpp>
+#include <beamlab/tuning.hpp>
 
 #include "engine/codegen/expand.hpp"
 #include "engine/codegen/lower.hpp"
@@ -536,6 +539,61 @@ TEST(Opts, AKernelOfConstantsRunsOncePerPlan) {
   for (const KernelProfile& p : plan.profile(2)) {
     EXPECT_EQ(p.ms == 0, p.once) << p.name;
   }
+}
+
+// A plan tells its policy which slots of each kernel it binds to constants: the weight, and what
+// a kernel of constants made from it (not the output, not an input of every run). kernel_task
+// carries that to the tuner, whose workers time such kernels with those slots evicted.
+TEST(Opts, APlanTellsItsPolicyWhichSlotsHoldConstants) {
+  struct Spy : OptPolicy {
+    mutable std::map<std::string, std::vector<bool>> seen;
+    std::vector<Opt> opts_for(const ScheduleItem& kernel, int) const override {
+      seen[kernel.name] = kernel.constant_slots;
+      return {};
+    }
+  };
+  const int64_t m = 8, k = 64, n = 32;
+  Tensor w = Tensor::from_storage(constant_weight(k, n), {k, n}, Scalar::Float32);
+  Tensor doubled = (w * 2.0).contiguous(); // a kernel of constants
+  Tensor x = (Tensor::rand({m, k}, 1) + 1.0).contiguous();
+  Tensor out = x.matmul(doubled);
+  Schedule s = out.schedule();
+  Spy spy;
+  ExecutionPlan plan = ExecutionPlan::prepare(s, out.inputs(), {.threads = 2, .policy = &spy});
+  std::set<int64_t> constants;
+  int checked = 0;
+  for (const PlannedKernel& pk : plan.kernels()) {
+    const ScheduleItem& item = pk.item;
+    ASSERT_EQ(item.constant_slots.size(), item.buffers.size()) << item.name;
+    EXPECT_EQ(spy.seen.at(item.name), item.constant_slots) << item.name;
+    KernelTask task = kernel_task(item);
+    for (size_t slot = 0; slot < item.buffers.size(); ++slot) {
+      int64_t id = buffer_id(*item.buffers[slot]);
+      bool constant = slot > 0 && (pk.once ? slot == 1 : constants.count(id) > 0);
+      EXPECT_EQ(item.constant_slots[slot], constant) << item.name << " slot " << slot;
+      EXPECT_EQ(task.buffers[slot].constant, constant) << item.name << " slot " << slot;
+      checked += constant ? 1 : 0;
+    }
+    if (pk.once) constants.insert(buffer_id(*item.buffers[0]));
+  }
+  EXPECT_EQ(checked, 2); // the weight in the kernel of constants, its result in the GEMM
+}
+
+// Evicting memory from the caches leaves every byte as it was, on read-only pages too, for any
+// start and length.
+TEST(Runtime, EvictingFromTheCachesLeavesTheBytesAsTheyWere) {
+  const size_t bytes = 3 * 4096;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* c = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < bytes; ++i) c[i] = static_cast<unsigned char>(i * 7 + 3);
+  ASSERT_EQ(::mprotect(p, bytes, PROT_READ), 0); // a worker's inputs are read-only
+  evict_from_caches(p, bytes);
+  evict_from_caches(c + 13, 100); // within lines, across one
+  evict_from_caches(c + bytes - 1, 1);
+  evict_from_caches(p, 0);
+  for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(c[i], static_cast<unsigned char>(i * 7 + 3)) << i;
+  ::munmap(p, bytes);
 }
 
 // A Winograd convolution of a constant weight (a model's) transforms the weight once: one

@@ -102,6 +102,7 @@ TEST_F(JournalTest, AnEntryThatNoLongerBuildsItsKernelIsMarkedStaleAndReSearched
 TEST_F(JournalTest, AStoredKernelReadsBackAsTheSameTask) {
   KernelTask task = kernel_task(
       Tensor::rand({16, 24}, 1).matmul(Tensor::rand({24, 8}, 2)).schedule().items.at(0));
+  task.buffers.at(2).constant = true; // a weight: timed cold
   auto back = task_from_record(kernel_record(task));
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(back->key, task.key);
@@ -111,7 +112,14 @@ TEST_F(JournalTest, AStoredKernelReadsBackAsTheSameTask) {
   for (size_t i = 0; i < task.buffers.size(); ++i) {
     EXPECT_EQ(back->buffers[i].dtype, task.buffers[i].dtype);
     EXPECT_EQ(back->buffers[i].count, task.buffers[i].count);
+    EXPECT_EQ(back->buffers[i].constant, i == 2) << i;
   }
+  db::Kernel old = kernel_record(task); // a row from before constants were recorded
+  old.shapes = R"([{"dtype": "float32", "count": 128}, {"dtype": "float32", "count": 384},
+                   {"dtype": "float32", "count": 192}])";
+  auto warm = task_from_record(old);
+  ASSERT_TRUE(warm) << warm.error();
+  for (const KernelBufferSpec& b : warm->buffers) EXPECT_FALSE(b.constant);
   db::Kernel bad = kernel_record(task);
   bad.shapes = R"([{"dtype": "float33", "count": 4}])";
   auto e = task_from_record(bad);

@@ -33,7 +33,7 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
         ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});
     std::vector<KernelProfile> profile = plan.profile(3);
     for (size_t i = 0; i < schedule.items.size(); ++i) {
-      const ScheduleItem& item = schedule.items[i];
+      const ScheduleItem& item = plan.kernels()[i].item; // with its constant slots
       if (plan.kernels()[i].once)
         continue; // runs once, before a plan's first run: not worth a search
       BatchKernel& k = by_key[hash_hex(item.key)];

@@ -11,6 +11,8 @@
 // lifetime CPU limit is near, and the tuner starts a fresh one):
 //   {"op":"task","ast":TEXT,"name":N,"buffers":[{"dtype":"float32","count":N},...],
 //    "checks":[{"kind":K,"seed":S}],"reduce_length":L}
+//    (a buffer with "constant":true holds a model's weights in a real run: every run, warm-up
+//    and timed, starts with it evicted from the caches, as a real run finds it)
 //    payload: every check's expected output, concatenated (or nothing)
 //       -> {"status":"ok"}                        (the kernel every later request is about;
 //                                                  fills each check's inputs once: slot s of
@@ -286,7 +288,7 @@ private:
       if (!dt) return make_unexpected("unknown dtype " + b.at("dtype").dump());
       int64_t count = b.at("count").get<int64_t>();
       if (count <= 0) return make_unexpected("a buffer of " + std::to_string(count));
-      t.specs.push_back({*dt, count});
+      t.specs.push_back({*dt, count, b.value("constant", false)});
     }
     if (t.specs.empty()) return make_unexpected("no buffers");
     for (const auto& chk : h.at("checks")) {
@@ -341,6 +343,9 @@ private:
     std::vector<void*> ptrs = {t.output->data()};
     int run_count = 0;
     auto run_once = [&] {
+      for (size_t s = 1; s < ptrs.size(); ++s)
+        if (t.specs[s].constant)
+          evict_from_caches(ptrs[s], static_cast<size_t>(t.specs[s].bytes()));
       auto t0 = std::chrono::steady_clock::now();
       // Test faults: the first run of each request 50 ms late (what waking the threads costs
       // a small kernel on a VM, magnified), or every run.

@@ -14,8 +14,10 @@ db::DeviceInfo this_device() {
 
 db::Kernel kernel_record(const KernelTask& task) {
   nlohmann::json shapes = nlohmann::json::array();
-  for (const KernelBufferSpec& b : task.buffers)
+  for (const KernelBufferSpec& b : task.buffers) {
     shapes.push_back({{"dtype", b.dtype.str()}, {"count", b.count}});
+    if (b.constant) shapes.back()["constant"] = true; // only then: older rows read the same
+  }
   db::Kernel k;
   k.hash = hash_hex(task.key);
   k.hash_version = kHashVersion;
@@ -52,7 +54,9 @@ Expected<KernelTask> task_from_record(const db::Kernel& k) {
                        b.contains("count") && b["count"].is_number_integer();
     auto dt = well_formed ? parse_dtype(b["dtype"].get<std::string>()) : std::nullopt;
     if (!dt) return fail("bad buffer shape " + b.dump());
-    t.buffers.push_back({*dt, b["count"].get<int64_t>()});
+    bool constant =
+        b.contains("constant") && b["constant"].is_boolean() && b["constant"].get<bool>();
+    t.buffers.push_back({*dt, b["count"].get<int64_t>(), constant});
   }
   t.reduce_length = reduce_length(*ast);
   t.flops = k.flops;

@@ -23,6 +23,9 @@ namespace beamlab {
 struct KernelBufferSpec {
   DType dtype; ///< element type
   int64_t count = 0;
+  /// Constants in a real run (ScheduleItem::constant_slots): evicted from the caches before
+  /// each timed run, as a real run finds them.
+  bool constant = false;
   int64_t bytes() const { return count * dtype.itemsize(); }
 };
 

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <thread>
 
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "bench/references.hpp"
 #include "db/database.hpp"
 #include "engine/runtime/launch.hpp"
+#include "engine/support/statistics.hpp"
 #include "tuner/batch/corpus.hpp"
 #include "tuner/batch/policy.hpp"
 
@@ -62,7 +65,8 @@ const OptPolicy* policy(bool tuned) {
   return &beam;
 }
 
-Measured run_plan(benchmark::State& state, const Program& program, const OptPolicy* policy) {
+Measured run_plan(benchmark::State& state, const Program& program, const OptPolicy* policy,
+                  const std::function<void(ExecutionPlan&, double ms)>& after = {}) {
   ExecutionPlan plan =
       ExecutionPlan::prepare(program.schedule(), program.inputs(), {.policy = policy});
   Measured m;
@@ -80,6 +84,7 @@ Measured run_plan(benchmark::State& state, const Program& program, const OptPoli
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
               static_cast<double>(std::max<int64_t>(runs, 1));
   state.counters["compile_ms"] = m.compile_ms;
+  if (after) after(plan, m.seconds * 1e3);
   return m;
 }
 
@@ -227,9 +232,11 @@ void BM_Conv2d(benchmark::State& state, const bench::ConvShape& conv, bool tuned
 // tuning cache's (/cache: the default database, e.g. after `beamlab tune corpora/models.json`),
 // and ONNX Runtime 1.30 on the same model and thread count (/ort, its own runs timed in its
 // process: bench/references.hpp). The beamlab rows carry ORT's median as `ort_ms` and their
-// ratio to it as `vs_ort` (below 1: faster than ONNX Runtime). The models come from
-// scripts/export_models.py, in BEAMLAB_MODELS (default corpora/models); a missing model or a
-// missing ONNX Runtime is a skipped row with the command that fixes it. Not in `beamlab
+// ratio to it as `vs_ort` (below 1: faster than ONNX Runtime), and the ratio measured paired,
+// the two in turn (`paired_vs_ort`, its range over 9 pairs `paired_lo`-`paired_hi`, ORT's
+// median then `paired_ort_ms`): on a machine whose speed drifts, the figure to quote. The models
+// come from scripts/export_models.py, in BEAMLAB_MODELS (default corpora/models); a missing model
+// or a missing ONNX Runtime is a skipped row with the command that fixes it. Not in `beamlab
 // bench`'s default suite (a few seconds each).
 std::string model_path(benchmark::State& state, const char* name) {
   const char* dir = std::getenv("BEAMLAB_MODELS");
@@ -243,6 +250,40 @@ std::string model_path(benchmark::State& state, const char* name) {
   return path;
 }
 
+// The plan and ONNX Runtime in turn: `rounds` pairs of blocks of runs (about kBlockMs each),
+// each block's median over the other's in the pair, with a pause before each block longer than
+// either's threads spin after their last run (OpenMP's KMP_BLOCKTIME: 200 ms), so neither runs
+// beside the other's spinning threads. A drift of the machine's speed between pairs cancels in
+// each pair's ratio; their median is the figure, their range its spread.
+struct PairedRatio {
+  double median = 0, lo = 0, hi = 0; ///< the plan's time over ORT's
+  double ort_ms = 0;                 ///< ORT's median over its blocks
+};
+
+Expected<PairedRatio> paired_with_ort(ExecutionPlan& plan, double plan_ms, bench::OrtSession& ort,
+                                      int rounds = 9) {
+  constexpr double kBlockMs = 150;
+  const int runs = std::clamp(static_cast<int>(kBlockMs / std::max(plan_ms, 1e-3)), 3, 500);
+  std::vector<double> ratios, ort_ms;
+  for (int r = 0; r < rounds; ++r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    Expected<std::vector<double>> theirs = ort.time_ms(runs);
+    if (!theirs) return make_unexpected(theirs.error());
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    std::vector<double> mine;
+    for (int i = 0; i < runs; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      plan.run();
+      mine.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    ort_ms.push_back(quantile(*theirs, 0.5));
+    ratios.push_back(quantile(mine, 0.5) / ort_ms.back());
+  }
+  return PairedRatio{quantile(ratios, 0.5), *std::min_element(ratios.begin(), ratios.end()),
+                     *std::max_element(ratios.begin(), ratios.end()), quantile(ort_ms, 0.5)};
+}
+
 void BM_Model(benchmark::State& state, const char* name, bool cached) {
   std::string path = model_path(state, name);
   if (path.empty()) return;
@@ -254,7 +295,17 @@ void BM_Model(benchmark::State& state, const char* name, bool cached) {
   if (cached)
     cache = std::make_unique<tuner::CachePolicy>(db::Database::default_path(),
                                                  tuner::CacheMode::read_only, heuristic);
-  Measured m = run_plan(state, p, cache ? static_cast<const OptPolicy*>(cache.get()) : &heuristic);
+  Expected<PairedRatio> paired = make_unexpected(std::string("no ONNX Runtime"));
+  auto pair_up = [&](ExecutionPlan& plan, double ms) {
+    if (!ort) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250)); // before ORT's start-up
+    if (auto session = bench::OrtSession::open(path, default_threads()))
+      paired = paired_with_ort(plan, ms, **session);
+    else
+      paired = make_unexpected(session.error());
+  };
+  Measured m =
+      run_plan(state, p, cache ? static_cast<const OptPolicy*>(cache.get()) : &heuristic, pair_up);
   state.SetLabel(""); // a model's Opts, kernel by kernel, are `beamlab run MODEL`'s table
   state.counters["ms"] = m.seconds * 1e3;
   state.counters["kernels"] = static_cast<double>(p.schedule().items.size());
@@ -262,6 +313,14 @@ void BM_Model(benchmark::State& state, const char* name, bool cached) {
   if (ort) {
     state.counters["ort_ms"] = *ort;
     state.counters["vs_ort"] = m.seconds * 1e3 / *ort;
+  }
+  if (paired) {
+    state.counters["paired_vs_ort"] = paired->median;
+    state.counters["paired_lo"] = paired->lo;
+    state.counters["paired_hi"] = paired->hi;
+    state.counters["paired_ort_ms"] = paired->ort_ms;
+  } else if (ort) {
+    state.SetLabel("no paired ratio: " + paired.error());
   }
 }
 

@@ -280,13 +280,12 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     return slot == plan.slot_of_id_.end() ? nullptr
                                           : plan.buffers_[static_cast<size_t>(slot->second)].get();
   };
+  // Whether every input is bound to constants (k.item.constant_slots, filled below).
   auto constant_kernel = [&](const ScheduleItem& item) {
     int64_t id = buffer_id(*item.buffers[0]);
     if (item.buffers.size() < 2 || outputs.count(id) || bordered.count(id)) return false;
-    return std::all_of(item.buffers.begin() + 1, item.buffers.end(), [&](const UOpPtr& b) {
-      const Buffer* buffer = bound(b);
-      return buffer && buffer->constant();
-    });
+    return std::all_of(item.constant_slots.begin() + 1, item.constant_slots.end(),
+                       [](bool constant) { return constant; });
   };
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
@@ -296,7 +295,7 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       const Buffer* buffer = bound(b);
       k.item.constant_slots.push_back(b != item.buffers[0] && buffer && buffer->constant());
     }
-    k.once = constant_kernel(item);
+    k.once = constant_kernel(k.item);
     if (k.once) {
       auto buffer = std::make_shared<Buffer>(bytes_of(*item.buffers[0]));
       buffer->mark_constant();

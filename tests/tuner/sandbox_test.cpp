@@ -26,10 +26,7 @@ KernelTask task_of(const Tensor& t) { return kernel_task(t.schedule().items.at(0
 
 json buffers_of(const KernelTask& t) {
   json b = json::array();
-  for (const KernelBufferSpec& s : t.buffers) {
-    b.push_back({{"dtype", s.dtype.str()}, {"count", s.count}});
-    if (s.constant) b.back()["constant"] = true;
-  }
+  for (const KernelBufferSpec& s : t.buffers) b.push_back(buffer_json(s));
   return b;
 }
 

@@ -255,4 +255,16 @@ Comparison compare_outputs(DType dt, const void* got, const void* want, int64_t 
   return c;
 }
 
+nlohmann::json buffer_json(const KernelBufferSpec& b) {
+  nlohmann::json j = {{"dtype", b.dtype.str()}, {"count", b.count}};
+  if (b.constant) j["constant"] = true;
+  return j;
+}
+
+void evict_constants(const std::vector<KernelBufferSpec>& specs,
+                     const std::vector<void*>& buffers) {
+  for (size_t s = 1; s < buffers.size() && s < specs.size(); ++s)
+    if (specs[s].constant) evict_from_caches(buffers[s], static_cast<size_t>(specs[s].bytes()));
+}
+
 } // namespace beamlab::tuner

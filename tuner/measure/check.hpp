@@ -7,6 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <beamlab/tuning.hpp>
 
@@ -25,6 +28,14 @@ void fill_input(DType dt, InputKind kind, uint64_t seed, void* data, int64_t cou
 /// Fills with a value no kernel computes by accident (NaN for floats, 0xA5 bytes for ints), so
 /// an element a candidate forgets to write can't pass for a stale correct one.
 void fill_sentinel(DType dt, void* data, int64_t count);
+
+/// A buffer as a worker's task and the journal's kernel row describe it: {"dtype", "count"}, and
+/// "constant": true only when it is one (so rows from before constants read the same).
+nlohmann::json buffer_json(const KernelBufferSpec& b);
+
+/// Evicts from the caches every input slot (`buffers[s]`, s > 0) whose spec is constant: what
+/// a timed run of the kernel starts with, as a real run finds a model's weights.
+void evict_constants(const std::vector<KernelBufferSpec>& specs, const std::vector<void*>& buffers);
 
 /// What the kernel's integer divisions (IDIV, MOD on data) ask of its inputs: no zero in a
 /// buffer read as a divisor, and no input at its type's minimum (whose division by -1

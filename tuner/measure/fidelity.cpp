@@ -55,8 +55,7 @@ time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
   auto median_ms = [&](const KernelCandidate& c) {
     std::vector<double> ms;
     for (int i = 0; i < runs; ++i) {
-      for (size_t s = 1; s < task.buffers.size(); ++s) // as the worker times them
-        if (task.buffers[s].constant) evict_from_caches(buffers[s], storage[s]->bytes());
+      evict_constants(task.buffers, buffers); // as the worker times them
       auto t0 = std::chrono::steady_clock::now();
       c.run(buffers, threads);
       ms.push_back(

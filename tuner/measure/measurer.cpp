@@ -98,10 +98,7 @@ Answer Measurer::ensure_task(Slot& slot) {
   if (slot.holds(key_)) return {};
   Message m;
   json buffers = json::array(), checks = json::array();
-  for (const KernelBufferSpec& b : task_.buffers) {
-    buffers.push_back({{"dtype", b.dtype.str()}, {"count", b.count}});
-    if (b.constant) buffers.back()["constant"] = true;
-  }
+  for (const KernelBufferSpec& b : task_.buffers) buffers.push_back(buffer_json(b));
   for (size_t i = 0; i < checks_.size(); ++i) {
     // Huge values make a reduction's result depend on its order: not a candidate's fault.
     InputKind k = checks_[i];

@@ -343,9 +343,7 @@ private:
     std::vector<void*> ptrs = {t.output->data()};
     int run_count = 0;
     auto run_once = [&] {
-      for (size_t s = 1; s < ptrs.size(); ++s)
-        if (t.specs[s].constant)
-          evict_from_caches(ptrs[s], static_cast<size_t>(t.specs[s].bytes()));
+      evict_constants(t.specs, ptrs);
       auto t0 = std::chrono::steady_clock::now();
       // Test faults: the first run of each request 50 ms late (what waking the threads costs
       // a small kernel on a VM, magnified), or every run.

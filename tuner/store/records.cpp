@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "tuner/measure/check.hpp"
 #include "tuner/search/structure.hpp"
 
 namespace beamlab::tuner {
@@ -14,10 +15,7 @@ db::DeviceInfo this_device() {
 
 db::Kernel kernel_record(const KernelTask& task) {
   nlohmann::json shapes = nlohmann::json::array();
-  for (const KernelBufferSpec& b : task.buffers) {
-    shapes.push_back({{"dtype", b.dtype.str()}, {"count", b.count}});
-    if (b.constant) shapes.back()["constant"] = true; // only then: older rows read the same
-  }
+  for (const KernelBufferSpec& b : task.buffers) shapes.push_back(buffer_json(b));
   db::Kernel k;
   k.hash = hash_hex(task.key);
   k.hash_version = kHashVersion;

@@ -28,6 +28,7 @@ struct RunArgs {
   std::string workload; // a built-in workload, an ONNX model file or an IR kernel file
   std::string expr;
   std::vector<std::string> inputs; // --input NAME=DIMS
+  std::vector<std::string> vars;   // --var NAME=VALUE
   std::vector<std::string> params; // "--NAME VALUE" pairs, as given
   std::optional<std::string> opts; // set and empty: no Opts at all
   std::string kernel = "*";
@@ -67,6 +68,31 @@ void check_kernel_named(const Schedule& schedule, const std::string& kernel) {
   }
   usage_error << "--kernel '" << kernel << "' names no kernel of the program"
               << did_you_mean(kernel, names, "its kernels: " + join_names(names, 8));
+}
+
+// --var NAME=VALUE words as values by name.
+VarValues parse_vars(const std::vector<std::string>& words) {
+  VarValues out;
+  for (const std::string& w : words) {
+    size_t eq = w.find('=');
+    int64_t value = 0;
+    const char* end = w.data() + w.size();
+    bool number = eq != std::string::npos && eq > 0 &&
+                  std::from_chars(w.data() + eq + 1, end, value).ptr == end && eq + 1 < w.size();
+    usage_assert(number) << "--var: '" << w
+                         << "' is not NAME=VALUE with an integer value, e.g. seq=77";
+    usage_assert(out.emplace(w.substr(0, eq), value).second)
+        << "--var: '" << w.substr(0, eq) << "' is given twice";
+  }
+  return out;
+}
+
+// Every variable of the plan has a value (when it will run).
+void check_vars_bound(const ExecutionPlan& plan, const VarValues& given) {
+  for (const Variable& v : plan.variables())
+    usage_assert(given.count(v.name))
+        << "run: the program runs over the symbolic variable '" << v.name << "' in [" << v.lo
+        << ", " << v.hi << "]; give its value, e.g. --var " << v.name << "=" << v.hi;
 }
 
 // Opts that do not apply to the kernel they are given for are a bad --opts value.
@@ -254,6 +280,13 @@ void run(const RunArgs& args) {
   Schedule schedule = out.schedule();
   if (args.opts) check_kernel_named(schedule, args.kernel);
   ExecutionPlan plan = prepare(schedule, out, {.threads = args.threads, .policy = policy}, args);
+  VarValues vars = parse_vars(args.vars);
+  try {
+    plan.bind(vars);
+  } catch (const UserError& e) { // a variable the program lacks, or a value out of its range
+    throw UsageError(std::string("--var: ") + e.what());
+  }
+  if (args.runs > 0) check_vars_bound(plan, vars);
   Measured m;
   m.label = entry.label;
   m.kernels = args.runs > 0 ? plan.profile(args.runs) : plan.describe();
@@ -326,6 +359,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--input", args->inputs,
                   "an input's shape, NAME=DIMS like x=1x3x224x224 (models: symbolic dims; "
                   "--expr: every input)");
+  cmd->add_option("--var", args->vars,
+                  "a symbolic variable's value, NAME=VALUE like seq=77 (a kernel whose loops run "
+                  "to a DEFINE_VAR)");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
   add_format_option(cmd, args->format);
   cmd->add_option("--opts", args->opts,

@@ -15,7 +15,7 @@ namespace beamlab {
 int64_t reduce_length(const UOpPtr& ast) {
   int64_t n = 1;
   for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Op::Range && loop_kind(*u) == LoopKind::Reduce) n *= u->src(0)->const_value();
+    if (u->op() == Op::Range && loop_kind(*u) == LoopKind::Reduce) n *= max_extent(*u);
   return n;
 }
 
@@ -34,6 +34,12 @@ Expected<UOpPtr> task_graph(const KernelTask& task) {
   auto ast = parse_graph(task.ast);
   if (!ast) return make_unexpected("kernel " + task.name + ": " + ast.error().str("ast"));
   return *ast;
+}
+
+std::vector<std::string> kernel_variables(const UOpPtr& ast) {
+  std::vector<std::string> names;
+  for (const UOpPtr& v : variables_of(ast)) names.push_back(v->arg().items()[0].as_str());
+  return names;
 }
 
 HostIdentity host_identity() {

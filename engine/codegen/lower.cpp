@@ -27,7 +27,7 @@ struct LowerCtx {
 // A copy of `range` with a fresh axis id: a RANGE node opens one loop, so a loop that must run
 // in two places gets a second RANGE.
 UOpPtr clone_range(const UOp& range, LowerCtx& ctx) {
-  return kernel_range(range.src(0)->const_value(), ctx.next_axis++, loop_kind(range));
+  return kernel_range(range.src(0), ctx.next_axis++, loop_kind(range));
 }
 
 // Gives each REDUCE ranges of its own: a range that another REDUCE of the input already

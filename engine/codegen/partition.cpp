@@ -16,8 +16,6 @@ namespace {
 
 constexpr size_t kMaxCopies = 4; // copies of the kernel's effects, over all cuts
 
-int64_t extent(const UOp& range) { return range.src(0)->const_value(); }
-
 bool reaches(const UOpPtr& root, const UOp* target) {
   const std::vector<UOpPtr> nodes = toposort(root);
   return std::any_of(nodes.begin(), nodes.end(),
@@ -68,7 +66,7 @@ std::optional<std::pair<int64_t, int64_t>> steady_part(const std::vector<UOpPtr>
   std::vector<UOpPtr> mine;
   for (const UOpPtr& c : clauses)
     if (reaches(c, &loop)) mine.push_back(c);
-  int64_t n = extent(loop), mid = (n - 1) / 2, axis = range_axis(loop);
+  int64_t n = loop.src(0)->const_value(), mid = (n - 1) / 2, axis = range_axis(loop);
   auto holds_at = [&](int64_t i) { return all_hold(mine, loop, iterations(i, i + 1, axis)); };
   if (mine.empty() || !holds_at(mid)) return std::nullopt;
   int64_t lo = 0, hi = mid; // the first iteration that holds is in [lo, hi]
@@ -110,9 +108,10 @@ std::vector<UOpPtr> cut(std::vector<UOpPtr> effects, size_t budget, int64_t& nex
     for (const UOpPtr& e : moving)
       for (const UOpPtr& c : hot_clauses(e))
         if (std::find(clauses.begin(), clauses.end(), c) == clauses.end()) clauses.push_back(c);
+    if (symbolic_extent(*loop)) continue; // its parts' ends would be expressions: not cut yet
     auto steady = steady_part(clauses, *loop);
     if (!steady) continue;
-    int64_t n = extent(*loop);
+    int64_t n = loop->src(0)->const_value();
     std::vector<std::pair<int64_t, int64_t>> parts;
     for (auto [lo, hi] :
          {std::pair{int64_t{0}, steady->first}, *steady, std::pair{steady->second, n}})
@@ -130,7 +129,7 @@ std::vector<UOpPtr> cut(std::vector<UOpPtr> effects, size_t budget, int64_t& nex
       UOpPtr own = iterations(lo, hi, base + axis);
       mine.emplace(loop.get(), own);
       for (const UOpPtr& r : inner)
-        mine.emplace(r.get(), kernel_range(extent(*r), base + range_axis(*r), loop_kind(*r)));
+        mine.emplace(r.get(), kernel_range(r->src(0), base + range_axis(*r), loop_kind(*r)));
       for (const auto& [old, fresh] : mine)
         if (fresh->op() == Op::Range) next_axis = std::max(next_axis, range_axis(*fresh) + 1);
       std::vector<UOpPtr> piece;

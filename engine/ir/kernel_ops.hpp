@@ -70,11 +70,30 @@ inline std::optional<LoopKind> parse_loop_kind(std::string_view name) {
 /// Whether loops of this kind become vector lanes rather than loops.
 inline bool is_lane(LoopKind k) { return k == LoopKind::Upcast || k == LoopKind::Unroll; }
 
-/// A kernel loop 0 <= r < extent over axis `axis`.
-inline UOpPtr kernel_range(int64_t extent, int64_t axis, LoopKind kind) {
-  return UOp::make(Op::Range, Scalar::Index, {UOp::const_int(Scalar::Index, extent)},
+/// A kernel loop 0 <= r < extent over axis `axis`; `extent` is an index expression: a
+/// constant, or symbolic (built from DEFINE_VARs, whose values a launch passes).
+inline UOpPtr kernel_range(const UOpPtr& extent, int64_t axis, LoopKind kind) {
+  return UOp::make(Op::Range, Scalar::Index, {extent},
                    Arg{Arg(axis), Arg(std::string(to_string(kind)))});
 }
+inline UOpPtr kernel_range(int64_t extent, int64_t axis, LoopKind kind) {
+  return kernel_range(UOp::const_int(Scalar::Index, extent), axis, kind);
+}
+
+/// Whether a RANGE's extent is symbolic: known only when the kernel runs.
+inline bool symbolic_extent(const UOp& range) { return !range.src(0)->is_const(); }
+
+/// A RANGE's iterations: its constant extent, or the most a symbolic one can be (its upper
+/// bound, from the DEFINE_VARs' ranges): what buffers are sized and work is estimated by.
+inline int64_t max_extent(const UOp& range) { return range.src(0)->vmax(); }
+
+/// The DEFINE_VARs `root` uses (symbolic extents' variables), sorted by name: the order of
+/// their values in a kernel's vars[] (engine/support/kernel_abi.hpp).
+std::vector<UOpPtr> variables_of(const UOpPtr& root);
+
+/// A RANGE's extent as a kernel name shows it: the number, the variable's name, or the names
+/// of the variables a symbolic expression uses ("seq", "seq.heads").
+std::string extent_label(const UOp& range);
 
 /// A RANGE's kind: the one its arg names, Loop for a RANGE that names none (a plain loop) or
 /// names no kind (verify() refuses those).

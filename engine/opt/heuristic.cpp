@@ -48,8 +48,9 @@ struct AxisAccess {
   /// Per LOAD, its stride inside aligned blocks of kBlock steps where it has no one stride
   /// (weights stored blocked: (o/16)*big + o%16 moves by 1 inside each block of 16).
   std::vector<std::optional<int64_t>> block_strides;
-  bool gates = false; ///< some load's validity (padding) depends on the axis
-  UOpPtr range;       ///< its RANGE in the main stage
+  bool gates = false;    ///< some load's validity (padding) depends on the axis
+  bool symbolic = false; ///< its extent is a variable's (`extent` is then 1: not tiled)
+  UOpPtr range;          ///< its RANGE in the main stage
 };
 
 // The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
@@ -79,7 +80,7 @@ constexpr int64_t kBlock = 16;
 // The stride of `idx` along `range` inside aligned blocks of kBlock steps: `range` read as
 // range*kBlock + lane, the stride along lane.
 std::optional<int64_t> block_stride_of(const UOpPtr& idx, const UOpPtr& range) {
-  if (range->src(0)->const_value() % kBlock != 0) return std::nullopt;
+  if (symbolic_extent(*range) || range->src(0)->const_value() % kBlock != 0) return std::nullopt;
   UOpPtr lane = kernel_range(kBlock, -1, LoopKind::Loop);
   UOpPtr blocked = simplify_kernel(substitute(idx, {{range.get(), range * kBlock + lane}}));
   return stride_of(blocked, lane);
@@ -105,7 +106,8 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
   std::vector<AxisAccess> out;
   for (const UOpPtr& r : ranges) {
     AxisAccess a;
-    a.extent = r->src(0)->const_value();
+    a.symbolic = symbolic_extent(*r);
+    a.extent = a.symbolic ? 1 : r->src(0)->const_value();
     if (is_lane(loop_kind(*r))) continue;
     a.kind = loop_kind(*r);
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
@@ -336,6 +338,17 @@ void spread_across_cores(Planner& p, int threads) {
   for (const AxisAccess& a : p.axes())
     if (a.kind == LoopKind::Loop && a.extent > 1) loops.push_back(a.extent);
   auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
+  // Where the fixed loop axes can't fill the cores, a symbolic one (a sequence of any length)
+  // goes across them: as many chunks as the work at its largest pays for, each ceil(n / chunks)
+  // iterations, the last ones gated.
+  int64_t fixed = chunks;
+  for (int64_t e : loops) fixed *= e;
+  auto symbolic = std::find_if(p.axes().begin(), p.axes().end(), [](const AxisAccess& a) {
+    return a.kind == LoopKind::Loop && a.symbolic;
+  });
+  if (!profile(fixed).fills() && symbolic != p.axes().end() &&
+      p.try_apply({OptOp::Thread, static_cast<int>(symbolic - p.axes().begin()), now.worth}))
+    return;
   // The choice: the first `whole` loop axes whole and `part` iterations of the next.
   size_t whole = 0;
   int64_t part = 1, prefix = chunks, best = chunks;

@@ -21,7 +21,9 @@ namespace {
 constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP",
                                          "TILE",   "SWAP",   "PADTO",  "PACK"};
 
-int64_t extent_of(const UOp& range) { return range.src(0)->const_value(); }
+// A loop's iterations; for a symbolic extent, the most it can be. No Opt splits a symbolic
+// loop, so this sizes only what lies around one: scratch laid out for its largest extent.
+int64_t extent_of(const UOp& range) { return max_extent(range); }
 
 // Every node of `root` with `range` replaced by `value`, except in REDUCE range lists, where it
 // is replaced by `parts` (the loops that now run its iterations).
@@ -111,12 +113,18 @@ public:
     }
     int64_t amt = o.arg;
     if (amt < 2) return reject("the amount must be at least 2");
+    bool has_parallel = std::any_of(loops_.begin(), loops_.end(),
+                                    [](const Loop& l) { return l.kind == LoopKind::Parallel; });
+    if (symbolic_extent(*loops_[at].range))
+      return split_symbolic(o, at, has_parallel,
+                            "axis " + std::to_string(o.axis) + " runs to a symbolic extent (" +
+                                extent_label(*loops_[at].range) + ", at most " + std::to_string(n) +
+                                ")",
+                            reject);
     if (o.op == OptOp::Padto) return pad_to(at, amt, kind, reject);
     if (n % amt != 0)
       return reject("the axis has " + std::to_string(n) + " iterations, not a multiple of " +
                     std::to_string(amt));
-    bool has_parallel = std::any_of(loops_.begin(), loops_.end(),
-                                    [](const Loop& l) { return l.kind == LoopKind::Parallel; });
     switch (o.op) {
     case OptOp::Upcast:
     case OptOp::Unroll: {
@@ -163,7 +171,8 @@ public:
     k.stages.push_back(ast_);
     if (combine_) k.stages.push_back(combine_);
     k.scratch = scratch_;
-    for (const Loop& l : loops_) k.axes.push_back({extent_of(*l.range), l.kind});
+    for (const Loop& l : loops_)
+      k.axes.push_back({extent_of(*l.range), l.kind, symbolic_extent(*l.range)});
     k.lanes = lanes();
     return k;
   }
@@ -224,8 +233,11 @@ private:
     return widest;
   }
 
-  UOpPtr fresh_range(int64_t extent, LoopKind kind) {
+  UOpPtr fresh_range(const UOpPtr& extent, LoopKind kind) {
     return kernel_range(extent, 1'000'000 + next_fresh_++, kind);
+  }
+  UOpPtr fresh_range(int64_t extent, LoopKind kind) {
+    return fresh_range(UOp::const_int(Scalar::Index, extent), kind);
   }
 
   // Splits loop `at` into an outer loop (placed at `outer_pos` among the other loops) and an
@@ -234,9 +246,16 @@ private:
   // part of extent 1 is left out. Returns the outer loop.
   UOpPtr split(size_t at, int64_t outer_extent, LoopKind outer_kind, size_t outer_pos,
                int64_t inner_extent, LoopKind inner_kind) {
+    return split(at, UOp::const_int(Scalar::Index, outer_extent), outer_kind, outer_pos,
+                 UOp::const_int(Scalar::Index, inner_extent), inner_kind);
+  }
+  // The same with extents that may be symbolic (a symbolic axis padded to a multiple: one part
+  // is the constant amount, the other the expression).
+  UOpPtr split(size_t at, const UOpPtr& outer_extent, LoopKind outer_kind, size_t outer_pos,
+               const UOpPtr& inner_extent, LoopKind inner_kind) {
     UOpPtr old = loops_[at].range;
-    UOpPtr outer = outer_extent > 1 ? fresh_range(outer_extent, outer_kind) : nullptr;
-    UOpPtr inner = inner_extent > 1 ? fresh_range(inner_extent, inner_kind) : nullptr;
+    UOpPtr outer = outer_extent->vmax() > 1 ? fresh_range(outer_extent, outer_kind) : nullptr;
+    UOpPtr inner = inner_extent->vmax() > 1 ? fresh_range(inner_extent, inner_kind) : nullptr;
     std::vector<UOpPtr> parts;
     UOpPtr value = UOp::const_int(Scalar::Index, 0);
     if (outer) {
@@ -272,7 +291,7 @@ private:
     std::unordered_map<const UOp*, UOpPtr> map;
     for (size_t i = 0; i < loops_.size(); ++i) {
       Loop& l = loops_[i];
-      UOpPtr r = kernel_range(extent_of(*l.range), static_cast<int64_t>(i), l.kind);
+      UOpPtr r = kernel_range(l.range->src(0), static_cast<int64_t>(i), l.kind);
       if (r != l.range) map.emplace(l.range.get(), r);
       l.range = r;
     }
@@ -370,11 +389,24 @@ private:
     if (padded > 2 * n)
       return reject("padding " + std::to_string(n) + " iterations to " + std::to_string(padded) +
                     " would more than double the work");
-    // An integer division by a loaded value could trap in an extra iteration.
+    if (divides_by_computed()) return reject(kComputedDivisor);
+    pad_and_gate(at, UOp::const_int(Scalar::Index, padded), UOp::const_int(Scalar::Index, n));
+    return {};
+  }
+
+  // An integer division by a loaded value could trap in an extra iteration of a padded loop.
+  static constexpr const char* kComputedDivisor =
+      "the kernel divides by a computed integer, which an extra iteration could make zero";
+  bool divides_by_computed() const {
     for (const UOpPtr& u : toposort(ast_))
-      if ((u->op() == Op::Idiv || u->op() == Op::Mod) && !u->src(1)->is_const())
-        return reject("the kernel divides by a computed integer, which an extra iteration "
-                      "could make zero");
+      if ((u->op() == Op::Idiv || u->op() == Op::Mod) && !u->src(1)->is_const()) return true;
+    return false;
+  }
+
+  // Loop `at` runs to `padded` (at least its extent `n`); every memory access that moves with
+  // it is gated by the loop being below `n`.
+  void pad_and_gate(size_t at, const UOpPtr& padded, const UOpPtr& n) {
+    UOpPtr old = loops_[at].range;
     UOpPtr range = fresh_range(padded, LoopKind::Loop);
     UOpPtr inside = lt(range, n);
     std::unordered_map<const UOp*, UOpPtr> done;
@@ -400,7 +432,44 @@ private:
     ast_ = simplify_kernel(done.at(ast_.get()));
     loops_[at].range = range;
     renumber();
-    return {};
+  }
+
+  // UPCAST, THREAD or TILE by `o.arg` of a loop axis of symbolic extent n: the loop runs to n
+  // rounded up to a multiple, gated past n (as PADTO's), then splits into the constant amount
+  // and ceil(n / amount) (THREAD: that many chunks of ceil(n / amount) iterations each).
+  // Reduce axes are not split: a gated read gives 0, not the reduction's identity.
+  template <class Reject>
+  Expected<void> split_symbolic(const Opt& o, size_t at, bool has_parallel, const std::string& what,
+                                const Reject& reject) {
+    LoopKind kind = loops_[at].kind;
+    bool loop_split = o.op == OptOp::Upcast || o.op == OptOp::Thread || o.op == OptOp::Tile;
+    if (kind != LoopKind::Loop || !loop_split)
+      return reject(what + "; of the splits only UPCAST, THREAD and TILE of a loop axis apply "
+                           "to one (rounded up and gated)");
+    if (divides_by_computed()) return reject(kComputedDivisor);
+    int64_t amt = o.arg;
+    UOpPtr n = loops_[at].range->src(0);
+    UOpPtr parts = simplify_kernel((n + (amt - 1)) / amt);
+    KernelState before = *this;
+    pad_and_gate(at, simplify_kernel(parts * amt), n);
+    UOpPtr whole = UOp::const_int(Scalar::Index, amt);
+    switch (o.op) {
+    case OptOp::Upcast:
+      split(at, parts, LoopKind::Loop, at, whole, LoopKind::Upcast);
+      if (int64_t wide = lanes(); wide > kMaxOptLanes) {
+        *this = std::move(before);
+        return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +
+                      std::to_string(kMaxOptLanes));
+      }
+      return {};
+    case OptOp::Thread:
+      split(at, whole, LoopKind::Parallel, has_parallel ? 1 : 0, parts, LoopKind::Loop);
+      merge_parallel();
+      return {};
+    default:
+      split(at, parts, LoopKind::Loop, has_parallel ? 1 : 0, whole, LoopKind::Loop);
+      return {};
+    }
   }
 
   // PACK: input `input` is copied, before the kernel, into a scratch buffer laid out in the
@@ -429,10 +498,13 @@ private:
       return reject("input " + std::to_string(input) + " is read at " +
                     std::to_string(reads.size()) + " places; PACK copies a buffer read at one");
     const UOpPtr& read = reads[0];
+    std::vector<UOpPtr> used = ranges_below(read);
+    if (std::any_of(used.begin(), used.end(), [](const UOpPtr& r) { return symbolic_extent(*r); }))
+      return reject("input " + std::to_string(input) +
+                    " is read along a loop of symbolic extent; PACK copies fixed shapes");
     for (const UOpPtr& u : toposort(read))
       if (u->src().empty() && u->op() != Op::Range && u->op() != Op::Const && u != read->src(0))
         return reject("the input's index depends on more than the kernel's loops");
-    std::vector<UOpPtr> used = ranges_below(read);
     std::vector<Loop> order; // the loops the read uses, in nesting order
     for (const Loop& l : loops_)
       if (std::find(used.begin(), used.end(), l.range) != used.end()) order.push_back(l);

@@ -59,8 +59,9 @@ Expected<std::vector<Opt>> parse_opts(std::string_view text);
 inline constexpr int64_t kMaxOptLanes = 1024;
 
 struct Axis {
-  int64_t extent;
+  int64_t extent; ///< iterations; the most a symbolic extent can be
   LoopKind kind;
+  bool symbolic = false; ///< the extent is known only when the kernel runs: no Opt splits it
 };
 
 /// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results, PACK's

@@ -10,8 +10,10 @@
 #include <set>
 #include <unordered_set>
 
+#include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/realize/pipeline.hpp"
+#include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/runtime/float_helpers.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/hash.hpp"
@@ -135,7 +137,7 @@ KernelCost kernel_cost(const ScheduleItem& kernel) {
     bool data = u->dtype().scalar() != Scalar::Index && !u->dtype().is_ptr();
     if (data && (is_alu(u->op()) || u->op() == Op::Reduce)) {
       int64_t iterations = 1;
-      for (const UOp* r : mine) iterations *= r->src(0)->const_value();
+      for (const UOp* r : mine) iterations *= max_extent(*r); // a symbolic one at its most
       cost.flops += iterations;
     }
     // A reduction's result no longer varies with the loops it reduces.
@@ -188,11 +190,31 @@ KernelCandidate::build(const UOpPtr& ast, const std::vector<Opt>& opts, const st
   return c;
 }
 
-void KernelCandidate::run(const std::vector<void*>& buffers, int threads) const {
+namespace {
+
+// A stage's vars[]: the value of each variable it names, in its order (compile.hpp).
+std::vector<int64_t> stage_vars(const CompiledKernel& kernel, const VarValues& values) {
+  std::vector<int64_t> out;
+  for (const std::string& name : kernel.vars) {
+    auto it = values.find(name);
+    user_assert(it != values.end()) << "kernel " << kernel.name << " runs over the variable '"
+                                    << name << "', which has no value; bind one";
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+} // namespace
+
+void KernelCandidate::run(const std::vector<void*>& buffers, int threads,
+                          const VarValues& vars) const {
   std::vector<void*> ptrs = buffers;
   for (const auto& s : scratch_) ptrs.push_back(s->data());
-  for (const auto& stage : stages_)
-    launch(stage->code->entry(), ptrs.data(), nullptr, stage->kernel.parallel_extent, threads);
+  for (const auto& stage : stages_) {
+    std::vector<int64_t> values = stage_vars(stage->kernel, vars);
+    launch(stage->code->entry(), ptrs.data(), values.data(), stage->kernel.parallel_extent,
+           threads);
+  }
 }
 
 namespace {
@@ -359,7 +381,39 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     plan.kernels_.push_back(std::move(k));
   }
   plan.storage_count_ += storages.size(); // and one per kernel of constants
+  for (const PlannedKernel& k : plan.kernels_)
+    for (const UOpPtr& v : variables_of(k.item.ast)) {
+      Variable var{v->arg().items()[0].as_str(), v->vmin(), v->vmax()};
+      auto same = std::find_if(plan.variables_.begin(), plan.variables_.end(),
+                               [&](const Variable& w) { return w.name == var.name; });
+      if (same == plan.variables_.end()) {
+        plan.variables_.push_back(var);
+        continue;
+      }
+      user_assert(same->lo == var.lo && same->hi == var.hi)
+          << "the variable '" << var.name << "' has two ranges, [" << same->lo << ", " << same->hi
+          << "] and [" << var.lo << ", " << var.hi << "] (kernel " << k.item.name
+          << "); give each range its own name";
+    }
+  plan.bind(options.vars);
   return plan;
+}
+
+void ExecutionPlan::bind(const VarValues& values) {
+  for (const auto& [name, value] : values) {
+    auto var = std::find_if(variables_.begin(), variables_.end(),
+                            [&](const Variable& v) { return v.name == name; });
+    if (var == variables_.end()) {
+      std::string known;
+      for (const Variable& v : variables_) known += (known.empty() ? "" : ", ") + v.name;
+      user_error << "the program has no variable '" << name << "' ("
+                 << (known.empty() ? "its shapes are all fixed" : "its variables: " + known) << ")";
+    }
+    user_assert(value >= var->lo && value <= var->hi)
+        << "the variable '" << name << "' is " << value << ", outside its range [" << var->lo
+        << ", " << var->hi << "]";
+  }
+  for (const auto& [name, value] : values) values_[name] = value;
 }
 
 void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
@@ -367,10 +421,14 @@ void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
   std::vector<void*> ptrs;
   ptrs.reserve(k.slots.size());
   for (int s : k.slots) ptrs.push_back(buffers_[static_cast<size_t>(s)]->data());
-  for (size_t s = 0; s < k.stages.size(); ++s)
-    if (k.prepared[s] == prepared)
-      launch(k.stages[s]->code->entry(), ptrs.data(), nullptr, k.stages[s]->kernel.parallel_extent,
-             threads_, trace);
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    if (k.prepared[s] != prepared) continue;
+    const CompiledKernel& kernel = k.stages[s]->kernel;
+    std::vector<int64_t> vars =
+        kernel.vars.empty() ? std::vector<int64_t>{} : stage_vars(kernel, values_);
+    launch(k.stages[s]->code->entry(), ptrs.data(), vars.data(), kernel.parallel_extent, threads_,
+           trace);
+  }
 }
 
 void ExecutionPlan::run_kernel(const PlannedKernel& k, std::vector<ThreadSpan>* trace) {
@@ -415,7 +473,14 @@ KernelProfile ExecutionPlan::describe(const PlannedKernel& k) const {
   p.name = k.item.name;
   p.key = k.item.key;
   p.opts = to_string(k.opts);
-  p.cost = kernel_cost(k.item);
+  // A symbolic kernel's work at the values bound (its buffers' bytes stay at their most).
+  ScheduleItem bound = k.item;
+  std::unordered_map<const UOp*, UOpPtr> values;
+  for (const UOpPtr& v : variables_of(k.item.ast))
+    if (auto it = values_.find(v->arg().items()[0].as_str()); it != values_.end())
+      values.emplace(v.get(), UOp::const_int(v->dtype(), it->second));
+  if (!values.empty()) bound.ast = substitute(k.item.ast, values);
+  p.cost = kernel_cost(bound);
   for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
   p.split = parallel_profile(k.optimized, threads_);
   p.once = k.once;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,9 @@ private:
 void set_default_policy(const OptPolicy* policy);
 const OptPolicy& default_policy();
 
+/// Values of symbolic variables (DEFINE_VARs: a loop's extent known only when it runs), by name.
+using VarValues = std::map<std::string, int64_t>;
+
 /// A compiled, linked stage.
 struct CompiledStage {
   CompiledKernel kernel;
@@ -92,8 +96,9 @@ public:
   /// Applies `opts` to `ast` (a kernel AST from the scheduler) and compiles every stage.
   static Expected<KernelCandidate, Error> build(const UOpPtr& ast, const std::vector<Opt>& opts,
                                                 const std::string& name);
-  /// Runs every stage once on `buffers`: one pointer per DEFINE_GLOBAL slot of the AST.
-  void run(const std::vector<void*>& buffers, int threads) const;
+  /// Runs every stage once on `buffers`: one pointer per DEFINE_GLOBAL slot of the AST, with
+  /// `vars` giving the value of each symbolic variable the kernel runs over.
+  void run(const std::vector<void*>& buffers, int threads, const VarValues& vars = {}) const;
 
   uint64_t code_hash() const { return code_hash_; } ///< over every stage's machine code
   size_t code_bytes() const { return code_bytes_; } ///< object sizes, a measure of bloat
@@ -112,6 +117,13 @@ private:
 struct RealizeOptions {
   int threads = 0;                   ///< 0: every core (OMP_NUM_THREADS)
   const OptPolicy* policy = nullptr; ///< null: default_policy()
+  VarValues vars = {};               ///< the symbolic variables' values (ExecutionPlan::bind)
+};
+
+/// A symbolic variable of a plan and the values it may take, [lo, hi].
+struct Variable {
+  std::string name;
+  int64_t lo = 0, hi = 0;
 };
 
 /// Writes `v` as element `i` of `base`, an array of `dtype`; `exact` is an integer dtype's
@@ -169,7 +181,13 @@ public:
   static ExecutionPlan prepare(const Schedule& schedule, const BufferMap& inputs,
                                const RealizeOptions& options = {});
 
-  /// Runs every kernel once, in order.
+  /// The symbolic variables the plan's kernels run over, by name.
+  const std::vector<Variable>& variables() const { return variables_; }
+  /// Sets the variables' values for the runs that follow, without compiling anything: a
+  /// UserError names a variable the plan doesn't have, or a value outside its range.
+  void bind(const VarValues& values);
+
+  /// Runs every kernel once, in order (a UserError if a variable has no value).
   void run();
   /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median. With
   /// `min_sample_ms`, each sample is the mean of as many back-to-back launches as take that
@@ -205,6 +223,8 @@ private:
   bool prepared_ran_ = false; ///< the kernels' prepared stages have run
   std::unordered_map<int64_t, int> slot_of_id_;
   std::vector<PlannedKernel> kernels_;
+  std::vector<Variable> variables_;
+  VarValues values_;
   int threads_ = 0;
   size_t intermediate_bytes_ = 0, intermediate_count_ = 0, storage_count_ = 0;
 };

@@ -39,7 +39,7 @@ UOpPtr index_const(int64_t v) { return UOp::const_int(Scalar::Index, v); }
 // How many times a node whose indices use `ranges` is computed: once per value of those loops.
 int64_t runs_of(const std::vector<const UOp*>& ranges) {
   int64_t runs = 1;
-  for (const UOp* r : ranges) runs *= r->src(0)->const_value();
+  for (const UOp* r : ranges) runs *= max_extent(*r);
   return runs;
 }
 
@@ -515,7 +515,7 @@ std::string kernel_name(const UOpPtr& ast) {
   std::sort(ranges.begin(), ranges.end(),
             [](const UOp* a, const UOp* b) { return range_axis_id(*a) < range_axis_id(*b); });
   std::string name = reduces ? "r" : "E";
-  for (const UOp* r : ranges) name += "_" + std::to_string(r->src(0)->const_value());
+  for (const UOp* r : ranges) name += "_" + extent_label(*r);
   return name;
 }
 

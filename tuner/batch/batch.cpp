@@ -31,6 +31,10 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
     Schedule schedule = out.schedule();
     ExecutionPlan plan =
         ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});
+    for (const Variable& v : plan.variables())
+      user_error << entry.label << ": its kernels run over the symbolic variable '" << v.name
+                 << "' [" << v.lo << ", " << v.hi << "]; BEAM tunes kernels of fixed shapes only "
+                 << "so far (run it with 'beamlab run --var " << v.name << "=VALUE')";
     std::vector<KernelProfile> profile = plan.profile(3);
     for (size_t i = 0; i < schedule.items.size(); ++i) {
       const ScheduleItem& item = plan.kernels()[i].item; // with its constant slots

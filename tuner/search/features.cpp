@@ -102,7 +102,7 @@ bool is_index_math(const UOp& u) {
   return !u.src().empty() && u.src(0)->dtype().scalar() == Scalar::Index;
 }
 
-int64_t extent_of(const UOp& range) { return range.src(0)->const_value(); }
+int64_t extent_of(const UOp& range) { return range.src(0)->vmax(); } // a symbolic one: its most
 
 /// For every node, the product of the extents of the loops it runs in (a REDUCE's result no
 /// longer varies with the loops it reduces): how often it executes. As kernel_cost counts.

@@ -43,6 +43,8 @@ struct KernelTask {
 KernelTask kernel_task(const ScheduleItem& item);
 /// The task's AST: `graph`, or `ast` parsed once more; "kernel NAME: why" when it doesn't parse.
 Expected<UOpPtr> task_graph(const KernelTask& task);
+/// The symbolic variables a kernel's loops run over, by name (none for a fixed shape).
+std::vector<std::string> kernel_variables(const UOpPtr& ast);
 
 /// Bumped whenever the meaning of an Opt list changes (what apply_opts builds from it), so
 /// stored plans are not replayed under another meaning.

@@ -77,8 +77,11 @@ VarValues parse_vars(const std::vector<std::string>& words) {
     size_t eq = w.find('=');
     int64_t value = 0;
     const char* end = w.data() + w.size();
-    bool number = eq != std::string::npos && eq > 0 &&
-                  std::from_chars(w.data() + eq + 1, end, value).ptr == end && eq + 1 < w.size();
+    auto [stop, ec] = eq == std::string::npos
+                          ? std::from_chars_result{w.data(), std::errc::invalid_argument}
+                          : std::from_chars(w.data() + eq + 1, end, value);
+    bool number =
+        eq != std::string::npos && eq > 0 && eq + 1 < w.size() && stop == end && ec == std::errc{};
     usage_assert(number) << "--var: '" << w
                          << "' is not NAME=VALUE with an integer value, e.g. seq=77";
     usage_assert(out.emplace(w.substr(0, eq), value).second)

@@ -87,8 +87,8 @@ inline bool symbolic_extent(const UOp& range) { return !range.src(0)->is_const()
 /// bound, from the DEFINE_VARs' ranges): what buffers are sized and work is estimated by.
 inline int64_t max_extent(const UOp& range) { return range.src(0)->vmax(); }
 
-/// The DEFINE_VARs `root` uses (symbolic extents' variables), sorted by name: the order of
-/// their values in a kernel's vars[] (engine/support/kernel_abi.hpp).
+/// The DEFINE_VARs `root` uses (symbolic extents' variables), sorted by name: for a compiled
+/// stage, the order of their values in its vars[] (engine/support/kernel_abi.hpp).
 std::vector<UOpPtr> variables_of(const UOpPtr& root);
 
 /// A RANGE's extent as a kernel name shows it: the number, the variable's name, or the names

@@ -439,7 +439,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   int64_t loop_work = 1;
   bool has_reduce = false;
   for (const AxisAccess& a : p.axes()) {
-    if (a.kind == LoopKind::Loop) loop_work *= a.extent;
+    if (a.kind == LoopKind::Loop) loop_work *= a.symbolic ? max_extent(*a.range) : a.extent;
     has_reduce |= a.kind == LoopKind::Reduce;
   }
   nest_gated_reductions_outside(p);

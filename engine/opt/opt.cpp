@@ -21,8 +21,8 @@ namespace {
 constexpr std::string_view kOpNames[] = {"UPCAST", "UNROLL", "THREAD", "GROUP",
                                          "TILE",   "SWAP",   "PADTO",  "PACK"};
 
-// A loop's iterations; for a symbolic extent, the most it can be. No Opt splits a symbolic
-// loop, so this sizes only what lies around one: scratch laid out for its largest extent.
+// A loop's iterations; for a symbolic extent, the most it can be: what scratch around a symbolic
+// loop is laid out for. A split of a symbolic loop (split_symbolic) uses the expression.
 int64_t extent_of(const UOp& range) { return max_extent(range); }
 
 // Every node of `root` with `range` replaced by `value`, except in REDUCE range lists, where it
@@ -368,6 +368,8 @@ private:
         loops_[1].kind != LoopKind::Parallel)
       return;
     UOpPtr outer = loops_[0].range, inner = loops_[1].range;
+    internal_assert(!symbolic_extent(*outer) && !symbolic_extent(*inner))
+        << "a parallel range of symbolic extent"; // THREAD's chunk count is constant
     int64_t inner_extent = extent_of(*inner);
     UOpPtr both = fresh_range(extent_of(*outer) * inner_extent, LoopKind::Parallel);
     ast_ = simplify_kernel(
@@ -394,12 +396,18 @@ private:
     return {};
   }
 
-  // An integer division by a loaded value could trap in an extra iteration of a padded loop.
+  // An integer division by a loaded value, or by one that moves with a loop, could trap in an
+  // extra iteration of a padded loop; a variable's (a symbolic shape's) can't where its range
+  // keeps it positive.
   static constexpr const char* kComputedDivisor =
       "the kernel divides by a computed integer, which an extra iteration could make zero";
   bool divides_by_computed() const {
-    for (const UOpPtr& u : toposort(ast_))
-      if ((u->op() == Op::Idiv || u->op() == Op::Mod) && !u->src(1)->is_const()) return true;
+    for (const UOpPtr& u : toposort(ast_)) {
+      if ((u->op() != Op::Idiv && u->op() != Op::Mod) || u->src(1)->is_const()) continue;
+      if (u->src(1)->vmin() <= 0) return true;
+      for (const UOpPtr& d : toposort(u->src(1)))
+        if (d->op() == Op::Range || d->op() == Op::Load) return true;
+    }
     return false;
   }
 

@@ -61,7 +61,7 @@ inline constexpr int64_t kMaxOptLanes = 1024;
 struct Axis {
   int64_t extent; ///< iterations; the most a symbolic extent can be
   LoopKind kind;
-  bool symbolic = false; ///< the extent is known only when the kernel runs: no Opt splits it
+  bool symbolic = false; ///< the extent is known only when the kernel runs (split rounded up)
 };
 
 /// A buffer a kernel's stages need beyond the kernel's own (GROUP's partial results, PACK's

@@ -39,6 +39,24 @@ std::map<int64_t, Slot> slots_of(const UOpPtr& ast, const std::string& source) {
   return slots;
 }
 
+// A symbolic extent (kernel_ops.hpp) runs a plain loop or a reduction, and is built from
+// constants and DEFINE_VARs only, so its value is known when the kernel starts.
+void check_extents(const UOpPtr& ast, const std::string& source) {
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() != Op::Range || !symbolic_extent(*u)) continue;
+    LoopKind kind = loop_kind(*u);
+    user_assert(kind == LoopKind::Loop || kind == LoopKind::Reduce)
+        << source << ": a " << to_string(kind) << " RANGE runs to " << to_expr(u->src(0))
+        << "; only loop and reduce ranges may have a symbolic extent (Opts make the others)";
+    std::vector<UOpPtr> nodes = toposort(u->src(0)); // the extent last: its nearest node first
+    for (auto v = nodes.rbegin(); v != nodes.rend(); ++v)
+      user_assert((*v)->op() == Op::Const || (*v)->op() == Op::DefineVar ||
+                  (*v)->op() == Op::Cast || is_alu((*v)->op()))
+          << source << ": a RANGE runs to " << to_expr(u->src(0)) << ", which reads "
+          << op_name((*v)->op()) << "; a symbolic extent is built from constants and DEFINE_VARs";
+  }
+}
+
 } // namespace
 
 Program parse_kernel(const std::string& text, const std::string& source) {
@@ -56,6 +74,7 @@ Program parse_kernel(const std::string& text, const std::string& source) {
         << source << ": a kernel stores into its output, DEFINE_GLOBAL 0, only";
   std::vector<std::string> errors = verify(ast, spec_kernel());
   user_assert(errors.empty()) << source << ": " << errors.front();
+  check_extents(ast, source);
   std::map<int64_t, Slot> slots = slots_of(ast, source);
   ScheduleItem item;
   item.ast = ast;

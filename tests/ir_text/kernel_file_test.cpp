@@ -87,5 +87,27 @@ TEST(KernelFile, TextThatIsNotARunnableKernelIsAnErrorNamingTheFile) {
                         "built from ranges and constants"));
 }
 
+// Only loop and reduce ranges run to a symbolic extent, one built from DEFINE_VARs.
+TEST(KernelFile, ASymbolicExtentRunsOnlyAPlainLoopOrAReduction) {
+  UOpPtr n = UOp::variable("n", 1, 4);
+  UOpPtr out = buffer_param(0, Scalar::Float32), in = buffer_param(1, Scalar::Float32);
+  auto kernel = [&](const UOpPtr& r) {
+    return print_graph(sink({store(index(out, r), load(index(in, r), Scalar::Float32))}));
+  };
+  EXPECT_EQ(error_of(kernel(kernel_range(n, 0, LoopKind::Loop))), "no error");
+  EXPECT_EQ(error_of(kernel(kernel_range(n * 2, 0, LoopKind::Loop))), "no error");
+  EXPECT_THAT(error_of(kernel(kernel_range(n, 0, LoopKind::Parallel))),
+              HasSubstr("k.ir: a parallel RANGE runs to n; only loop and reduce ranges may have "
+                        "a symbolic extent"));
+  EXPECT_THAT(error_of(kernel(kernel_range(n, 0, LoopKind::Upcast))),
+              HasSubstr("k.ir: a upcast RANGE runs to n"));
+  UOpPtr loaded = cast(
+      load(index(buffer_param(2, Scalar::Int32), UOp::const_int(Scalar::Index, 0)), Scalar::Int32),
+      Scalar::Index);
+  EXPECT_THAT(error_of(kernel(kernel_range(loaded, 0, LoopKind::Loop))),
+              HasSubstr("which reads LOAD; a symbolic extent is built from constants and "
+                        "DEFINE_VARs"));
+}
+
 } // namespace
 } // namespace beamlab::ir_text

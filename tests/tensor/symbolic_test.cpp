@@ -217,7 +217,7 @@ TEST(Symbolic, ASplitOfASymbolicAxisRunsItsRemainderGated) {
   std::vector<float> in(256), out(256);
   for (size_t j = 0; j < in.size(); ++j) in[j] = static_cast<float>(j);
   for (const char* text : {"UPCAST(1,16)", "THREAD(1,3)", "TILE(1,5)", "THREAD(0,2) UPCAST(2,8)",
-                           "THREAD(1,2) UPCAST(2,4)"}) {
+                           "THREAD(0,2) THREAD(2,3)", "THREAD(1,2) UPCAST(2,4)"}) {
     auto k = KernelCandidate::build(ast, *parse_opts(text), "copy");
     ASSERT_TRUE(k) << text << ": " << k.error().message;
     for (int64_t v : {1, 5, 16, 17, 63, 64}) {

@@ -49,7 +49,7 @@ struct AxisAccess {
   /// (weights stored blocked: (o/16)*big + o%16 moves by 1 inside each block of 16).
   std::vector<std::optional<int64_t>> block_strides;
   bool gates = false;    ///< some load's validity (padding) depends on the axis
-  bool symbolic = false; ///< its extent is a variable's (`extent` is then 1: not tiled)
+  bool symbolic = false; ///< its extent is a variable's (`extent` is then its largest)
   UOpPtr range;          ///< its RANGE in the main stage
 };
 
@@ -107,7 +107,7 @@ std::vector<AxisAccess> accesses(const OptimizedKernel& k) {
   for (const UOpPtr& r : ranges) {
     AxisAccess a;
     a.symbolic = symbolic_extent(*r);
-    a.extent = a.symbolic ? 1 : r->src(0)->const_value();
+    a.extent = max_extent(*r); // a symbolic axis is tiled as at its largest, gated past n
     if (is_lane(loop_kind(*r))) continue;
     a.kind = loop_kind(*r);
     if (!stores.empty()) a.store_stride = stride_of(stores[0], r);
@@ -315,10 +315,11 @@ std::vector<int64_t> divisors(int64_t n) {
   return out;
 }
 
-// The first Loop axis of more than one iteration, in nesting order (-1 if none).
+// The first Loop axis of a fixed extent over one, in nesting order (-1 if none).
 int first_loop(const Planner& p) {
   for (size_t i = 0; i < p.axes().size(); ++i)
-    if (p.axes()[i].kind == LoopKind::Loop && p.axes()[i].extent > 1) return static_cast<int>(i);
+    if (p.axes()[i].kind == LoopKind::Loop && p.axes()[i].extent > 1 && !p.axes()[i].symbolic)
+      return static_cast<int>(i);
   return -1;
 }
 
@@ -336,7 +337,7 @@ void spread_across_cores(Planner& p, int threads) {
   int64_t chunks = now.chunks, work = now.work;
   std::vector<int64_t> loops; // the loop axes' extents, outermost first
   for (const AxisAccess& a : p.axes())
-    if (a.kind == LoopKind::Loop && a.extent > 1) loops.push_back(a.extent);
+    if (a.kind == LoopKind::Loop && a.extent > 1 && !a.symbolic) loops.push_back(a.extent);
   auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
   // Where the fixed loop axes can't fill the cores, a symbolic one (a sequence of any length)
   // goes across them: as many chunks as the work at its largest pays for, each ceil(n / chunks)
@@ -439,7 +440,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   int64_t loop_work = 1;
   bool has_reduce = false;
   for (const AxisAccess& a : p.axes()) {
-    if (a.kind == LoopKind::Loop) loop_work *= a.symbolic ? max_extent(*a.range) : a.extent;
+    if (a.kind == LoopKind::Loop) loop_work *= a.extent;
     has_reduce |= a.kind == LoopKind::Reduce;
   }
   nest_gated_reductions_outside(p);

@@ -259,6 +259,41 @@ TEST(Symbolic, TheHeuristicSpreadsASymbolicAxisAcrossTheCores) {
   }
 }
 
+// A matmul whose rows are symbolic (a sequence length) gets the register tile of a fixed one,
+// its row blocks rounded up and gated: the heuristic's plans for 2 and 16 cores, at every length.
+TEST(Symbolic, AMatmulOverSymbolicRowsTilesThemAndMatchesAtEveryLength) {
+  Tensor a = Tensor::rand({96, 64}, 1), w = Tensor::rand({64, 80}, 2);
+  Schedule s = a.matmul(w).schedule();
+  ASSERT_EQ(s.items.size(), 1u);
+  const ScheduleItem& item = s.items[0];
+  const UOp* rows = nullptr;
+  for (const UOpPtr& u : toposort(item.ast))
+    if (u->op() == Op::Range && u->src(0)->is_const() && u->src(0)->const_value() == 96)
+      rows = u.get();
+  ASSERT_NE(rows, nullptr);
+  UOpPtr symbolic = make_symbolic(item.ast, *rows);
+  std::mt19937_64 rng(3);
+  KernelData data = data_for(item, rng);
+  for (int threads : {2, 16}) {
+    std::vector<Opt> opts = heuristic_opts(symbolic, threads);
+    EXPECT_TRUE(std::any_of(opts.begin(), opts.end(),
+                            [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; }))
+        << "the rows are tiled: " << to_string(opts);
+    auto k = KernelCandidate::build(symbolic, opts, item.name);
+    ASSERT_TRUE(k) << to_string(opts) << ": " << k.error().message;
+    for (int64_t v : {1, 7, 8, 77, 96}) {
+      KernelData mine = data;
+      k->run(mine.pointers(), 2, {{"n", v}});
+      UOpPtr fixed = substitute(
+          symbolic, {{variables_of(symbolic)[0].get(), UOp::const_int(Scalar::Index, v)}});
+      std::vector<float> want = run_kernel(fixed, {}, data);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(mine.buffers[0][i], want[i], 1e-4 * (1 + std::abs(want[i])))
+            << to_string(opts) << " at n=" << v << ", element " << i;
+    }
+  }
+}
+
 TEST(Symbolic, AnOptThatCannotSplitASymbolicAxisIsRefusedWithTheReason) {
   UOpPtr n = UOp::variable("n", 1, 100);
   UOpPtr i = kernel_range(4, 0, LoopKind::Loop), k = kernel_range(n, 1, LoopKind::Reduce);

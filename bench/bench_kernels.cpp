@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <thread>
+#include <unordered_map>
 
 #include <vector>
 
@@ -22,6 +23,8 @@
 
 #include "bench/references.hpp"
 #include "db/database.hpp"
+#include "engine/ir/kernel_ops.hpp"
+#include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/statistics.hpp"
 #include "tuner/batch/corpus.hpp"
@@ -389,6 +392,71 @@ void BM_Search(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Search)->Arg(512)->Arg(1024)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// A matmul over a symbolic number of rows (seq in [1, 512]; 768 x 768 weights, as a BERT
+// layer's projections), compiled once with the heuristic's plan, run at one length, against the
+// fixed-shape program of that length (compiled for it) in the same run: 9 pairs of ~20 ms
+// blocks in turn, `vs_fixed` the median of the pairs' ratios (symbolic over fixed) and
+// `vs_fixed_lo`-`vs_fixed_hi` their range. The figure symbolic shapes must keep near 1.
+void BM_SymbolicMatmul(benchmark::State& state) {
+  constexpr int64_t kMaxRows = 512, kDim = 768;
+  const int64_t rows = state.range(0);
+  const int threads = default_threads();
+  auto matmul_item = [&](int64_t m) {
+    Schedule s = Tensor::rand({m, kDim}, 1).matmul(Tensor::rand({kDim, kDim}, 2)).schedule();
+    return s.items.at(0);
+  };
+  ScheduleItem widest = matmul_item(kMaxRows);
+  std::unordered_map<const UOp*, UOpPtr> to_var;
+  for (const UOpPtr& u : toposort(widest.ast))
+    if (u->op() == Op::Range && u->src(0)->is_const() && u->src(0)->const_value() == kMaxRows)
+      to_var.emplace(u.get(), kernel_range(UOp::variable("seq", 1, kMaxRows),
+                                           u->arg().items()[0].as_int(), loop_kind(*u)));
+  UOpPtr symbolic_ast = substitute(widest.ast, to_var);
+  ScheduleItem fixed = matmul_item(rows);
+  std::vector<Opt> symbolic_opts = heuristic_opts(symbolic_ast, threads),
+                   fixed_opts = heuristic_opts(fixed.ast, threads);
+  auto symbolic = KernelCandidate::build(symbolic_ast, symbolic_opts, "symbolic");
+  auto exact = KernelCandidate::build(fixed.ast, fixed_opts, fixed.name);
+  if (!symbolic || !exact) {
+    state.SkipWithError((!symbolic ? symbolic.error() : exact.error()).message.c_str());
+    return;
+  }
+  std::vector<float> out(kMaxRows * kDim), a(kMaxRows * kDim, 0.5f), w(kDim * kDim, 0.25f);
+  std::vector<void*> buffers = {out.data(), a.data(), w.data()};
+  const VarValues at = {{"seq", rows}};
+  for (auto _ : state) symbolic->run(buffers, threads, at);
+  auto block_ms = [&](const KernelCandidate& k, const VarValues& vars, int runs) {
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      k.run(buffers, threads, vars);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return quantile(ms, 0.5);
+  };
+  const int runs =
+      std::clamp(static_cast<int>(20 / std::max(block_ms(*exact, {}, 3), 1e-3)), 3, 2000);
+  std::vector<double> ratios;
+  for (int pair = 0; pair < 9; ++pair) {
+    double theirs = block_ms(*exact, {}, runs);
+    ratios.push_back(block_ms(*symbolic, at, runs) / theirs);
+  }
+  state.counters["gflops"] =
+      benchmark::Counter(2.0 * rows * kDim * kDim, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["vs_fixed"] = quantile(ratios, 0.5);
+  state.counters["vs_fixed_lo"] = *std::min_element(ratios.begin(), ratios.end());
+  state.counters["vs_fixed_hi"] = *std::max_element(ratios.begin(), ratios.end());
+  state.SetLabel(to_string(symbolic_opts) + " · fixed: " + to_string(fixed_opts));
+}
+BENCHMARK(BM_SymbolicMatmul)
+    ->Arg(16)
+    ->Arg(77)
+    ->Arg(128)
+    ->Arg(512)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 } // namespace beamlab

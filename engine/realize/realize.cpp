@@ -424,8 +424,7 @@ void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
   for (size_t s = 0; s < k.stages.size(); ++s) {
     if (k.prepared[s] != prepared) continue;
     const CompiledKernel& kernel = k.stages[s]->kernel;
-    std::vector<int64_t> vars =
-        kernel.vars.empty() ? std::vector<int64_t>{} : stage_vars(kernel, values_);
+    std::vector<int64_t> vars = stage_vars(kernel, values_); // empty (no allocation) mostly
     launch(k.stages[s]->code->entry(), ptrs.data(), vars.data(), kernel.parallel_extent, threads_,
            trace);
   }

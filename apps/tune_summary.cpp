@@ -47,6 +47,11 @@ SummaryRow summary_row(const tuner::BatchKernel& k, const MachineLimits& limits)
 std::vector<std::string> notes_of(const SummaryRow& row) {
   const tuner::BatchKernel& k = *row.k;
   std::vector<std::string> notes;
+  if (!k.task.tune_at.empty() && k.outcome != tuner::BatchKernel::Outcome::cached)
+    notes.push_back(fmt::format("{}: one plan for every value of its variables; timed at {} "
+                                "(a launch at each), checked at {}",
+                                k.task.name, bindings_str(k.task.tune_at),
+                                bindings_str(k.task.check_at)));
   if (!k.result.fidelity.empty() && k.result.fidelity != "agrees")
     notes.push_back(k.task.name + ": in process, " + k.result.fidelity);
   if (k.result.rounds_disturbed > 0)
@@ -124,6 +129,8 @@ Json row_json(const SummaryRow& row) {
           {"statuses", k.status_counts},
           {"budget_s", json_number(k.budget_s)},
           {"warm_seeds", k.warm_seeds},
+          {"tuned_at", k.task.tune_at},
+          {"checked_at", k.task.check_at},
           {"error", k.result.error}};
 }
 

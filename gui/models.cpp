@@ -102,6 +102,18 @@ KernelsModel* make_kernels_model(QObject* parent) {
          return QString("%1, AST hash %2").arg(qstr(r.kernel.name), qstr(r.kernel.hash));
        }},
       {"Workload", [](const KernelRow& r) { return qstr(r.tuning.workload); }},
+      {"Tuned at",
+       [](const KernelRow& r) { return qstr(tuner::tuned_at(r.tuning)); },
+       {},
+       {},
+       "A kernel over symbolic variables: the values its candidates were timed at (a timed run "
+       "is a launch at each); one plan serves every value in the variables' ranges",
+       [](const KernelRow& r) -> QVariant {
+         std::string at = tuner::tuned_at(r.tuning);
+         if (at.empty()) return {};
+         return QString("timed at %1 (a launch at each); every candidate checked at %2")
+             .arg(qstr(at), qstr(tuner::checked_at(r.tuning)));
+       }},
       {"Status",
        [](const KernelRow& r) {
          if (tuner::tried_by_hand(r.tuning)) return QString("by hand");

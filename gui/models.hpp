@@ -113,6 +113,7 @@ namespace kernels_col {
 enum {
   name,
   workload,
+  tuned_at, // a symbolic kernel's values
   status,
   heuristic_ms,
   tuned_ms,

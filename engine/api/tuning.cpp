@@ -19,13 +19,21 @@ int64_t reduce_length(const UOpPtr& ast) {
   return n;
 }
 
-KernelTask kernel_task(const ScheduleItem& item) {
-  KernelCost cost = kernel_cost(item);
+KernelTask kernel_task(const ScheduleItem& item, const std::vector<VarValues>& tune_at) {
+  KernelBindings b = tune_at.empty() ? default_bindings(item.ast) : bindings_at(item.ast, tune_at);
+  KernelCost cost;
+  for (const VarValues& at : b.tune_at.empty() ? std::vector<VarValues>(1) : b.tune_at) {
+    KernelCost one = kernel_cost(item, at);
+    cost.flops += one.flops;
+    cost.bytes += one.bytes;
+  }
   KernelTask t{item.name,  item.key, print_graph(item.ast), {}, reduce_length(item.ast), cost.flops,
                cost.bytes, item.ast};
   for (size_t s = 0; s < item.buffers.size(); ++s)
     t.buffers.push_back({item.buffers[s]->dtype().scalar_type(), buffer_size(*item.buffers[s]),
                          s > 0 && s < item.constant_slots.size() && item.constant_slots[s]});
+  t.tune_at = std::move(b.tune_at);
+  t.check_at = std::move(b.check_at);
   return t;
 }
 
@@ -36,10 +44,54 @@ Expected<UOpPtr> task_graph(const KernelTask& task) {
   return *ast;
 }
 
-std::vector<std::string> kernel_variables(const UOpPtr& ast) {
-  std::vector<std::string> names;
-  for (const UOpPtr& v : variables_of(ast)) names.push_back(v->arg().items()[0].as_str());
-  return names;
+std::vector<Variable> kernel_variables(const UOpPtr& ast) {
+  std::vector<Variable> vars;
+  for (const UOpPtr& v : variables_of(ast))
+    vars.push_back({v->arg().items()[0].as_str(), v->vmin(), v->vmax()});
+  return vars;
+}
+
+KernelBindings default_bindings(const UOpPtr& ast) {
+  VarValues small, hi;
+  for (const Variable& v : kernel_variables(ast)) {
+    hi[v.name] = v.hi;
+    small[v.name] = std::max(v.lo, (v.hi + 7) / 8);
+  }
+  return bindings_at(ast, {hi, small});
+}
+
+KernelBindings bindings_at(const UOpPtr& ast, const std::vector<VarValues>& tune_at) {
+  std::vector<Variable> vars = kernel_variables(ast);
+  if (vars.empty()) return {};
+  auto add = [](std::vector<VarValues>& to, const VarValues& at) {
+    if (std::find(to.begin(), to.end(), at) == to.end()) to.push_back(at);
+  };
+  VarValues lo, hi;
+  for (const Variable& v : vars) lo[v.name] = v.lo, hi[v.name] = v.hi;
+  KernelBindings b;
+  for (const VarValues& given : tune_at) {
+    VarValues at;
+    for (const Variable& v : vars)
+      if (auto it = given.find(v.name); it != given.end()) at[v.name] = it->second;
+    internal_assert(at.size() == vars.size()) << "a binding without every variable of the kernel";
+    add(b.tune_at, at);
+  }
+  add(b.check_at, lo);
+  for (const VarValues& at : b.tune_at) add(b.check_at, at);
+  add(b.check_at, hi);
+  return b;
+}
+
+std::string bindings_str(const std::vector<VarValues>& bindings) {
+  std::string out;
+  for (const VarValues& at : bindings) {
+    if (!out.empty()) out += ", ";
+    std::string one;
+    for (const auto& [name, value] : at)
+      one += (one.empty() ? "" : " ") + name + "=" + std::to_string(value);
+    out += one;
+  }
+  return out;
 }
 
 HostIdentity host_identity() {

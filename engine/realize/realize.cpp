@@ -123,9 +123,24 @@ CompileCacheStats compile_cache_stats() {
   return s;
 }
 
-KernelCost kernel_cost(const ScheduleItem& kernel) {
+KernelCost kernel_cost(const ScheduleItem& kernel, const VarValues& values) {
   KernelCost cost;
-  for (const UOpPtr& b : kernel.buffers) cost.bytes += static_cast<int64_t>(bytes_of(*b));
+  std::unordered_map<const UOp*, UOpPtr> bound;
+  for (const UOpPtr& v : variables_of(kernel.ast))
+    if (auto it = values.find(v->arg().items()[0].as_str()); it != values.end())
+      bound.emplace(v.get(), UOp::const_int(v->dtype(), it->second));
+  // A loop's extent at these values (a symbolic one not given: at its most).
+  std::unordered_map<const UOp*, int64_t> extents;
+  auto extent = [&](const UOp* r) {
+    auto [it, fresh] = extents.emplace(r, 0);
+    if (fresh)
+      it->second = bound.empty() || r->src(0)->is_const() ? max_extent(*r)
+                                                          : substitute(r->src(0), bound)->vmax();
+    return it->second;
+  };
+  // Per buffer slot, the share of it read or written: over its accesses, the most iterations
+  // of the loops indexing it at these values, against at the loops' largest extents.
+  std::vector<double> share(kernel.buffers.size(), bound.empty() ? 1.0 : 0.0);
   std::unordered_map<const UOp*, std::set<const UOp*>> ranges;
   for (const UOpPtr& u : toposort(kernel.ast)) {
     std::set<const UOp*>& mine = ranges[u.get()];
@@ -137,13 +152,24 @@ KernelCost kernel_cost(const ScheduleItem& kernel) {
     bool data = u->dtype().scalar() != Scalar::Index && !u->dtype().is_ptr();
     if (data && (is_alu(u->op()) || u->op() == Op::Reduce)) {
       int64_t iterations = 1;
-      for (const UOp* r : mine) iterations *= max_extent(*r); // a symbolic one at its most
+      for (const UOp* r : mine) iterations *= extent(r);
       cost.flops += iterations;
     }
     // A reduction's result no longer varies with the loops it reduces.
     if (u->op() == Op::Reduce)
       for (size_t i = 1; i < u->src().size(); ++i) mine.erase(u->src(i).get());
+    if (!bound.empty() && u->op() == Op::Index && u->src(0)->op() == Op::DefineGlobal) {
+      auto slot = static_cast<size_t>(u->src(0)->arg().as_int());
+      double reached = 1;
+      for (const UOp* r : mine)
+        reached *= static_cast<double>(extent(r)) /
+                   static_cast<double>(std::max<int64_t>(1, max_extent(*r)));
+      if (slot < share.size()) share[slot] = std::max(share[slot], std::min(1.0, reached));
+    }
   }
+  for (size_t s = 0; s < kernel.buffers.size(); ++s)
+    cost.bytes +=
+        static_cast<int64_t>(share[s] * static_cast<double>(bytes_of(*kernel.buffers[s])));
   return cost;
 }
 
@@ -400,12 +426,17 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
 }
 
 void ExecutionPlan::bind(const VarValues& values) {
+  check_values(variables_, values);
+  for (const auto& [name, value] : values) values_[name] = value;
+}
+
+void check_values(const std::vector<Variable>& variables, const VarValues& values) {
   for (const auto& [name, value] : values) {
-    auto var = std::find_if(variables_.begin(), variables_.end(),
+    auto var = std::find_if(variables.begin(), variables.end(),
                             [&](const Variable& v) { return v.name == name; });
-    if (var == variables_.end()) {
+    if (var == variables.end()) {
       std::string known;
-      for (const Variable& v : variables_) known += (known.empty() ? "" : ", ") + v.name;
+      for (const Variable& v : variables) known += (known.empty() ? "" : ", ") + v.name;
       user_error << "the program has no variable '" << name << "' ("
                  << (known.empty() ? "its shapes are all fixed" : "its variables: " + known) << ")";
     }
@@ -413,7 +444,6 @@ void ExecutionPlan::bind(const VarValues& values) {
         << "the variable '" << name << "' is " << value << ", outside its range [" << var->lo
         << ", " << var->hi << "]";
   }
-  for (const auto& [name, value] : values) values_[name] = value;
 }
 
 void ExecutionPlan::run_stages(const PlannedKernel& k, bool prepared,
@@ -472,14 +502,7 @@ KernelProfile ExecutionPlan::describe(const PlannedKernel& k) const {
   p.name = k.item.name;
   p.key = k.item.key;
   p.opts = to_string(k.opts);
-  // A symbolic kernel's work at the values bound (its buffers' bytes stay at their most).
-  ScheduleItem bound = k.item;
-  std::unordered_map<const UOp*, UOpPtr> values;
-  for (const UOpPtr& v : variables_of(k.item.ast))
-    if (auto it = values_.find(v->arg().items()[0].as_str()); it != values_.end())
-      values.emplace(v.get(), UOp::const_int(v->dtype(), it->second));
-  if (!values.empty()) bound.ast = substitute(k.item.ast, values);
-  p.cost = kernel_cost(bound);
+  p.cost = kernel_cost(k.item, values_); // a symbolic kernel's at the values bound
   for (const auto& s : k.stages) p.compile_ms += s->kernel.compile_ms;
   p.split = parallel_profile(k.optimized, threads_);
   p.once = k.once;

@@ -78,12 +78,14 @@ struct CompileCacheStats {
 CompileCacheStats compile_cache_stats();
 
 /// Work and traffic of a kernel: ALU ops on data (not index math) over their loop extents,
-/// and the bytes of every buffer it touches once.
+/// and the bytes of every buffer it touches once. A kernel over symbolic variables counts
+/// each at its value in `values`, or at its upper bound: a buffer indexed by a loop of
+/// symbolic extent counts the share of it that loop reaches (rows 0..n-1 of 512: n/512).
 struct KernelCost {
   int64_t flops = 0;
   int64_t bytes = 0;
 };
-KernelCost kernel_cost(const ScheduleItem& kernel);
+KernelCost kernel_cost(const ScheduleItem& kernel, const VarValues& values = {});
 
 /// One kernel compiled with an Opt list, run on buffers its caller owns: what a tuner's
 /// sandboxed worker builds and times. It owns the scratch its Opts need (GROUP's partials).
@@ -125,6 +127,9 @@ struct Variable {
   std::string name;
   int64_t lo = 0, hi = 0;
 };
+
+/// A UserError when `values` names a variable not in `variables`, or a value outside its range.
+void check_values(const std::vector<Variable>& variables, const VarValues& values);
 
 /// Writes `v` as element `i` of `base`, an array of `dtype`; `exact` is an integer dtype's
 /// value (a 64-bit integer a double can't hold).

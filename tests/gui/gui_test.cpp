@@ -185,6 +185,9 @@ TEST_F(GuiTest, ModelsHoldTheFixturesRowsAndSortAndFilterThem) {
   p->sort(kernels_col::speedup, Qt::DescendingOrder);
   EXPECT_EQ(p->index(0, kernels_col::name).data().toString().toStdString(), matmul_.name);
   EXPECT_EQ(p->index(0, kernels_col::speedup).data().toString(), "4.00x");
+  // Fixed shapes: no values it was tuned at (a symbolic kernel's column reads "seq=512, seq=64").
+  EXPECT_EQ(p->headerData(kernels_col::tuned_at, Qt::Horizontal).toString(), "Tuned at");
+  EXPECT_EQ(p->index(0, kernels_col::tuned_at).data().toString(), "");
   // % of roofline: 32x32x32 multiply-adds in 0.5 ms against 100 GFLOP/s and 20 GB/s.
   const KernelRow& mm = w->kernels_model()->row(0);
   double want = std::max(2.0 * 32 * 32 * 32 / 0.5e6 / 100, double(mm.kernel.bytes) / 0.5e6 / 20);

@@ -294,6 +294,28 @@ TEST(Symbolic, AMatmulOverSymbolicRowsTilesThemAndMatchesAtEveryLength) {
   }
 }
 
+TEST(Symbolic, ACostCountsTheWorkAndTrafficAtTheValuesBound) {
+  // (n x 64) @ (64 x 80), n in [1, 96]: a multiply-add per (row, column, k), rows of the
+  // output and of the left operand touched up to n, the right operand whole.
+  ScheduleItem item =
+      Tensor::rand({96, 64}, 1).matmul(Tensor::rand({64, 80}, 2)).schedule().items[0];
+  const UOp* rows = nullptr;
+  for (const UOpPtr& u : toposort(item.ast))
+    if (u->op() == Op::Range && u->src(0)->is_const() && u->src(0)->const_value() == 96)
+      rows = u.get();
+  ASSERT_NE(rows, nullptr);
+  item.ast = make_symbolic(item.ast, *rows);
+  KernelCost most = kernel_cost(item);
+  EXPECT_EQ(most.flops, 2 * 96 * 80 * 64);
+  EXPECT_EQ(most.bytes, 4 * (96 * 80 + 96 * 64 + 64 * 80));
+  EXPECT_EQ(kernel_cost(item, {{"n", 96}}).bytes, most.bytes);
+  for (int64_t n : {1, 7, 77}) {
+    KernelCost at = kernel_cost(item, {{"n", n}});
+    EXPECT_EQ(at.flops, 2 * n * 80 * 64) << n;
+    EXPECT_EQ(at.bytes, 4 * (n * 80 + n * 64 + 64 * 80)) << n;
+  }
+}
+
 TEST(Symbolic, AnOptThatCannotSplitASymbolicAxisIsRefusedWithTheReason) {
   UOpPtr n = UOp::variable("n", 1, 100);
   UOpPtr i = kernel_range(4, 0, LoopKind::Loop), k = kernel_range(n, 1, LoopKind::Reduce);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/temp_dir.hpp"
+#include "tests/tuner/symbolic_task.hpp"
 
 #include <chrono>
 #include <fcntl.h>
@@ -172,6 +173,26 @@ TEST_F(JournalTest, AFinishedSearchStoresBothItsTies) {
   EXPECT_GT(t.speedup->lo, 1);
   EXPECT_EQ(t.rounds_disturbed, 1);
   EXPECT_EQ(t.round_ms, "1 0.9 0.92 0.88\n2 0.5 0.51 0.49\n");
+}
+
+TEST_F(JournalTest, ASymbolicKernelsTuningRecordsWhereItWasTimedAndChecked) {
+  db::Database db(file("symbolic.db"));
+  int64_t run = db.begin_run(
+      {db.upsert_device(this_device()), db::RunKind::tune, "", "test", "{}", "", db::host_name()});
+  KernelTask task = test_support::symbolic_matmul_task();
+  TuningJournal(db, run, task, "test", 2, quick_settings(), "", 10);
+  KernelTask fixed = kernel_task(small_matmul().schedule().items.at(0));
+  TuningJournal(db, run, fixed, "test", 2, quick_settings(), "", 10);
+  std::vector<db::Tuning> tunings = db.tunings(run);
+  ASSERT_EQ(tunings.size(), 2u);
+  EXPECT_EQ(tuned_at(tunings[0]), "seq=96, seq=12");
+  EXPECT_EQ(checked_at(tunings[0]), "seq=1, seq=96, seq=12");
+  EXPECT_EQ(tuned_at(tunings[1]), "");
+  // The stored kernel reads back with the same default values.
+  auto back = task_from_record(db.kernel(tunings[0].kernel_id).value());
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->tune_at, task.tune_at);
+  EXPECT_EQ(back->check_at, task.check_at);
 }
 
 TEST_F(JournalTest, ActionSpacesCoverOnlyWhatTheyRecorded) {

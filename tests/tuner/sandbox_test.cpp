@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/ir/kernel_ops.hpp"
+#include "tests/tuner/symbolic_task.hpp"
 #include "tuner/measure/check.hpp"
 #include "tuner/measure/pool.hpp"
 #include "tuner/measure/probe.hpp"
@@ -433,6 +434,30 @@ TEST_F(SandboxTest, MalformedRequestsAreAnsweredNotFatal) {
   CallResult o = box.call(compile_request("UPCAST(7,8)"), 30);
   EXPECT_EQ(o.reply.header.value("status", ""), "rejected");
   EXPECT_NE(o.reply.header.value("error", "").find("axis 7 is out of range"), std::string::npos);
+  EXPECT_EQ(box.restarts(), 0);
+}
+
+// A kernel over symbolic variables: a check's or a timed run's values must name each of its
+// variables, within its range (a value past it would index past the buffers).
+TEST_F(SandboxTest, ValuesOutsideAVariablesRangeAreRefused) {
+  KernelTask t = test_support::symbolic_matmul_task();
+  auto answer = [&](const nlohmann::json& check_vars, const nlohmann::json& time_at) {
+    Message m = task_request(t, nullptr);
+    for (auto& c : m.header["checks"]) c["vars"] = check_vars;
+    m.header["time_at"] = time_at;
+    CallResult r = box.call(m, 30);
+    EXPECT_EQ(r.status, CallStatus::ok);
+    return r.reply.header.value("status", "") + ": " + r.reply.header.value("error", "");
+  };
+  EXPECT_EQ(answer({{"seq", 96}}, {{{"seq", 12}}}), "ok: ");
+  EXPECT_EQ(answer({{"seq", 97}}, {{{"seq", 12}}}),
+            "bad_request: check vars: seq=97 is outside [1, 96]");
+  EXPECT_EQ(answer({{"seq", 1}}, {{{"seq", 0}}}), "bad_request: time_at: seq=0 is outside [1, 96]");
+  EXPECT_EQ(answer(nlohmann::json::object(), {{{"seq", 12}}}),
+            "bad_request: check vars: {} has no integer value for seq");
+  EXPECT_EQ(
+      answer({{"seq", 5}, {"len", 2}}, {{{"seq", 12}}}),
+      "bad_request: check vars: {\"len\":2,\"seq\":5} names a variable the kernel doesn't have");
   EXPECT_EQ(box.restarts(), 0);
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/ir/kernel_ops.hpp"
+#include "tests/tuner/symbolic_task.hpp"
 #include "tuner/batch/policy.hpp"
 #include "tuner/search/search.hpp"
 #include "tuner/search/winner.hpp"
@@ -313,6 +314,47 @@ TEST(Search, TheResultIsNeverSlowerThanTheHeuristicBeyondNoise) {
   EXPECT_EQ(j["settings"]["early_stop"], 3.0);
   EXPECT_EQ(j["candidates"].size(), r->candidates.size());
   EXPECT_EQ(j["winner_opts"], to_string(r->best().opts));
+}
+
+TEST(Search, ASymbolicKernelIsTimedAtItsValuesAndEachCandidateCheckedAtTheEndsOfItsRange) {
+  KernelTask task = test_support::symbolic_matmul_task();
+  ASSERT_EQ(task.name, "r_seq_80_64");
+  EXPECT_EQ(bindings_str(task.tune_at), "seq=96, seq=12");
+  EXPECT_EQ(bindings_str(task.check_at), "seq=1, seq=96, seq=12");
+  UOpPtr ast = *task_graph(task);
+  // The heuristic's plan run at the variable's upper bound, whatever its value: right at 96,
+  // wrong (rows past the value written) at 1, where the checks find it.
+  std::vector<Opt> heuristic = heuristic_opts(ast, 2);
+  SearchSettings s;
+  s.beam = 2;
+  s.max_iterations = 2;
+  s.faults[to_string(heuristic)] = "runs_to_bound";
+  WorkerPool pool(test_pool());
+  auto r = tune_kernel(task, pool, s, {});
+  ASSERT_TRUE(r) << r.error();
+  const Candidate* h = find(*r, to_string(heuristic));
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->status, Status::wrong_result) << h->error;
+  EXPECT_NE(h->error.find("inputs at seq=1;"), std::string::npos) << h->error;
+  // The winner computes what the unoptimized kernel does, at every value, from one compile.
+  ASSERT_EQ(r->best().status, Status::ok);
+  auto winner = KernelCandidate::build(ast, r->best().opts, task.name);
+  auto plain = KernelCandidate::build(ast, {}, task.name);
+  ASSERT_TRUE(winner && plain);
+  std::vector<std::vector<float>> data;
+  for (const KernelBufferSpec& b : task.buffers) {
+    data.emplace_back(static_cast<size_t>(b.count));
+    for (size_t i = 0; i < data.back().size(); ++i)
+      data.back()[i] = static_cast<float>((i * 7919) % 13) - 6;
+  }
+  for (int64_t v : {1, 5, 12, 95, 96}) {
+    std::vector<float> got(data[0].size(), -1), want(data[0].size(), -1);
+    winner->run({got.data(), data[1].data(), data[2].data()}, 2, {{"seq", v}});
+    plain->run({want.data(), data[1].data(), data[2].data()}, 1, {{"seq", v}});
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-3)
+          << to_string(r->best().opts) << " at seq=" << v << ", " << i;
+  }
 }
 
 TEST(Search, BudgetsEndTheSearchWithTheBestSoFar) {

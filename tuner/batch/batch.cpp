@@ -31,10 +31,9 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
     Schedule schedule = out.schedule();
     ExecutionPlan plan =
         ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});
-    for (const Variable& v : plan.variables())
-      user_error << entry.label << ": its kernels run over the symbolic variable '" << v.name
-                 << "' [" << v.lo << ", " << v.hi << "]; BEAM tunes kernels of fixed shapes only "
-                 << "so far (run it with 'beamlab run --var " << v.name << "=VALUE')";
+    // Kernels over symbolic variables are profiled (ranked) at the first binding the entry is
+    // tuned at (by default every variable's upper bound).
+    plan.bind(entry_bindings(entry, plan).front());
     std::vector<KernelProfile> profile = plan.profile(3);
     for (size_t i = 0; i < schedule.items.size(); ++i) {
       const ScheduleItem& item = plan.kernels()[i].item; // with its constant slots
@@ -42,7 +41,7 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
         continue; // runs once, before a plan's first run: not worth a search
       BatchKernel& k = by_key[hash_hex(item.key)];
       if (k.occurrences == 0) {
-        k.task = kernel_task(item);
+        k.task = kernel_task(item, entry.tune_at);
         const KernelProfile& p = profile[i];
         std::optional<Roof> roof = roofline(limits, traffic_of(k.task), p.ms);
         k.roofline = roof ? std::min(1.0, roof->fraction) : 0;

@@ -1,6 +1,7 @@
 // Corpus files; see corpus.hpp.
 #include "tuner/batch/corpus.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,8 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include <beamlab/tuning.hpp>
 
 #include "frontends/expr/expr.hpp"
 #include "frontends/ir_text/kernel_file.hpp"
@@ -48,6 +51,40 @@ std::map<std::string, Shape> parse_inputs(const json& j, const std::string& wher
   return out;
 }
 
+// {"seq": [512, 64]} -> {{seq: 512}, {seq: 64}}.
+std::vector<VarValues> parse_tune_at(const json& j, const std::string& where) {
+  const char* example = "expected values per variable like {\"seq\": [512, 64]}";
+  user_assert(j.is_object() && !j.empty()) << where << ": field 'tune_at': " << example;
+  std::vector<VarValues> out;
+  for (const auto& [name, values] : j.items()) {
+    bool ok = values.is_array() && !values.empty();
+    for (const json& v : values) ok = ok && v.is_number_integer();
+    user_assert(ok) << where << ": field 'tune_at." << name << "': " << example << ", not "
+                    << values.dump();
+    user_assert(out.empty() || out.size() == values.size())
+        << where << ": field 'tune_at': every variable needs as many values (they pair up)";
+    out.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) out[i][name] = values[i].get<int64_t>();
+  }
+  return out;
+}
+
+// Each binding gives every variable a value in its range.
+void check_tune_at(const std::vector<VarValues>& tune_at, const std::vector<Variable>& vars) {
+  if (tune_at.empty()) return;
+  user_assert(!vars.empty()) << "field 'tune_at': its kernels run over no symbolic variable";
+  for (const VarValues& at : tune_at) {
+    try {
+      check_values(vars, at);
+    } catch (const UserError& e) {
+      user_error << "field 'tune_at': " << e.what();
+    }
+    for (const Variable& v : vars)
+      user_assert(at.count(v.name)) << "field 'tune_at': no values for its variable '" << v.name
+                                    << "' [" << v.lo << ", " << v.hi << "]";
+  }
+}
+
 // What the entry builds: exactly one of workload, model, expr, kernel.
 void check_kind(const json& j, const std::string& where) {
   int kinds = 0;
@@ -70,14 +107,14 @@ void check_kind(const json& j, const std::string& where) {
 CorpusEntry parse_entry(const json& j, const std::string& where, const std::string& base_dir) {
   user_assert(j.is_object()) << where << ": expected an object like {\"workload\": \"matmul\", "
                              << "\"params\": {\"M\": 256}}";
-  static const char* const kFields[] = {"workload", "params", "dtype",  "label",
-                                        "model",    "expr",   "inputs", "kernel"};
+  static const char* const kFields[] = {"workload", "params", "dtype",  "label",  "model",
+                                        "expr",     "inputs", "kernel", "tune_at"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* f : kFields) known |= key == f;
     user_assert(known) << where << ": unknown field '" << key
                        << "' (the fields: workload, params, model, expr, kernel, inputs, dtype, "
-                       << "label)";
+                       << "label, tune_at)";
   }
   check_kind(j, where);
   CorpusEntry e;
@@ -99,6 +136,7 @@ CorpusEntry parse_entry(const json& j, const std::string& where, const std::stri
     }
   }
   if (j.contains("inputs")) e.inputs = parse_inputs(j["inputs"], where);
+  if (j.contains("tune_at")) e.tune_at = parse_tune_at(j["tune_at"], where);
   if (j.contains("dtype")) {
     user_assert(j["dtype"].is_string())
         << where << ": field 'dtype': expected a dtype name like \"float32\"";
@@ -111,8 +149,17 @@ CorpusEntry parse_entry(const json& j, const std::string& where, const std::stri
   }
   if (e.label.empty()) e.label = default_label(e);
   try {
-    (void)build_entry(e); // names an unknown workload or parameter, a bad value or dtype,
-                          // a bad model or expression
+    Program program = build_entry(e); // names an unknown workload or parameter, a bad value
+                                      // or dtype, a bad model or expression
+    if (!e.tune_at.empty()) {
+      std::vector<Variable> vars;
+      for (const ScheduleItem& item : program.schedule().items)
+        for (const Variable& v : kernel_variables(item.ast))
+          if (std::none_of(vars.begin(), vars.end(),
+                           [&](const Variable& w) { return w.name == v.name; }))
+            vars.push_back(v);
+      check_tune_at(e.tune_at, vars);
+    }
   } catch (const UserError& err) {
     user_error << where << ": " << err.what();
   }
@@ -270,6 +317,22 @@ CorpusEntry target_entry(const std::string& command, const std::string& target,
   if (is_model_file(target)) return model_entry(target, inputs);
   if (is_kernel_file(target)) return kernel_entry(target);
   return workload_entry(target, parse_params(command, params), dtype);
+}
+
+std::vector<VarValues> entry_bindings(const CorpusEntry& entry, const ExecutionPlan& plan) {
+  const std::vector<Variable>& vars = plan.variables();
+  if (vars.empty()) {
+    check_tune_at(entry.tune_at, vars);
+    return {VarValues{}};
+  }
+  if (entry.tune_at.empty()) {
+    VarValues hi, small;
+    for (const Variable& v : vars)
+      hi[v.name] = v.hi, small[v.name] = std::max(v.lo, (v.hi + 7) / 8);
+    return small == hi ? std::vector<VarValues>{hi} : std::vector<VarValues>{hi, small};
+  }
+  check_tune_at(entry.tune_at, vars);
+  return entry.tune_at;
 }
 
 } // namespace beamlab::tuner

@@ -15,6 +15,12 @@
 //    {"kernel": "matmul.ir"}                                              a kernel in beamlab's
 //        IR text (frontends/ir_text; as `beamlab run --save-kernels DIR` writes them)
 //
+// An entry whose kernels run over symbolic variables may say where to tune them, a list of
+// values per variable (the lists of several variables pair up, so they are equally long):
+//    {"kernel": "rows.ir", "tune_at": {"seq": [512, 64]}}
+// Without it a kernel is tuned at each variable's upper bound and an eighth of it. Either way
+// every candidate is checked there and at both ends of the variables' ranges.
+//
 // A bad entry is a UserError naming the file, the entry and the field.
 #pragma once
 
@@ -35,6 +41,7 @@ struct CorpusEntry {
   std::string expr;                    ///< an expression over `inputs`
   std::string kernel;                  ///< an IR text file (resolved like `model`)
   std::map<std::string, Shape> inputs; ///< the model's symbolic input shapes; expr's inputs
+  std::vector<VarValues> tune_at;      ///< where its symbolic kernels are tuned (empty: default)
   std::string label; ///< defaults to the workload and its parameters, the model's or
                      ///< kernel's file name, or the expression
 };
@@ -60,6 +67,11 @@ CorpusEntry model_entry(const std::string& path, const std::vector<std::string>&
 CorpusEntry kernel_entry(const std::string& path);
 CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype = "float32");
+
+/// Where an entry's program is timed: its tune_at, each binding checked against the plan's
+/// variables (a UserError naming the entry otherwise); by default every variable at its upper
+/// bound, then at an eighth of it. One empty binding for a program of fixed shapes.
+std::vector<VarValues> entry_bindings(const CorpusEntry& entry, const ExecutionPlan& plan);
 
 /// Whether a target names an ONNX model (MODEL.onnx), a kernel in IR text (KERNEL.ir), or a
 /// corpus file (a path, a .json, or a readable file that is neither of those).

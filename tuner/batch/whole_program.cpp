@@ -15,27 +15,42 @@ namespace {
 // Each whole-program sample lasts at least this long (back-to-back runs of a short program).
 constexpr double kSampleMs = 2;
 
+// A plan's time summed over `at` (a program over symbolic variables: a run at each binding).
+double sample_at(ExecutionPlan& plan, const std::vector<VarValues>& at) {
+  double ms = 0;
+  for (const VarValues& vars : at) {
+    plan.bind(vars);
+    ms += plan.sample(1, kSampleMs).at(0);
+  }
+  return ms;
+}
+
 // The two plans' whole times in `rounds` rounds, each round running both back to back, the
 // order alternating so neither always runs second (warmer caches, a later clock ramp).
 std::pair<std::vector<double>, std::vector<double>>
-paired_rounds(ExecutionPlan& heuristic, ExecutionPlan& tuned, int rounds) {
+paired_rounds(ExecutionPlan& heuristic, ExecutionPlan& tuned, int rounds,
+              const std::vector<VarValues>& at) {
   std::vector<double> h, t;
   for (int r = 0; r < rounds; ++r) {
     if (r % 2 == 0) {
-      h.push_back(heuristic.sample(1, kSampleMs).at(0));
-      t.push_back(tuned.sample(1, kSampleMs).at(0));
+      h.push_back(sample_at(heuristic, at));
+      t.push_back(sample_at(tuned, at));
     } else {
-      t.push_back(tuned.sample(1, kSampleMs).at(0));
-      h.push_back(heuristic.sample(1, kSampleMs).at(0));
+      t.push_back(sample_at(tuned, at));
+      h.push_back(sample_at(heuristic, at));
     }
   }
   return {h, t};
 }
 
-// Each kernel's median time inside the program, by key.
-std::map<uint64_t, double> kernel_times(ExecutionPlan& plan, int runs) {
+// Each kernel's median time inside the program, by key, summed over `at`.
+std::map<uint64_t, double> kernel_times(ExecutionPlan& plan, int runs,
+                                        const std::vector<VarValues>& at) {
   std::map<uint64_t, double> out;
-  for (const KernelProfile& p : plan.profile(runs, kSampleMs / 4)) out[p.key] += p.ms;
+  for (const VarValues& vars : at) {
+    plan.bind(vars);
+    for (const KernelProfile& p : plan.profile(runs, kSampleMs / 4)) out[p.key] += p.ms;
+  }
   return out;
 }
 
@@ -114,12 +129,13 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
     ExecutionPlan base = ExecutionPlan::prepare(schedule, program.inputs(), ro);
     ro.policy = &tuned;
     ExecutionPlan mine = ExecutionPlan::prepare(schedule, program.inputs(), ro);
-    auto [h, t] = paired_rounds(base, mine, rounds);
+    std::vector<VarValues> at = entry_bindings(entry, base);
+    auto [h, t] = paired_rounds(base, mine, rounds, at);
     c.speedup = paired_ratio(h, t);
     if (!c.speedup.significant()) {
       // Which plans lose inside the program: each kernel timed in it both ways.
-      std::map<uint64_t, double> base_ms = kernel_times(base, rounds),
-                                 mine_ms = kernel_times(mine, rounds);
+      std::map<uint64_t, double> base_ms = kernel_times(base, rounds, at),
+                                 mine_ms = kernel_times(mine, rounds, at);
       HeuristicPolicy kept;
       for (const BatchKernel* k : planned) {
         if (mine_ms[k->task.key] < 0.98 * base_ms[k->task.key]) {
@@ -132,7 +148,7 @@ std::vector<ProgramCheck> check_programs(const Corpus& corpus, const BatchReport
       if (!c.reverted.empty()) {
         ro.policy = &kept;
         mine = ExecutionPlan::prepare(schedule, program.inputs(), ro);
-        std::tie(h, t) = paired_rounds(base, mine, rounds);
+        std::tie(h, t) = paired_rounds(base, mine, rounds, at);
         c.speedup = paired_ratio(h, t);
       }
       if (c.speedup.estimate <= 1) { // what remains doesn't make the whole faster: none is kept

@@ -52,12 +52,17 @@ time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
     }
     buffers.push_back(storage.back()->data());
   }
+  // A kernel over symbolic variables: a run is a launch at each of the task's tune_at.
+  const std::vector<VarValues> at = task.tune_at.empty() ? std::vector<VarValues>(1) : task.tune_at;
+  auto launch = [&](const KernelCandidate& c) {
+    for (const VarValues& vars : at) c.run(buffers, threads, vars);
+  };
   auto median_ms = [&](const KernelCandidate& c) {
     std::vector<double> ms;
     for (int i = 0; i < runs; ++i) {
       evict_constants(task.buffers, buffers); // as the worker times them
       auto t0 = std::chrono::steady_clock::now();
-      c.run(buffers, threads);
+      launch(c);
       ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -66,7 +71,7 @@ time_plans_in_process(const KernelTask& task, const UOpPtr& ast,
   std::vector<std::vector<double>> out(built.size());
   building.reset();
   Hold alone(gate, Access::exclusive);
-  for (const KernelCandidate& c : built) c.run(buffers, threads); // warm-up: first touch
+  for (const KernelCandidate& c : built) launch(c); // warm-up: first touch
   for (int r = 0; r < rounds; ++r)
     // A rotating order, so no plan always runs on another's warm caches.
     for (size_t k = 0; k < built.size(); ++k) {

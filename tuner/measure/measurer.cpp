@@ -82,10 +82,20 @@ const char* to_string(Verdict v) {
   return kNames[static_cast<int>(v)];
 }
 
+std::vector<Check> checks_of(const KernelTask& task, const std::vector<InputKind>& kinds) {
+  std::vector<Check> out;
+  for (InputKind k : kinds) {
+    if (task.check_at.empty()) out.push_back({k, {}});
+    for (const VarValues& at : task.check_at) out.push_back({k, at});
+  }
+  return out;
+}
+
 Measurer::Measurer(const KernelTask& task, WorkerPool& pool, std::vector<InputKind> checks,
                    double compile_timeout_s, std::map<std::string, std::string> faults)
-    : task_(task), pool_(pool), checks_(std::move(checks)), compile_timeout_s_(compile_timeout_s),
-      faults_(std::move(faults)), key_("measure-" + std::to_string(++g_task_serial) + "-ref") {}
+    : task_(task), pool_(pool), checks_(checks_of(task, checks)),
+      compile_timeout_s_(compile_timeout_s), faults_(std::move(faults)),
+      key_("measure-" + std::to_string(++g_task_serial) + "-ref") {}
 
 int Measurer::sandboxes() const { return pool_.size(); }
 int Measurer::threads() const { return pool_.sandbox_options().threads; }
@@ -101,12 +111,16 @@ Answer Measurer::ensure_task(Slot& slot) {
   for (const KernelBufferSpec& b : task_.buffers) buffers.push_back(buffer_json(b));
   for (size_t i = 0; i < checks_.size(); ++i) {
     // Huge values make a reduction's result depend on its order: not a candidate's fault.
-    InputKind k = checks_[i];
+    InputKind k = checks_[i].kind;
     if (k == InputKind::special && task_.reduce_length > 1) k = InputKind::special_finite;
-    checks.push_back({{"kind", std::string(to_string(k))}, {"seed", i + 1}});
+    checks.push_back(
+        {{"kind", std::string(to_string(k))}, {"seed", i + 1}, {"vars", json(checks_[i].vars)}});
   }
+  json time_at = json::array();
+  for (const VarValues& at : task_.tune_at) time_at.push_back(json(at));
   m.header = {{"op", "task"},       {"ast", task_.ast}, {"name", task_.name},
-              {"buffers", buffers}, {"checks", checks}, {"reduce_length", task_.reduce_length}};
+              {"buffers", buffers}, {"checks", checks}, {"reduce_length", task_.reduce_length},
+              {"time_at", time_at}};
   m.payload = expected_;
   CallResult r = slot.sandbox.call(m, run_timeout_s_);
   Answer a = answer_of(r, slot);

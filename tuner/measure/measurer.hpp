@@ -81,6 +81,15 @@ struct ReferenceRun {
 /// Where a search measures its candidates: the worker pool's sandboxes (Measurer), or the
 /// journal of an earlier search played back (tuner/search/recorded.hpp). The search speaks only
 /// to this, so one strategy runs live and offline alike; its clock is the lab's.
+/// One check a candidate runs: inputs of a kind, and (for a kernel over symbolic variables)
+/// the variables' values.
+struct Check {
+  InputKind kind;
+  VarValues vars;
+};
+/// Each input kind at each of the task's check_at bindings (kind-major).
+std::vector<Check> checks_of(const KernelTask& task, const std::vector<InputKind>& kinds);
+
 class Lab {
 public:
   virtual ~Lab() = default;
@@ -148,7 +157,7 @@ private:
 
   const KernelTask& task_;
   WorkerPool& pool_;
-  std::vector<InputKind> checks_;
+  std::vector<Check> checks_;
   double compile_timeout_s_;
   std::map<std::string, std::string> faults_;
   std::string key_;      ///< the task's name in the slots ("measure-N", "-ref" before outputs)

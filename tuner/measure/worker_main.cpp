@@ -10,9 +10,12 @@
 // Then requests, one at a time (a reply with "retiring":true is the worker's last: its
 // lifetime CPU limit is near, and the tuner starts a fresh one):
 //   {"op":"task","ast":TEXT,"name":N,"buffers":[{"dtype":"float32","count":N},...],
-//    "checks":[{"kind":K,"seed":S}],"reduce_length":L}
+//    "checks":[{"kind":K,"seed":S,"vars":{NAME:V,...}}],"reduce_length":L,
+//    "time_at":[{NAME:V,...},...]}
 //    (a buffer with "constant":true holds a model's weights in a real run: every run, warm-up
-//    and timed, starts with it evicted from the caches, as a real run finds it)
+//    and timed, starts with it evicted from the caches, as a real run finds it; a kernel over
+//    symbolic variables runs each check at the check's "vars", and each warm-up and timed run
+//    is one launch at each binding of "time_at", back to back)
 //    payload: every check's expected output, concatenated (or nothing)
 //       -> {"status":"ok"}                        (the kernel every later request is about;
 //                                                  fills each check's inputs once: slot s of
@@ -31,9 +34,10 @@
 // With --allow-faults (tests only) a compile request's "fault" plants a failure in that
 // candidate: "abort_in_compile", "slow_compile" (1.5 s of work before it compiles), and while
 // running "open_file" (a syscall the filter denies),
-// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element), "slow_first_run"
-// (a request's first run 50 ms late), "slow_runs" (every run 50 ms late); or a hostile
-// reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
+// "write_out_of_bounds", "endless_loop", "miscompile" (a wrong first element), "runs_to_bound"
+// (a kernel over symbolic variables run at their upper bounds, whatever the values),
+// "slow_first_run" (a request's first run 50 ms late), "slow_runs" (every run 50 ms late); or a
+// hostile reply (reply.hpp must refuse each): to its compile "reply_bad_hash", "reply_wrong_type",
 // "reply_negative_code_bytes", "reply_bad_hash_then_exit" (and the worker exits); to its runs
 // "reply_negative_samples", "reply_many_samples", "reply_no_check_ms", "reply_short_payload",
 // "reply_huge_payload" (a 4 GiB length, no bytes); or "probe:ACTION": the run tries a forbidden
@@ -172,6 +176,8 @@ struct Task {
   nlohmann::json shape; ///< buffers, checks, reduce length: what the inputs depend on
   std::vector<KernelBufferSpec> specs;
   std::vector<std::pair<InputKind, uint64_t>> checks;
+  std::vector<VarValues> check_vars; ///< per check: the symbolic variables' values
+  std::vector<VarValues> time_at;    ///< a timed run: a launch at each (none: one, no values)
   int64_t reduce_length = 1;
   std::vector<std::vector<GuardedBuffer>> inputs; ///< [check][slot - 1], filled lazily
   std::optional<GuardedBuffer> output;
@@ -272,6 +278,9 @@ private:
       if (!t) return reply("bad_request", t.error());
       task_.emplace(std::move(*t));
     }
+    auto time_at = bindings_of(h.value("time_at", nlohmann::json::array()));
+    if (!time_at) return reply("bad_request", "time_at: " + time_at.error());
+    task_->time_at = std::move(*time_at);
     size_t want = task_->checks.size() * task_->output->bytes();
     if (!payload.empty() && payload.size() != want)
       return reply("bad_request", "the expected outputs are " + std::to_string(payload.size()) +
@@ -280,7 +289,7 @@ private:
     return reply("ok");
   }
 
-  static Expected<Task> inputs_of(const nlohmann::json& h, nlohmann::json shape) {
+  Expected<Task> inputs_of(const nlohmann::json& h, nlohmann::json shape) {
     Task t;
     t.shape = std::move(shape);
     for (const auto& b : h.at("buffers")) {
@@ -295,12 +304,45 @@ private:
       auto kind = parse_input_kind(chk.at("kind").get<std::string>());
       if (!kind) return make_unexpected("unknown input kind " + chk.at("kind").dump());
       t.checks.emplace_back(*kind, chk.value("seed", uint64_t{1}));
+      auto vars = bindings_of(nlohmann::json::array({chk.value("vars", nlohmann::json::object())}));
+      if (!vars) return make_unexpected("check vars: " + vars.error());
+      t.check_vars.push_back(vars->front());
     }
     if (t.checks.empty()) return make_unexpected("no checks");
     t.reduce_length = h.value("reduce_length", int64_t{1});
     t.output.emplace(static_cast<size_t>(t.specs[0].bytes()));
     t.inputs.resize(t.checks.size()); // filled when a run first needs them
     return t;
+  }
+
+  // Bindings of the kernel's variables, each complete and within the variables' ranges (a
+  // value outside would index outside the buffers).
+  Expected<std::vector<VarValues>> bindings_of(const nlohmann::json& list) const {
+    if (!list.is_array()) return make_unexpected("not a list of bindings");
+    std::vector<Variable> vars = kernel_variables(kernel_.ast);
+    std::vector<VarValues> out;
+    for (const auto& b : list) {
+      if (!b.is_object()) return make_unexpected("a binding is not an object: " + b.dump());
+      VarValues& at = out.emplace_back();
+      for (const Variable& v : vars) {
+        if (!b.contains(v.name) || !b[v.name].is_number_integer())
+          return make_unexpected(b.dump() + " has no integer value for " + v.name);
+        int64_t value = b[v.name].get<int64_t>();
+        if (value < v.lo || value > v.hi)
+          return make_unexpected(v.name + "=" + std::to_string(value) + " is outside [" +
+                                 std::to_string(v.lo) + ", " + std::to_string(v.hi) + "]");
+        at[v.name] = value;
+      }
+      if (at.size() != b.size())
+        return make_unexpected(b.dump() + " names a variable the kernel doesn't have");
+    }
+    return out;
+  }
+
+  VarValues upper_bounds() const {
+    VarValues hi;
+    for (const Variable& v : kernel_variables(kernel_.ast)) hi[v.name] = v.hi;
+    return hi;
   }
 
   // Check c's inputs, filled on first use and read-only from then on.
@@ -342,7 +384,9 @@ private:
     size_t out_bytes = t.output->bytes();
     std::vector<void*> ptrs = {t.output->data()};
     int run_count = 0;
-    auto run_once = [&] {
+    // One launch at each binding (a kernel of fixed shape: one launch), timed together.
+    static const std::vector<VarValues> kNoVariables(1);
+    auto run_once = [&](const std::vector<VarValues>& at) {
       evict_constants(t.specs, ptrs);
       auto t0 = std::chrono::steady_clock::now();
       // Test faults: the first run of each request 50 ms late (what waking the threads costs
@@ -352,7 +396,8 @@ private:
              std::chrono::steady_clock::now() < end;) {
         }
       ++run_count;
-      kernel.run(ptrs, opts_.threads);
+      for (const VarValues& vars : at.empty() ? kNoVariables : at)
+        kernel.run(ptrs, opts_.threads, fault == "runs_to_bound" ? upper_bounds() : vars);
       if (fault == "endless_loop")
         for (volatile unsigned spin = 0;; spin = spin + 1) {
         }
@@ -370,24 +415,32 @@ private:
       fill_sentinel(out.dtype, ptrs[0], out.count);
       if (fault == "open_file") ::open("/etc/hostname", O_RDONLY); // denied: the filter kills
       if (fault.starts_with("probe:")) m.header["probe"] = probe_forbidden(fault.substr(6));
-      check_ms.push_back(run_once());
+      check_ms.push_back(run_once({t.check_vars[c]}));
       if (n == 0 && runs > 0) {
         // One run past the cutoff is no verdict: the first of a request pays for waking the
         // worker's threads, asleep since its last request (35-65 us on a 2-core VM, more than
         // a small kernel's whole time: BEAM stopped 3.5x "slow" variants of a 0.02 ms plan).
         // The run after it must be past the cutoff too.
         if (cutoff > 0 && check_ms.back() > cutoff) {
-          double again = run_once();
+          double again = run_once(t.time_at);
           early = again > cutoff;
-          if (early) samples.push_back(std::min(check_ms.back(), again));
+          // (A symbolic kernel's check ran at the check's values, not the timed ones.)
+          if (early)
+            samples.push_back(t.time_at.empty() ? std::min(check_ms.back(), again) : again);
         }
-        for (int i = 1; i < warmup && !early; ++i)
-          if (double ms = run_once(); cutoff > 0 && ms > cutoff)
+        // The check's run is the first warm-up, unless it ran at other values than are timed.
+        for (int i = t.time_at.empty() ? 1 : 0; i < warmup && !early; ++i)
+          if (double ms = run_once(t.time_at); cutoff > 0 && ms > cutoff)
             early = true, samples.push_back(ms);
         for (int i = 0; i < runs && !early; ++i) {
-          samples.push_back(run_once());
+          samples.push_back(run_once(t.time_at));
           early = cutoff > 0 && samples.back() > cutoff;
         }
+      }
+      if (n == 0 && runs > 0 && !t.time_at.empty()) {
+        // The timed runs left the output of the last binding timed: the check's own, again.
+        fill_sentinel(out.dtype, ptrs[0], out.count);
+        run_once({t.check_vars[c]});
       }
       if (return_outputs) m.payload.append(static_cast<const char*>(ptrs[0]), out_bytes);
       if (t.expected.empty()) continue;
@@ -395,10 +448,12 @@ private:
                                        out.count, t.reduce_length);
       if (cmp.mismatches > 0) {
         m.header["status"] = "wrong_result";
-        m.header["error"] = std::to_string(cmp.mismatches) + " of " + std::to_string(out.count) +
-                            " elements differ on " + std::string(to_string(t.checks[c].first)) +
-                            " inputs; first at " + std::to_string(cmp.first) + ": got " +
-                            std::to_string(cmp.got) + ", want " + std::to_string(cmp.want);
+        m.header["error"] =
+            std::to_string(cmp.mismatches) + " of " + std::to_string(out.count) +
+            " elements differ on " + std::string(to_string(t.checks[c].first)) + " inputs" +
+            (t.check_vars[c].empty() ? "" : " at " + bindings_str({t.check_vars[c]})) +
+            "; first at " + std::to_string(cmp.first) + ": got " + std::to_string(cmp.got) +
+            ", want " + std::to_string(cmp.want);
         m.header["mismatches"] = cmp.mismatches;
         break;
       }

@@ -484,7 +484,7 @@ private:
   }
 
   std::vector<size_t> all_checks() const {
-    std::vector<size_t> c(settings_.checks.size());
+    std::vector<size_t> c(checks_of(task_, settings_.checks).size());
     for (size_t i = 0; i < c.size(); ++i) c[i] = i;
     return c;
   }
@@ -811,10 +811,6 @@ private:
 Expected<TuneResult> tune_kernel(const KernelTask& task, WorkerPool& pool,
                                  const SearchSettings& settings, const EventSink& sink,
                                  const Replay* replay) {
-  if (auto ast = task_graph(task); ast && !kernel_variables(*ast).empty())
-    return make_unexpected("kernel " + task.name + " runs over the symbolic variable '" +
-                           kernel_variables(*ast)[0] +
-                           "'; BEAM tunes kernels of fixed shapes only so far");
   Measurer measurer(task, pool, settings.checks, settings.compile_timeout_s, settings.faults);
   Expected<TuneResult> r = search_kernel(task, measurer, settings, sink, replay);
   if (!r || !settings.confirm_in_process || (settings.control && settings.control->cancelled()))

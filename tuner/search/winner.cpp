@@ -52,18 +52,35 @@ void confirm_in_process(TuneResult& r, const KernelTask& task, const UOpPtr& ast
       r.candidates.at(static_cast<size_t>(r.heuristic)).status != Status::ok ||
       r.speedup.rounds == 0 || r.heuristic_ms <= 0)
     return;
-  Fidelity f = check_in_process(
-      task, ast, r.best().opts, r.candidates.at(static_cast<size_t>(r.heuristic)).opts, threads,
-      pool.gate(), std::max(2, r.settings.final_rounds), std::max(1, r.settings.final_runs));
+  auto confirm = [&](const KernelTask& at) {
+    return check_in_process(
+        at, ast, r.best().opts, r.candidates.at(static_cast<size_t>(r.heuristic)).opts, threads,
+        pool.gate(), std::max(2, r.settings.final_rounds), std::max(1, r.settings.final_runs));
+  };
+  Fidelity f = confirm(task);
   if (!f.checked()) {
     r.fidelity = "unchecked: " + f.error;
     return;
   }
   r.in_process = f.in_process;
+  // A kernel over symbolic variables serves every value in their ranges: the winner must not
+  // lose to the heuristic at any value it was tuned at, whatever it gains at the others.
+  std::string where;
+  if (f.in_process.hi >= 1 && task.tune_at.size() > 1)
+    for (const VarValues& vars : task.tune_at) {
+      KernelTask one = task;
+      one.tune_at = {vars};
+      Fidelity at = confirm(one);
+      if (at.checked() && at.in_process.hi < 1) {
+        f = at;
+        where = " at " + bindings_str({vars});
+        break;
+      }
+    }
   if (f.in_process.hi < 1) {
-    r.fidelity = fmt::format("overruled: the winner ran {:.2f}x the heuristic's time in process "
+    r.fidelity = fmt::format("overruled: the winner ran {:.2f}x the heuristic's time in process{} "
                              "({:.4f} vs {:.4f} ms); the heuristic's plan is kept",
-                             1 / f.in_process.estimate, f.winner_ms, f.heuristic_ms);
+                             1 / f.in_process.estimate, where, f.winner_ms, f.heuristic_ms);
     r.winner = r.heuristic;
     r.winner_ms = r.heuristic_ms;
     r.speedup = PairedRatio{1, 1, 1, r.speedup.rounds};

@@ -11,6 +11,23 @@
 
 namespace beamlab::tuner {
 
+namespace {
+
+std::string recorded_bindings(const db::Tuning& t, const char* key) {
+  auto settings = nlohmann::json::parse(t.settings, nullptr, false);
+  if (!settings.is_object() || !settings.contains(key)) return "";
+  try {
+    return bindings_str(settings[key].get<std::vector<VarValues>>());
+  } catch (const nlohmann::json::exception&) {
+    return "(unreadable)";
+  }
+}
+
+} // namespace
+
+std::string tuned_at(const db::Tuning& t) { return recorded_bindings(t, "tuned_at"); }
+std::string checked_at(const db::Tuning& t) { return recorded_bindings(t, "checked_at"); }
+
 TuningJournal::TuningJournal(db::Database& db, int64_t run_id, const KernelTask& task,
                              const std::string& workload, int threads,
                              const SearchSettings& settings, const std::string& actions,
@@ -19,6 +36,10 @@ TuningJournal::TuningJournal(db::Database& db, int64_t run_id, const KernelTask&
   int64_t kernel_id = db.upsert_kernel(kernel_record(task));
   nlohmann::json recorded = settings_json(settings);
   if (!warm.empty()) recorded["warm_start"] = warm_start_json(warm);
+  if (!task.tune_at.empty()) {
+    recorded["tuned_at"] = task.tune_at;
+    recorded["checked_at"] = task.check_at;
+  }
   tuning_ =
       db.open_tuning(run_id, kernel_id, threads, workload, recorded.dump(), actions, budget_s);
   if (finished()) return;

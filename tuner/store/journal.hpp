@@ -67,4 +67,9 @@ void journal_hand_tried(db::Database& db, int64_t run_id, const KernelTask& task
 inline constexpr const char* kHandTriedWorkload = "by hand";
 inline bool tried_by_hand(const db::Tuning& t) { return t.workload == kHandTriedWorkload; }
 
+/// A tuning of a kernel over symbolic variables: where its candidates were timed, and where
+/// checked, as its recorded settings say ("seq=512, seq=64"; empty for a fixed shape).
+std::string tuned_at(const db::Tuning& t);
+std::string checked_at(const db::Tuning& t);
+
 } // namespace beamlab::tuner

@@ -57,6 +57,9 @@ Expected<KernelTask> task_from_record(const db::Kernel& k) {
     t.buffers.push_back({*dt, b["count"].get<int64_t>(), constant});
   }
   t.reduce_length = reduce_length(*ast);
+  KernelBindings bindings = default_bindings(*ast);
+  t.tune_at = std::move(bindings.tune_at);
+  t.check_at = std::move(bindings.check_at);
   t.flops = k.flops;
   t.bytes = k.bytes;
   return t;

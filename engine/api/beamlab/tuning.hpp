@@ -35,16 +35,38 @@ struct KernelTask {
   std::string ast;                       ///< print_graph of the AST; parse_graph reads it back
   std::vector<KernelBufferSpec> buffers; ///< per DEFINE_GLOBAL slot; 0 is the output
   int64_t reduce_length = 1;             ///< elements combined into each output (tolerances)
-  int64_t flops = 0, bytes = 0;          ///< kernel_cost: for rooflines
+  /// kernel_cost, for rooflines: of one timed run (a kernel over symbolic variables: summed
+  /// over its launches at `tune_at`).
+  int64_t flops = 0, bytes = 0;
   /// The AST itself, when known (kernel_task, task_from_record); else `ast` is parsed.
   UOpPtr graph = nullptr;
+  /// A kernel over symbolic variables: the values it is timed at (a sample is one launch at
+  /// each, back to back) and the values every candidate is checked at (each check's inputs
+  /// run at each). Empty for a fixed shape. kernel_task fills them with default_bindings.
+  std::vector<VarValues> tune_at = {}, check_at = {};
 };
 
-KernelTask kernel_task(const ScheduleItem& item);
+/// The task of a scheduled kernel; one over symbolic variables is tuned at `tune_at` (each
+/// binding cut to its own variables; empty: default_bindings).
+KernelTask kernel_task(const ScheduleItem& item, const std::vector<VarValues>& tune_at = {});
 /// The task's AST: `graph`, or `ast` parsed once more; "kernel NAME: why" when it doesn't parse.
 Expected<UOpPtr> task_graph(const KernelTask& task);
-/// The symbolic variables a kernel's loops run over, by name (none for a fixed shape).
-std::vector<std::string> kernel_variables(const UOpPtr& ast);
+/// The symbolic variables a kernel's loops run over, with their ranges, by name (none for a
+/// fixed shape).
+std::vector<Variable> kernel_variables(const UOpPtr& ast);
+
+/// Where a kernel over symbolic variables is tuned and checked, by default: tuned at every
+/// variable's upper bound and at a small value (an eighth of it, at least the lower bound),
+/// checked there and at the lower bound, where a plan's remainder handling does the most.
+struct KernelBindings {
+  std::vector<VarValues> tune_at, check_at;
+};
+KernelBindings default_bindings(const UOpPtr& ast);
+/// Tuned at `tune_at` instead (each binding cut to the kernel's own variables; a corpus gives
+/// them for a whole program), checked there and at both ends of the ranges.
+KernelBindings bindings_at(const UOpPtr& ast, const std::vector<VarValues>& tune_at);
+/// "seq=512, seq=64" (a binding of several variables: "m=8 n=16").
+std::string bindings_str(const std::vector<VarValues>& bindings);
 
 /// Bumped whenever the meaning of an Opt list changes (what apply_opts builds from it), so
 /// stored plans are not replayed under another meaning.

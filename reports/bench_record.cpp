@@ -31,18 +31,14 @@ using json = nlohmann::json;
 
 namespace {
 
-/// One corpus entry: the whole plan's time (every kernel in order) and each kernel's.
-/// Plans come from `cache` where it has them (null: no cache), else from `heuristic`.
-std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o, int runs,
-                                     const OptPolicy& policy, const tuner::CachePolicy* cache) {
-  const std::string& label = e.label;
-  Program out = tuner::build_entry(e);
-  ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
-                                              {.threads = o.threads, .policy = &policy});
+// The plan as bound now: its whole time and each kernel's, named with `at`.
+std::vector<Measurement> bench_binding(ExecutionPlan& plan, const std::string& label,
+                                       const std::string& at, const BenchOptions& o, int runs,
+                                       const tuner::CachePolicy* cache) {
   Measurement whole;
   whole.section = Section::workload;
-  whole.key = label;
-  whole.name = label;
+  whole.key = label + at;
+  whole.name = label + at;
   whole.samples_ms = plan.sample(runs, o.min_sample_ms);
   std::vector<Measurement> items = {whole};
   std::vector<KernelProfile> profiles = plan.profile(runs, o.min_sample_ms);
@@ -51,15 +47,34 @@ std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOpt
     if (k.once) continue; // a kernel of constants: it ran once, before the plan's first run
     Measurement m;
     m.section = Section::kernel;
-    m.key = tuner::kernel_record(kernel_task(k.item)).hash;
-    m.name = profiles[i].name;
-    m.workloads = {label};
+    m.key = tuner::kernel_record(kernel_task(k.item)).hash + at;
+    m.name = profiles[i].name + at;
+    m.workloads = {label + at};
     m.plan = profiles[i].opts;
     m.source = cache && cache->cached(k.item, plan.threads()) ? "cache" : "heuristic";
     m.flops = profiles[i].cost.flops;
     m.bytes = profiles[i].cost.bytes;
     m.samples_ms = profiles[i].samples_ms;
     items.push_back(std::move(m));
+  }
+  return items;
+}
+
+/// One corpus entry: the whole plan's time (every kernel in order) and each kernel's; a
+/// program over symbolic variables at each binding it is tuned at, each measurement's key and
+/// name ending in "@seq=512". Plans come from `cache` where it has them (null: no cache), else
+/// from `heuristic`.
+std::vector<Measurement> bench_entry(const tuner::CorpusEntry& e, const BenchOptions& o, int runs,
+                                     const OptPolicy& policy, const tuner::CachePolicy* cache) {
+  Program out = tuner::build_entry(e);
+  ExecutionPlan plan = ExecutionPlan::prepare(out.schedule(), out.inputs(),
+                                              {.threads = o.threads, .policy = &policy});
+  std::vector<Measurement> items;
+  for (const VarValues& vars : tuner::entry_bindings(e, plan)) {
+    plan.bind(vars);
+    std::string at = vars.empty() ? "" : "@" + bindings_str({vars});
+    std::vector<Measurement> some = bench_binding(plan, e.label, at, o, runs, cache);
+    items.insert(items.end(), some.begin(), some.end());
   }
   return items;
 }

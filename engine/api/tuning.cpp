@@ -73,7 +73,10 @@ KernelBindings bindings_at(const UOpPtr& ast, const std::vector<VarValues>& tune
     VarValues at;
     for (const Variable& v : vars)
       if (auto it = given.find(v.name); it != given.end()) at[v.name] = it->second;
-    internal_assert(at.size() == vars.size()) << "a binding without every variable of the kernel";
+    check_values(vars, at);
+    user_assert(at.size() == vars.size())
+        << "kernel " << kernel_name(ast) << ": tune_at " << bindings_str({given})
+        << " lacks a value of one of its variables";
     add(b.tune_at, at);
   }
   add(b.check_at, lo);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -168,8 +169,7 @@ KernelCost kernel_cost(const ScheduleItem& kernel, const VarValues& values) {
     }
   }
   for (size_t s = 0; s < kernel.buffers.size(); ++s)
-    cost.bytes +=
-        static_cast<int64_t>(share[s] * static_cast<double>(bytes_of(*kernel.buffers[s])));
+    cost.bytes += std::llround(share[s] * static_cast<double>(bytes_of(*kernel.buffers[s])));
   return cost;
 }
 

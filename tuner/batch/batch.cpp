@@ -31,10 +31,13 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
     Schedule schedule = out.schedule();
     ExecutionPlan plan =
         ExecutionPlan::prepare(schedule, out.inputs(), {.threads = threads, .policy = &heuristic});
-    // Kernels over symbolic variables are profiled (ranked) at the first binding the entry is
-    // tuned at (by default every variable's upper bound).
-    plan.bind(entry_bindings(entry, plan).front());
-    std::vector<KernelProfile> profile = plan.profile(3);
+    // A program over symbolic variables runs (is ranked) at each binding it is tuned at; a
+    // kernel over them is timed as its tuning times it, a launch at each, summed.
+    std::vector<std::vector<KernelProfile>> at;
+    for (const VarValues& vars : entry_bindings(entry, plan)) {
+      plan.bind(vars);
+      at.push_back(plan.profile(3));
+    }
     for (size_t i = 0; i < schedule.items.size(); ++i) {
       const ScheduleItem& item = plan.kernels()[i].item; // with its constant slots
       if (plan.kernels()[i].once)
@@ -42,14 +45,15 @@ std::vector<BatchKernel> collect_kernels(const Corpus& corpus, int threads,
       BatchKernel& k = by_key[hash_hex(item.key)];
       if (k.occurrences == 0) {
         k.task = kernel_task(item, entry.tune_at);
-        const KernelProfile& p = profile[i];
-        std::optional<Roof> roof = roofline(limits, traffic_of(k.task), p.ms);
+        double run_ms = 0;
+        for (size_t b = 0; b < (k.task.tune_at.empty() ? 1 : at.size()); ++b) run_ms += at[b][i].ms;
+        std::optional<Roof> roof = roofline(limits, traffic_of(k.task), run_ms);
         k.roofline = roof ? std::min(1.0, roof->fraction) : 0;
       }
       if (k.workloads.find(entry.label) == std::string::npos)
         k.workloads += (k.workloads.empty() ? "" : ",") + entry.label;
       ++k.occurrences;
-      k.profile_ms += profile[i].ms;
+      for (const std::vector<KernelProfile>& p : at) k.profile_ms += p[i].ms;
     }
   }
   std::vector<BatchKernel> out;

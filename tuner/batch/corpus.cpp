@@ -332,7 +332,10 @@ std::vector<VarValues> entry_bindings(const CorpusEntry& entry, const ExecutionP
     return small == hi ? std::vector<VarValues>{hi} : std::vector<VarValues>{hi, small};
   }
   check_tune_at(entry.tune_at, vars);
-  return entry.tune_at;
+  std::vector<VarValues> out;
+  for (const VarValues& at : entry.tune_at)
+    if (std::find(out.begin(), out.end(), at) == out.end()) out.push_back(at);
+  return out;
 }
 
 } // namespace beamlab::tuner

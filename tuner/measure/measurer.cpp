@@ -82,6 +82,18 @@ const char* to_string(Verdict v) {
   return kNames[static_cast<int>(v)];
 }
 
+double reference_ms(const KernelTask& task, const std::vector<Check>& checks,
+                    const std::vector<double>& check_ms) {
+  std::map<InputKind, double> by_kind; // a timed run's time, from the runs at its bindings
+  for (size_t i = 0; i < checks.size() && i < check_ms.size(); ++i)
+    if (task.tune_at.empty() ||
+        std::find(task.tune_at.begin(), task.tune_at.end(), checks[i].vars) != task.tune_at.end())
+      by_kind[checks[i].kind] += check_ms[i];
+  double fastest = 0;
+  for (const auto& [kind, ms] : by_kind) fastest = fastest > 0 ? std::min(fastest, ms) : ms;
+  return fastest;
+}
+
 std::vector<Check> checks_of(const KernelTask& task, const std::vector<InputKind>& kinds) {
   std::vector<Check> out;
   for (InputKind k : kinds) {
@@ -230,8 +242,11 @@ Expected<ReferenceRun> Measurer::reference(int id, double run_timeout_s) {
   expected_.clear();
   for (const std::string& o : outputs) expected_ += o;
   key_.resize(key_.size() - 4); // the task with its expected outputs from now on
+  // A request of a kernel over symbolic variables runs a check per binding, and launches at
+  // each tuned one per timed run: its limit grows with their number.
   double slowest_s = *std::max_element(ref.check_ms.begin(), ref.check_ms.end()) / 1000;
-  run_timeout_s_ = std::max(run_timeout_s, 20 * slowest_s);
+  double launches = static_cast<double>(std::max<size_t>(1, task_.check_at.size()));
+  run_timeout_s_ = std::max(run_timeout_s, 20 * launches * slowest_s);
   return ref;
 }
 

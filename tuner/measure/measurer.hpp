@@ -59,11 +59,12 @@ struct Compiled : Answer {
 
 struct Timing {
   std::vector<size_t> checks; ///< check indices to run (empty: the first)
-  int warmup = 1;             ///< untimed runs (the first check's run is one)
-  int runs = 0;               ///< timed runs after the checks
-  double cutoff_ms = 0;       ///< two runs in a row slower than this stop the candidate (0: none)
-  bool drop = true;           ///< free the compiled candidate afterwards
-  bool round = false;         ///< a finalists' re-measurement round (not the search's timing)
+  int warmup = 1;       ///< untimed runs (the first check's run is one, unless it ran at other
+                        ///< values of symbolic variables than are timed)
+  int runs = 0;         ///< timed runs after the checks
+  double cutoff_ms = 0; ///< two runs in a row slower than this stop the candidate (0: none)
+  bool drop = true;     ///< free the compiled candidate afterwards
+  bool round = false;   ///< a finalists' re-measurement round (not the search's timing)
 };
 
 struct Timed : Answer {
@@ -78,9 +79,6 @@ struct ReferenceRun {
   std::vector<double> check_ms; ///< one per check, each the check's only run
 };
 
-/// Where a search measures its candidates: the worker pool's sandboxes (Measurer), or the
-/// journal of an earlier search played back (tuner/search/recorded.hpp). The search speaks only
-/// to this, so one strategy runs live and offline alike; its clock is the lab's.
 /// One check a candidate runs: inputs of a kind, and (for a kernel over symbolic variables)
 /// the variables' values.
 struct Check {
@@ -89,7 +87,14 @@ struct Check {
 };
 /// Each input kind at each of the task's check_at bindings (kind-major).
 std::vector<Check> checks_of(const KernelTask& task, const std::vector<InputKind>& kinds);
+/// The unoptimized kernel's time from its reference runs (`check_ms`, one per check): the
+/// fastest kind's, as a timed run launches it (at each tune_at binding, summed).
+double reference_ms(const KernelTask& task, const std::vector<Check>& checks,
+                    const std::vector<double>& check_ms);
 
+/// Where a search measures its candidates: the worker pool's sandboxes (Measurer), or the
+/// journal of an earlier search played back (tuner/search/recorded.hpp). The search speaks only
+/// to this, so one strategy runs live and offline alike; its clock is the lab's.
 class Lab {
 public:
   virtual ~Lab() = default;

@@ -361,8 +361,9 @@ private:
   }
 
   // Runs candidate `id` once per requested check on sentinel-filled output; the first check's
-  // run also starts the timing (it is the first warm-up run), and a run slower than the cutoff
-  // stops the candidate early: it can't win, so its other checks are skipped.
+  // run also starts the timing (it is the first warm-up run, unless it ran at other values of
+  // symbolic variables than the timed runs), and a run slower than the cutoff stops the
+  // candidate early: it can't win, so its other checks are skipped.
   Message run(const nlohmann::json& h) {
     auto it = candidates_.find(h.value("id", int64_t{0}));
     if (it == candidates_.end()) return reply("bad_request", "run of a candidate not compiled");

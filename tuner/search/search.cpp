@@ -259,7 +259,7 @@ private:
     empty.compile_ms = ref->compile_ms;
     // The unoptimized kernel's time: its reference runs (a candidate like any other, but
     // measured beside the other reference runs, so only indicative).
-    empty.samples_ms = {*std::min_element(ref->check_ms.begin(), ref->check_ms.end())};
+    empty.samples_ms = {reference_ms(task_, checks_of(task_, settings_.checks), ref->check_ms)};
     // A resumed search keeps the interrupted one's time for it, so it ranks the same.
     if (replay_)
       if (auto it = replay_->find(""); it != replay_->end() && !it->second.samples_ms.empty())

@@ -40,7 +40,8 @@ struct SearchSettings {
   double bloat = 1000;           ///< drop code larger than this times the leanest candidate's
   double time_budget_s = 300;    ///< per kernel; the best so far is returned when it ends
   int candidate_budget = 5000;   ///< compiled candidates per kernel
-  int warmup = 1;                ///< untimed runs before the samples (the check run is one)
+  int warmup = 1;                ///< untimed runs before the samples (the check run is one of
+                                 ///< a fixed-shape kernel's)
   int runs = 3;                  ///< timed runs per candidate during the search
   int finalists = 3;             ///< best candidates re-measured at the end (plus the heuristic)
   int final_rounds = 5;          ///< interleaved rounds of the re-measurement

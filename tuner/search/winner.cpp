@@ -62,7 +62,6 @@ void confirm_in_process(TuneResult& r, const KernelTask& task, const UOpPtr& ast
     r.fidelity = "unchecked: " + f.error;
     return;
   }
-  r.in_process = f.in_process;
   // A kernel over symbolic variables serves every value in their ranges: the winner must not
   // lose to the heuristic at any value it was tuned at, whatever it gains at the others.
   std::string where;
@@ -77,6 +76,7 @@ void confirm_in_process(TuneResult& r, const KernelTask& task, const UOpPtr& ast
         break;
       }
     }
+  r.in_process = f.in_process;
   if (f.in_process.hi < 1) {
     r.fidelity = fmt::format("overruled: the winner ran {:.2f}x the heuristic's time in process{} "
                              "({:.4f} vs {:.4f} ms); the heuristic's plan is kept",

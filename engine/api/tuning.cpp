@@ -52,12 +52,14 @@ std::vector<Variable> kernel_variables(const UOpPtr& ast) {
 }
 
 KernelBindings default_bindings(const UOpPtr& ast) {
-  VarValues small, hi;
-  for (const Variable& v : kernel_variables(ast)) {
-    hi[v.name] = v.hi;
-    small[v.name] = std::max(v.lo, (v.hi + 7) / 8);
-  }
-  return bindings_at(ast, {hi, small});
+  return bindings_at(ast, default_tune_at(kernel_variables(ast)));
+}
+
+std::vector<VarValues> default_tune_at(const std::vector<Variable>& vars) {
+  if (vars.empty()) return {};
+  VarValues hi, small;
+  for (const Variable& v : vars) hi[v.name] = v.hi, small[v.name] = std::max(v.lo, (v.hi + 7) / 8);
+  return small == hi ? std::vector<VarValues>{hi} : std::vector<VarValues>{hi, small};
 }
 
 KernelBindings bindings_at(const UOpPtr& ast, const std::vector<VarValues>& tune_at) {

@@ -325,12 +325,7 @@ std::vector<VarValues> entry_bindings(const CorpusEntry& entry, const ExecutionP
     check_tune_at(entry.tune_at, vars);
     return {VarValues{}};
   }
-  if (entry.tune_at.empty()) {
-    VarValues hi, small;
-    for (const Variable& v : vars)
-      hi[v.name] = v.hi, small[v.name] = std::max(v.lo, (v.hi + 7) / 8);
-    return small == hi ? std::vector<VarValues>{hi} : std::vector<VarValues>{hi, small};
-  }
+  if (entry.tune_at.empty()) return default_tune_at(vars);
   check_tune_at(entry.tune_at, vars);
   std::vector<VarValues> out;
   for (const VarValues& at : entry.tune_at)

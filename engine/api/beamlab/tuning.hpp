@@ -62,6 +62,8 @@ struct KernelBindings {
   std::vector<VarValues> tune_at, check_at;
 };
 KernelBindings default_bindings(const UOpPtr& ast);
+/// The default's values: every variable at its upper bound, then at an eighth of it.
+std::vector<VarValues> default_tune_at(const std::vector<Variable>& vars);
 /// Tuned at `tune_at` instead (each binding cut to the kernel's own variables; a corpus gives
 /// them for a whole program), checked there and at both ends of the ranges.
 KernelBindings bindings_at(const UOpPtr& ast, const std::vector<VarValues>& tune_at);

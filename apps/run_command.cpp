@@ -112,7 +112,7 @@ ExecutionPlan prepare(const Schedule& schedule, const Program& out, const Realiz
 // What `run` measured, for the table or the JSON document.
 struct Measured {
   std::string label;
-  std::vector<Shape> outputs;
+  std::vector<std::vector<int64_t>> outputs;
   std::vector<KernelProfile> kernels;
   /// The whole plan's samples (ms), run end to end after the per-kernel profile: what a user
   /// of the program waits for, launches and the caches between kernels included.
@@ -154,7 +154,7 @@ std::string split_text(const ParallelProfile& p) {
 
 void print_table(const Measured& m) {
   std::string shapes;
-  for (const Shape& s : m.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
+  for (const auto& s : m.outputs) shapes += (shapes.empty() ? "" : ", ") + shape_str(s);
   fmt::print("{}{}{}: {} kernel(s), {} on {} thread(s)\n", m.label, shapes.empty() ? "" : " ",
              shapes, m.kernels.size(),
              m.runs > 0 ? fmt::format("median of {} runs", m.runs) : "plans only (--runs 0)",

@@ -177,11 +177,27 @@ std::vector<int64_t> axes_arg(const py::object& axis) {
   return axis.cast<std::vector<int64_t>>();
 }
 
-// A shape given as f(2, 3) or f((2, 3)).
-std::vector<int64_t> dims_arg(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]))
-    return args[0].cast<std::vector<int64_t>>();
-  return args.cast<std::vector<int64_t>>();
+// A shape given as f(2, 3) or f((2, 3)); a dim may be a beamlab.Variable's (seq, seq * 12).
+Shape dims_arg(const py::args& args) {
+  py::sequence dims = args;
+  if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && !py::isinstance<Dim>(args[0]))
+    dims = args[0].cast<py::sequence>();
+  Shape out;
+  for (const py::handle& d : dims)
+    out.push_back(py::isinstance<Dim>(d) ? d.cast<Dim>() : Dim(d.cast<int64_t>()));
+  return out;
+}
+
+// A dim as Python sees it: an int, or the Dim.
+py::object dim_object(const Dim& d) {
+  return d.is_const() ? py::object(py::int_(d.value())) : py::cast(d);
+}
+
+// Keyword values of variables: realize(seq=77).
+VarValues var_values(const py::kwargs& values) {
+  VarValues out;
+  for (const auto& [name, value] : values) out[name.cast<std::string>()] = value.cast<int64_t>();
+  return out;
 }
 
 using Binary = Tensor (*)(const Tensor&, const Tensor&);
@@ -251,7 +267,33 @@ std::string repr(const Tensor& t) {
 
 } // namespace
 
+void bind_dim(py::module_& m) {
+  py::class_<Dim>(m, "Dim", "A symbolic size: a number times variables (seq, 12*seq)")
+      .def("__mul__", [](const Dim& a, const Dim& b) { return a * b; })
+      .def("__mul__", [](const Dim& a, int64_t b) { return a * b; })
+      .def("__rmul__", [](const Dim& a, int64_t b) { return a * b; })
+      .def("__floordiv__", [](const Dim& a, int64_t b) { return a / b; })
+      .def("__floordiv__", [](const Dim& a, const Dim& b) { return a / b; })
+      .def("__eq__", [](const Dim& a, const Dim& b) { return a == b; })
+      .def("__eq__", [](const Dim& a, int64_t b) { return a == b; })
+      .def("__hash__", [](const Dim& a) { return std::hash<std::string>()(a.str()); })
+      .def_property_readonly("min", &Dim::min)
+      .def_property_readonly("max", &Dim::max)
+      .def("__int__", &Dim::value)
+      .def("__str__", &Dim::str)
+      .def("__repr__", &Dim::str);
+  m.def(
+      "Variable",
+      [](const std::string& name, int64_t lo, int64_t hi) {
+        return Dim(Variable{name, lo, hi});
+      },
+      py::arg("name"), py::arg("lo"), py::arg("hi"),
+      "A size known only when the program runs, in [lo, hi]: usable in shapes "
+      "(x.shrink(((0, seq), (0, 768)))), given at realize(seq=77)");
+}
+
 void bind_tensor(py::module_& m) {
+  bind_dim(m);
   py::class_<DType>(m, "DType", "An element type: beamlab.dtypes.float32, ...")
       .def_property_readonly("name", &DType::str)
       .def_property_readonly("itemsize", &DType::itemsize)
@@ -344,28 +386,36 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
                     return T::einsum(f, ops.cast<std::vector<T>>());
                   })
       // ---- what it is
-      .def_property_readonly("shape", [](const T& x) { return py::tuple(py::cast(x.shape())); })
+      .def_property_readonly("shape",
+                             [](const T& x) {
+                               py::list dims;
+                               for (const Dim& d : x.shape()) dims.append(dim_object(d));
+                               return py::tuple(dims);
+                             })
       .def_property_readonly("dtype", &T::dtype)
       .def_property_readonly("ndim", &T::ndim)
       .def("numel", &T::numel)
       .def("__len__",
            [](const T& x) {
              user_assert(x.ndim() > 0) << "len() of a 0-d tensor";
-             return x.shape()[0];
+             return x.shape()[0].value();
            })
       .def("__repr__", &repr)
       // ---- running
       .def(
           "realize",
-          [](T& x, std::optional<int> beam, std::optional<std::string> db, int threads) -> T& {
+          [](T& x, std::optional<int> beam, std::optional<std::string> db, int threads,
+             const py::kwargs& values) -> T& {
             RealizeOptions o = realize_options(beam, db, threads);
+            o.vars = var_values(values);
             py::gil_scoped_release release;
             return x.realize(o);
           },
           py::arg("beam") = py::none(), py::arg("db") = py::none(), py::arg("threads") = 0,
           py::return_value_policy::reference_internal,
           "Computes the tensor now (BEAM search of width `beam` first, else BEAM from the "
-          "environment, else the tuning cache's plans and the heuristic's); returns it")
+          "environment, else the tuning cache's plans and the heuristic's); returns it. A "
+          "symbolic tensor is computed at the values given as keywords (seq=77)")
       .def("numpy", &to_numpy,
            "The values: a read-only numpy view of the tensor's memory (no copy)")
       .def("tolist", [](T& x) { return to_numpy(x).attr("tolist")(); })
@@ -480,7 +530,21 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
       .def_property_readonly("T", [](const T& x) { return x.transpose(); })
       .def("pad", &T::pad, py::arg("padding"), py::arg("value") = 0.0,
            "padding: a (before, after) pair per dim")
-      .def("shrink", &T::shrink, py::arg("arg"), "arg: a (start, stop) pair per dim")
+      .def(
+          "shrink",
+          [](const T& x, const py::sequence& arg) {
+            std::vector<std::pair<Dim, Dim>> bounds;
+            for (const py::handle& pair : arg) {
+              auto p = pair.cast<py::sequence>();
+              user_assert(p.size() == 2) << "shrink: give a (start, stop) pair per dim";
+              auto dim = [](const py::handle& d) {
+                return py::isinstance<Dim>(d) ? d.cast<Dim>() : Dim(d.cast<int64_t>());
+              };
+              bounds.emplace_back(dim(p[0]), dim(p[1]));
+            }
+            return x.shrink(bounds);
+          },
+          py::arg("arg"), "arg: a (start, stop) pair per dim")
       .def("squeeze", &T::squeeze, py::arg("dim") = py::none())
       .def("unsqueeze", &T::unsqueeze, py::arg("dim"))
       .def("flatten", &T::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)

@@ -298,13 +298,14 @@ void bind_tuning(py::module_& m) {
   m.def(
       "realize",
       [](const std::vector<Tensor*>& tensors, std::optional<int> beam,
-         std::optional<std::string> db, int threads) {
+         std::optional<std::string> db, int threads, const VarValues& values) {
         RealizeOptions o = realize_options(beam, db, threads);
+        o.vars = values;
         py::gil_scoped_release release;
         Tensor::realize_all(tensors, o);
       },
       py::arg("tensors"), py::arg("beam") = py::none(), py::arg("db") = py::none(),
-      py::arg("threads") = 0);
+      py::arg("threads") = 0, py::arg("values") = VarValues{});
 
   m.def("_tune",
         [](const std::vector<Tensor>& outputs, int beam, double budget, double kernel_budget,
@@ -409,7 +410,7 @@ void bind_tuning(py::module_& m) {
                                  py::dict d;
                                  d["name"] = i.name;
                                  d["dtype"] = i.dtype;
-                                 d["shape"] = py::tuple(py::cast(i.shape));
+                                 d["shape"] = py::tuple(py::cast(std::vector<int64_t>(i.shape)));
                                  out.append(d);
                                }
                                return out;
@@ -421,9 +422,11 @@ void bind_tuning(py::module_& m) {
       .def("_build", [](const onnx::Model& model, const std::map<std::string, Tensor>& feeds) {
         return model.build(feeds).outputs;
       });
-  m.def("_load_onnx", [](const std::string& path, const std::map<std::string, Shape>& shapes) {
-    return onnx::Model::load(path, shapes);
-  });
+  m.def("_load_onnx",
+        [](const std::string& path, const std::map<std::string, std::vector<int64_t>>& dims) {
+          std::map<std::string, Shape> shapes(dims.begin(), dims.end());
+          return onnx::Model::load(path, shapes);
+        });
 }
 
 } // namespace beamlab::python

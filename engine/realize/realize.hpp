@@ -56,9 +56,6 @@ private:
 void set_default_policy(const OptPolicy* policy);
 const OptPolicy& default_policy();
 
-/// Values of symbolic variables (DEFINE_VARs: a loop's extent known only when it runs), by name.
-using VarValues = std::map<std::string, int64_t>;
-
 /// A compiled, linked stage.
 struct CompiledStage {
   CompiledKernel kernel;
@@ -121,12 +118,6 @@ struct RealizeOptions {
   int threads = 0;                   ///< 0: every core (OMP_NUM_THREADS)
   const OptPolicy* policy = nullptr; ///< null: default_policy()
   VarValues vars = {};               ///< the symbolic variables' values (ExecutionPlan::bind)
-};
-
-/// A symbolic variable of a plan and the values it may take, [lo, hi].
-struct Variable {
-  std::string name;
-  int64_t lo = 0, hi = 0;
 };
 
 /// A UserError when `values` names a variable not in `variables`, or a value outside its range.
@@ -195,6 +186,11 @@ public:
 
   /// Runs every kernel once, in order (a UserError if a variable has no value).
   void run();
+  /// bind(values), then run(): the plan at other sizes, nothing compiled.
+  void run(const VarValues& values) {
+    bind(values);
+    run();
+  }
   /// Runs the plan `repeats` times (after one warm-up) and reports each kernel's median. With
   /// `min_sample_ms`, each sample is the mean of as many back-to-back launches as take that
   /// long (calibrated per kernel), so a microsecond kernel's samples aren't launch jitter.

@@ -43,13 +43,50 @@ int64_t runs_of(const std::vector<const UOp*>& ranges) {
   return runs;
 }
 
-// Row-major linear index of `idxs` in `shape`.
+// Row-major linear index of `idxs` in `shape` (symbolic dims give symbolic strides).
 UOpPtr linear_index(const std::vector<UOpPtr>& idxs, const Shape& shape) {
-  std::vector<int64_t> strides = contiguous_strides(shape);
+  std::vector<Dim> strides = contiguous_strides(shape);
   UOpPtr lin = index_const(0);
   for (size_t i = 0; i < idxs.size(); ++i)
-    if (shape[i] != 1) lin = lin + idxs[i] * strides[i];
+    if (shape[i] != 1) lin = lin + idxs[i] * strides[i].expr();
   return simplify_kernel(lin);
+}
+
+// A reshape's dims in groups of equal element count, in order, as [begin, end) of the
+// output's and the input's dims: (seq, 12, 64) and (seq, 768) are {seq} -> {seq} and
+// {12, 64} -> {768}, so a dim the reshape keeps passes its index through, and no index is
+// divided by a variable where a group doesn't need it. Size-1 dims join the group before.
+struct ReshapeGroup {
+  size_t out_begin, out_end, in_begin, in_end;
+};
+std::vector<ReshapeGroup> reshape_groups(const Shape& out, const Shape& in) {
+  std::vector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < out.size() && j < in.size()) {
+    ReshapeGroup g{i, i + 1, j, j + 1};
+    Dim po = out[i], pi = in[j];
+    while (po != pi) {
+      bool grow_out = po.max() < pi.max() ? g.out_end < out.size() : g.in_end >= in.size();
+      if (grow_out && g.out_end < out.size()) {
+        po = po * out[g.out_end++];
+      } else if (g.in_end < in.size()) {
+        pi = pi * in[g.in_end++];
+      } else {
+        break;
+      }
+    }
+    if (po != pi) { // not a grouping: one group of everything left
+      g.out_end = out.size();
+      g.in_end = in.size();
+    }
+    groups.push_back(g);
+    i = g.out_end;
+    j = g.in_end;
+  }
+  if (groups.empty()) groups.push_back({0, 0, 0, 0});
+  groups.back().out_end = out.size(); // trailing size-1 dims
+  groups.back().in_end = in.size();
+  return groups;
 }
 
 class Scheduler;
@@ -221,7 +258,7 @@ private:
 
   static Shape squeezed(const Shape& s) {
     Shape out;
-    std::copy_if(s.begin(), s.end(), std::back_inserter(out), [](int64_t d) { return d != 1; });
+    std::copy_if(s.begin(), s.end(), std::back_inserter(out), [](const Dim& d) { return d != 1; });
     return out;
   }
 
@@ -249,7 +286,8 @@ private:
   UOpPtr stored_buffer(const UOpPtr& node) {
     keep_.push_back(node);
     if (node->op() == Op::Reshape && node->src(0)->op() == Op::Buffer) return node->src(0);
-    return tensor_buffer(node->dtype(), shape_numel(shapes.of(node)));
+    // A symbolic node's buffer holds it at its largest.
+    return tensor_buffer(node->dtype(), shape_numel(shapes.of(node)).max());
   }
 
   void schedule(const UOpPtr& node) {
@@ -281,12 +319,12 @@ private:
 bool KernelBuilder::build(ScheduleItem& item, std::vector<UOpPtr>& deps) {
   const Shape& shape = s_.shapes.of(root_);
   std::vector<UOpPtr> idxs;
-  for (int64_t d : shape) {
+  for (const Dim& d : shape) {
     if (d == 1) {
       idxs.push_back(index_const(0));
       continue;
     }
-    idxs.push_back(kernel_range(d, next_axis_++, LoopKind::Loop));
+    idxs.push_back(kernel_range(d.expr(), next_axis_++, LoopKind::Loop));
     context_.push_back(idxs.back().get());
   }
   UOpPtr out = param(s_.buffer_for(root_));
@@ -377,7 +415,7 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   // by the next GEMM, once per output column block: BERT's two big GEMMs ran at a third of the
   // plain one's rate).
   if (node != root_ && !is_movement(node->op()) && s_.after_reduce(node.get()) &&
-      computed_times(idxs) > shape_numel(s_.shapes.of(node))) {
+      computed_times(idxs) > shape_numel(s_.shapes.of(node)).max()) {
     return load_realized(node, idxs, valid);
   }
   computes(node);
@@ -400,35 +438,53 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
                                                     const std::vector<UOpPtr>& idxs, UOpPtr& cond) {
   const Shape& in = s_.shapes.of(node->src(0));
   const Shape& out = s_.shapes.of(node);
-  std::vector<int64_t> a = int_args(*node);
   std::vector<UOpPtr> res(in.size());
   switch (node->op()) {
-  case Op::Reshape: {
-    UOpPtr lin = linear_index(idxs, out);
-    std::vector<int64_t> strides = contiguous_strides(in);
-    for (size_t j = 0; j < in.size(); ++j)
-      res[j] = in[j] == 1 ? index_const(0) : simplify_kernel((lin / strides[j]) % in[j]);
+  case Op::Reshape:
+    for (const ReshapeGroup& g : reshape_groups(out, in)) {
+      Shape out_dims(out.begin() + g.out_begin, out.begin() + g.out_end);
+      Shape in_dims(in.begin() + g.in_begin, in.begin() + g.in_end);
+      UOpPtr lin = linear_index({idxs.begin() + g.out_begin, idxs.begin() + g.out_end}, out_dims);
+      std::vector<Dim> strides = contiguous_strides(in_dims);
+      bool first = true; // the group's first dim of size > 1 needs no remainder
+      for (size_t j = 0; j < in_dims.size(); ++j) {
+        UOpPtr& r = res[g.in_begin + j];
+        if (in_dims[j] == 1) {
+          r = index_const(0);
+          continue;
+        }
+        r = strides[j] == 1 ? lin : lin / strides[j].expr();
+        r = simplify_kernel(first ? r : r % in_dims[j].expr());
+        first = false;
+      }
+    }
     break;
-  }
   case Op::Expand:
     for (size_t i = 0; i < in.size(); ++i)
       res[i] = in[i] == 1 && out[i] != 1 ? index_const(0) : idxs[i];
     break;
-  case Op::Permute:
+  case Op::Permute: {
+    std::vector<int64_t> a = int_args(*node);
     for (size_t i = 0; i < a.size(); ++i) res[static_cast<size_t>(a[i])] = idxs[i];
     break;
-  case Op::Shrink:
-    for (size_t i = 0; i < in.size(); ++i) res[i] = simplify_kernel(idxs[i] + a[2 * i]);
+  }
+  case Op::Shrink: {
+    std::vector<Dim> a = dim_args(*node);
+    for (size_t i = 0; i < in.size(); ++i) res[i] = simplify_kernel(idxs[i] + a[2 * i].expr());
     break;
-  case Op::Flip:
+  }
+  case Op::Flip: {
+    std::vector<int64_t> a = int_args(*node);
     for (size_t i = 0; i < in.size(); ++i)
-      res[i] = a[i] ? simplify_kernel(index_const(in[i] - 1) - idxs[i]) : idxs[i];
+      res[i] = a[i] ? simplify_kernel(in[i].expr() - 1 - idxs[i]) : idxs[i];
     break;
-  case Op::Pad:
+  }
+  case Op::Pad: {
+    std::vector<int64_t> a = int_args(*node);
     for (size_t i = 0; i < in.size(); ++i) {
       res[i] = simplify_kernel(idxs[i] - a[2 * i]);
       if (a[2 * i] == 0 && a[2 * i + 1] == 0) continue;
-      UOpPtr c = alu(Op::And, alu(Op::CmpLt, index_const(-1), res[i]), lt(res[i], in[i]));
+      UOpPtr c = alu(Op::And, alu(Op::CmpLt, index_const(-1), res[i]), lt(res[i], in[i].expr()));
       cond = cond ? alu(Op::And, cond, c) : c;
     }
     if (cond) {
@@ -436,6 +492,7 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
       if (cond->is_const() && cond->const_value() == 1) cond = nullptr;
     }
     break;
+  }
   default: internal_error << "not a movement op: " << op_name(node->op());
   }
   return res;
@@ -476,7 +533,7 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
   for (const UOpPtr& i : idxs) key.push_back(i.get());
   key.push_back(valid.get());
   auto [seen, first] = reduce_key_.emplace(node.get(), key);
-  bool fuse = node == root_ || hoistable(idxs, shape_numel(s_.shapes.of(node)));
+  bool fuse = node == root_ || hoistable(idxs, shape_numel(s_.shapes.of(node)).max());
   if (!fuse || (!first && seen->second != key)) {
     // Realized by a kernel of its own; if it was already fused here, build this one again.
     if (!first) retry_ = true;
@@ -488,7 +545,7 @@ UOpPtr KernelBuilder::emit_reduce(const UOpPtr& node, const std::vector<UOpPtr>&
   for (int64_t ax : reduce_axes(*node)) {
     auto a = static_cast<size_t>(ax);
     if (in[a] == 1) continue;
-    inner[a] = kernel_range(in[a], next_axis_++, LoopKind::Reduce);
+    inner[a] = kernel_range(in[a].expr(), next_axis_++, LoopKind::Reduce);
     ranges.push_back(inner[a]);
   }
   // Fused below the root it is hoisted out of the loops it doesn't vary with: inside it, only

@@ -24,7 +24,7 @@ Tensor matmul_in(const Tensor& v, const Tensor& w, DType dt) {
       << ": scalars have no matrix product (use *)";
   Tensor a = v.ndim() == 1 ? v.unsqueeze(0) : v;
   Tensor b = w.ndim() == 1 ? w.unsqueeze(-1) : w;
-  int64_t k = a.shape().back(), kb = b.shape()[b.shape().size() - 2];
+  Dim k = a.shape().back(), kb = b.shape()[b.shape().size() - 2];
   user_assert(k == kb) << "matmul: " << shape_str(v.shape()) << " @ " << shape_str(w.shape())
                        << ": inner dimensions differ (" << k << " vs " << kb << ")";
   Tensor x = a.cast(dt).unsqueeze(-2);                   // (..., n, 1, k)
@@ -110,9 +110,9 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& k, const Tensor& v,
       << shape_str(k.shape()) << ", " << shape_str(v.shape());
   double scale = 1.0 / std::sqrt(static_cast<double>(shape_.back()));
   Tensor scores = matmul(k.transpose(-2, -1)) * scale;
-  int64_t l = scores.shape()[scores.shape().size() - 2], s = scores.shape().back();
   double neg_inf = -std::numeric_limits<double>::infinity();
   if (is_causal) {
+    int64_t l = scores.shape()[scores.shape().size() - 2], s = scores.shape().back();
     Tensor i = arange(l).reshape({l, 1}), j = arange(s).reshape({1, s});
     scores = j.le(i).where(scores, Tensor(neg_inf, scores.dtype()));
   }
@@ -252,7 +252,8 @@ Tensor Tensor::einsum(const std::string& formula, std::span<const Tensor> given)
     for (char c : letters)
       if (size_t p = term.find(c); p != std::string::npos) order.push_back(static_cast<int64_t>(p));
     for (char c : letters)
-      shape.push_back(term.find(c) != std::string::npos ? operands[t].shape()[term.find(c)] : 1);
+      shape.push_back(term.find(c) != std::string::npos ? operands[t].shape()[term.find(c)]
+                                                        : Dim(1));
     Tensor x = operands[t].permute(order).reshape(shape);
     prod = prod ? *prod * x : x;
   }

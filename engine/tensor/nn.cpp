@@ -598,10 +598,10 @@ bool Tensor::conv_blocked_supported(const Shape& x, const Tensor& weight, int64_
 Tensor Tensor::conv_blocked(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
                             const WindowArgs& args) const {
   const Shape& ws = weight.shape();
-  int64_t c = ws.size() == 4 ? groups * ws[1] : 0, cout = ws.empty() ? 0 : ws[0];
+  int64_t c = ws.size() == 4 ? groups * ws[1].value() : 0, cout = ws.empty() ? 0 : ws[0].value();
   int64_t cb = channel_blocks(c), cob = channel_blocks(cout);
-  Shape logical = {ndim() == 5 ? shape_[0] : 0, c, ndim() == 5 ? shape_[2] : 0,
-                   ndim() == 5 ? shape_[3] : 0};
+  Shape logical = {ndim() == 5 ? shape_[0] : Dim(0), c, ndim() == 5 ? shape_[2] : Dim(0),
+                   ndim() == 5 ? shape_[3] : Dim(0)};
   user_assert(ndim() == 5 && shape_[1] == cb && shape_[4] == kChannelBlock &&
               dtype() == Scalar::Float32 && blockable(logical, weight, groups, args))
       << "conv_blocked: input " << shape_str(shape_) << " must be float32 channel blocks (N, " << cb

@@ -26,13 +26,14 @@ constexpr double kLn2 = 0.6931471805599453;
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
+  // A symbolic dim is never taken for 1: it broadcasts only with 1 and itself.
   for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    Dim da = i < n - a.size() ? Dim(1) : a[i - (n - a.size())];
+    Dim db = i < n - b.size() ? Dim(1) : b[i - (n - b.size())];
     user_assert(da == db || da == 1 || db == 1)
         << op << ": shapes " << shape_str(a) << " and " << shape_str(b)
         << " do not broadcast (dimension " << i << ": " << da << " vs " << db << ")";
-    out[i] = std::max(da, db);
+    out[i] = da == 1 ? db : da;
   }
   return out;
 }
@@ -349,15 +350,20 @@ Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
   if (dtype().is_float()) return -neg().max(std::move(axes), keepdim);
   return bitwise_not().max(std::move(axes), keepdim).bitwise_not();
 }
+// The elements each result of a reduction from `in` to `out` sums: a number, the reduced axes
+// being fixed ones (a layernorm's over the features of a symbolic sequence).
+static double reduced_count(const Shape& in, const Shape& out) {
+  return static_cast<double>((shape_numel(in) / shape_numel(out)).value());
+}
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
   Tensor s = cast(float_of(dtype())).sum(axes, keepdim);
-  return s * (static_cast<double>(s.numel()) / static_cast<double>(numel()));
+  return s * (1.0 / reduced_count(shape_, s.shape()));
 }
 Tensor Tensor::var(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
   Tensor x = cast(float_of(dtype()));
   Tensor d = x - x.mean(axes, true);
   Tensor s = (d * d).sum(axes, keepdim);
-  double n = static_cast<double>(numel()) / static_cast<double>(s.numel());
+  double n = reduced_count(shape_, s.shape());
   return s * (1.0 / std::max(0.0, n - static_cast<double>(correction)));
 }
 Tensor Tensor::std(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
@@ -397,24 +403,25 @@ Tensor Tensor::cumsum(int64_t axis) const {
 // ---------------------------------------------------------------- movement
 
 Tensor Tensor::reshape(Shape shape) const {
-  int64_t known = 1, infer = -1;
+  Dim known = 1, n = shape_numel(shape_);
+  int64_t infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       user_assert(infer < 0) << "reshape: " << shape_str(shape) << " has more than one -1";
       infer = static_cast<int64_t>(i);
     } else {
-      user_assert(shape[i] >= 1) << "reshape: bad dimension " << shape[i] << " in "
-                                 << shape_str(shape);
+      user_assert(shape[i].min() >= 1 || !shape[i].is_const())
+          << "reshape: bad dimension " << shape[i] << " in " << shape_str(shape);
       known *= shape[i];
     }
   }
   if (infer >= 0) {
-    user_assert(numel() % known == 0) << "reshape: cannot reshape " << shape_str(shape_) << " ("
-                                      << numel() << " elements) to " << shape_str(shape);
-    shape[static_cast<size_t>(infer)] = numel() / known;
+    user_assert(divides(known, n)) << "reshape: cannot reshape " << shape_str(shape_) << " (" << n
+                                   << " elements) to " << shape_str(shape);
+    shape[static_cast<size_t>(infer)] = n / known;
   }
-  user_assert(shape_numel(shape) == numel())
-      << "reshape: cannot reshape " << shape_str(shape_) << " (" << numel() << " elements) to "
+  user_assert(shape_numel(shape) == n)
+      << "reshape: cannot reshape " << shape_str(shape_) << " (" << n << " elements) to "
       << shape_str(shape) << " (" << shape_numel(shape) << " elements)";
   if (shape == shape_) return *this;
   if (uop_->op() == Op::Reshape) // reshapes compose
@@ -484,14 +491,22 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) 
   return inside.where(padded, Tensor(value, dtype()));
 }
 
-Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const {
+// Whether [b, e) is a non-empty range inside [0, n) at every value of their variables: a
+// symbolic end (x[:seq]) within a fixed or equal dim, a fixed one within every value of n.
+static bool within(const Dim& b, const Dim& e, const Dim& n) {
+  if (!b.is_const()) return false;
+  if (e == n) return b.value() < e.min();
+  return b.value() < e.min() && e.max() <= n.min();
+}
+
+Tensor Tensor::shrink(std::vector<std::pair<Dim, Dim>> bounds) const {
   user_assert(static_cast<int64_t>(bounds.size()) == ndim())
       << "shrink: " << bounds.size() << " (begin, end) pairs for shape " << shape_str(shape_);
   Shape out;
   bool none = true;
   for (size_t i = 0; i < bounds.size(); ++i) {
     auto [b, e] = bounds[i];
-    user_assert(0 <= b && b < e && e <= shape_[i])
+    user_assert(within(b, e, shape_[i]))
         << "shrink: [" << b << ", " << e << ") is not a non-empty range of axis " << i
         << " of shape " << shape_str(shape_);
     out.push_back(e - b);
@@ -505,8 +520,8 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop) const {
   int64_t a = resolve_axis(axis, "slice"), n = shape_[static_cast<size_t>(a)];
   if (start < 0) start += n;
   if (stop < 0) stop += n;
-  std::vector<std::pair<int64_t, int64_t>> bounds;
-  for (int64_t d : shape_) bounds.emplace_back(0, d);
+  std::vector<std::pair<Dim, Dim>> bounds;
+  for (const Dim& d : shape_) bounds.emplace_back(0, d);
   bounds[static_cast<size_t>(a)] = {start, std::min(stop, n)};
   return shrink(bounds);
 }

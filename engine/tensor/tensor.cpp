@@ -278,11 +278,31 @@ void Tensor::realize_all(std::span<Tensor* const> tensors, const RealizeOptions&
     collect_inputs(*t, inputs);
   }
   Schedule s = create_schedule(roots);
-  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, options);
+  RealizeOptions unbound = options;
+  unbound.vars.clear();
+  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, unbound);
+  // The values name the plan's variables and the outputs' sizes' (a size no kernel runs over:
+  // an input's rows, viewed).
+  std::vector<Variable> known = plan.variables();
+  std::vector<Shape> shapes;
+  for (Tensor* t : tensors) {
+    for (const Variable& v : shape_variables(t->shape_))
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const Variable& k) { return k.name == v.name; }))
+        known.push_back(v);
+    shapes.emplace_back(shape_at(t->shape_, options.vars));
+  }
+  check_values(known, options.vars);
+  VarValues of_plan;
+  for (const Variable& v : plan.variables())
+    if (auto it = options.vars.find(v.name); it != options.vars.end()) of_plan.insert(*it);
+  plan.bind(of_plan);
   plan.run();
+  // A symbolic tensor, realized, is its values at the given sizes.
   for (size_t i = 0; i < tensors.size(); ++i) {
     Tensor* t = tensors[i];
     const UOpPtr& buf = s.outputs[i];
+    t->shape_ = shapes[i];
     t->uop_ = tensor_reshape(buf, t->shape_);
     t->lineage_ = leaf(buffer_id(*buf), plan.buffer(*buf));
   }

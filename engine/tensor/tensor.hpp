@@ -7,6 +7,7 @@
 // is a UserError naming the op, the shapes and the problem.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -87,7 +88,9 @@ public:
   const UOpPtr& uop() const { return uop_; }
 
   // ---- running ----
-  /// Computes the tensor (and what it depends on); afterwards it reads from a buffer.
+  /// Computes the tensor (and what it depends on); afterwards it reads from a buffer. A
+  /// symbolic tensor is computed at `options.vars` (each checked against its range) and its
+  /// shape becomes the one at those values; a plan (ExecutionPlan::run(values)) reruns at others.
   Tensor& realize(const RealizeOptions& options = {});
   /// Realizes several tensors in one schedule.
   static void realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options = {});
@@ -192,7 +195,12 @@ public:
   Tensor transpose(int64_t a = -2, int64_t b = -1) const;
   Tensor expand(Shape shape) const; ///< -1 keeps a dim
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> pads, double value = 0) const;
-  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> bounds) const;
+  /// Bounds may be symbolic: x.shrink({{0, seq}, {0, 768}}) is x's first `seq` rows.
+  Tensor shrink(std::vector<std::pair<Dim, Dim>> bounds) const;
+  template <std::integral T>
+  Tensor shrink(const std::vector<std::pair<T, T>>& bounds) const {
+    return shrink(std::vector<std::pair<Dim, Dim>>(bounds.begin(), bounds.end()));
+  }
   /// Elements [start, stop) of `axis` (negative bounds count from the end).
   Tensor slice(int64_t axis, int64_t start, int64_t stop) const;
   Tensor flip(std::vector<int64_t> axes) const;

@@ -77,7 +77,7 @@ Pairs pairs(const Args& a, std::string_view param, bool shrink) {
   const Shape& shape = a.self().shape();
   for (size_t i = 0; i < v->items.size(); ++i) {
     const Value& p = v->items[i];
-    int64_t dim = i < shape.size() ? shape[i] : 0;
+    int64_t dim = i < shape.size() ? shape[i].value() : 0;
     if (p.kind == Kind::None) {
       out.emplace_back(0, shrink ? dim : 0);
       continue;

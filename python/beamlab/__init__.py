@@ -23,19 +23,20 @@ from __future__ import annotations
 import os as _os
 
 from . import _beamlab
-from ._beamlab import (DType, OnnxModel, RuntimeFailure, Tensor, UserError, cache_entries,
-                       candidates, compiler_identity, default_db, dtypes, runs, tunings, workload,
-                       workloads)
+from ._beamlab import (Dim, DType, OnnxModel, RuntimeFailure, Tensor, UserError, Variable,
+                       cache_entries, candidates, compiler_identity, default_db, dtypes, runs,
+                       tunings, workload, workloads)
 
 __version__ = _beamlab.__version__
-__all__ = ["Tensor", "DType", "dtypes", "UserError", "RuntimeFailure", "realize", "tune", "expr",
+__all__ = ["Tensor", "Variable", "Dim", "DType", "dtypes", "UserError", "RuntimeFailure", "realize", "tune", "expr",
            "load_onnx", "OnnxModel", "workload", "workloads", "runs", "tunings", "candidates",
            "cache_entries", "default_db", "compiler_identity"]
 
 
-def realize(*tensors, beam=None, db=None, threads=0):
-    """Computes several tensors at once (shared work done once); returns them."""
-    _beamlab.realize(list(tensors), beam, db, threads)
+def realize(*tensors, beam=None, db=None, threads=0, **values):
+    """Computes several tensors at once (shared work done once); returns them. Symbolic ones
+    are computed at the variables' values given as keywords (seq=77)."""
+    _beamlab.realize(list(tensors), beam, db, threads, values)
     return tensors
 
 

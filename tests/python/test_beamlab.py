@@ -242,6 +242,22 @@ def test_beam_environment_variable_is_honoured(tmp_path):
 
 # ---------------------------------------------------------------- errors
 
+def test_a_symbolic_sequence_runs_at_keyword_values_from_one_compile():
+    seq = beamlab.Variable("seq", 1, 16)
+    base = np.random.default_rng(3).standard_normal((16, 8)).astype(np.float32)
+    w = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
+    x = Tensor(base).shrink(((0, seq), (0, 8)))
+    y = (x @ Tensor(w)).softmax(0).reshape(seq, 2, 4)
+    assert y.shape == (seq, 2, 4) and str(y.shape[0]) == "seq" and y.shape[0].max == 16
+    for n in (1, 5, 16):
+        e = np.exp(base[:n] @ w - (base[:n] @ w).max(0))
+        close(Tensor(y).realize(seq=n), (e / e.sum(0)).reshape(n, 2, 4), rtol=1e-4)
+    with pytest.raises(beamlab.UserError, match="variable seq has no value"):
+        Tensor(y).realize()
+    with pytest.raises(beamlab.UserError, match="seq"):
+        beamlab.realize(Tensor(y), seq=17)
+
+
 def test_errors_are_python_exceptions_with_the_engines_messages():
     with pytest.raises(beamlab.UserError) as e:
         Tensor.ones(2, 3) @ Tensor.ones(4, 5)

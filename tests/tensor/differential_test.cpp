@@ -177,7 +177,7 @@ private:
   Shape random_shape() {
     for (;;) {
       Shape s(static_cast<size_t>(pick(1, 4)));
-      for (int64_t& d : s) d = dim();
+      for (Dim& d : s) d = dim();
       if (shape_numel(s) <= kMaxInputNumel) return s;
     }
   }
@@ -337,7 +337,7 @@ private:
     Value v = operand();
     Shape s = v.shape(), target = s;
     bool grown = false;
-    for (int64_t& d : target)
+    for (Dim& d : target)
       if (d == 1 && chance(0.7)) d = grown_dim(), grown = true;
     if (s.size() < 4 && (!grown || chance(0.3))) {
       target.insert(target.begin(), grown_dim());
@@ -690,7 +690,7 @@ private:
       w = {k};
     } else if (a.rank() >= 3 && chance(0.5)) {
       Shape batch(a.shape().begin() + static_cast<long>(chance(0.3)), a.shape().end() - 2);
-      for (int64_t& d : batch)
+      for (Dim& d : batch)
         if (chance(0.25)) d = 1;
       w.insert(w.begin(), batch.begin(), batch.end());
     } else if (a.rank() == 2 && chance(0.2)) {
@@ -1161,7 +1161,7 @@ TEST(WindowOps, PoolingMatchesTheReference) {
 TEST(WindowOps, TopkAndSortMatchTheReference) {
   run_window_cases([](CaseGen& g) {
     Shape shape(static_cast<size_t>(g.pick(1, 3)));
-    for (int64_t& d : shape) d = g.pick(1, 7);
+    for (Dim& d : shape) d = g.pick(1, 7);
     Both x = g.input(shape, 0.5, g.chance(0.2) ? 0.15 : 0);
     auto rank = static_cast<int64_t>(shape.size());
     int64_t axis = g.pick(-rank, rank - 1),
@@ -1187,7 +1187,7 @@ struct ShapeAndAxis {
 };
 ShapeAndAxis shape_and_axis(CaseGen& g) {
   Shape shape(static_cast<size_t>(g.pick(1, 3)));
-  for (int64_t& d : shape) d = g.pick(1, 5);
+  for (Dim& d : shape) d = g.pick(1, 5);
   auto rank = static_cast<int64_t>(shape.size());
   int64_t axis = g.pick(-rank, rank - 1), a = axis < 0 ? axis + rank : axis;
   return {shape, rank, axis, a, shape[static_cast<size_t>(a)]};
@@ -1216,7 +1216,7 @@ TEST(WindowOps, GatherAndTakeMatchTheReference) {
     Both x = g.input(shape);
     if (g.chance(0.5)) {
       Shape is(static_cast<size_t>(g.pick(0, 2)));
-      for (int64_t& d : is) d = g.pick(1, 4);
+      for (Dim& d : is) d = g.pick(1, 4);
       g.note("take axis " + std::to_string(axis));
       Both idx = g.indices(is, -n, n - 1);
       return mismatch(x.t.take(idx.t, axis).to_vector<double>(), nd::take(x.ref, idx.ref, axis), 0);

@@ -54,8 +54,8 @@ Shape broadcast(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())].value();
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())].value();
     if (da != db && da != 1 && db != 1) fail("shapes " + str(a) + " and " + str(b) + " differ");
     out[i] = std::max(da, db);
   }

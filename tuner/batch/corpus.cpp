@@ -46,7 +46,7 @@ std::map<std::string, Shape> parse_inputs(const json& j, const std::string& wher
     user_assert(ok) << where << ": field 'inputs." << name
                     << "': expected a shape of positive integers like [64, 128], not "
                     << dims.dump();
-    out[name] = dims.get<Shape>();
+    out[name] = dims.get<std::vector<int64_t>>();
   }
   return out;
 }

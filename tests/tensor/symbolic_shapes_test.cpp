@@ -1,0 +1,206 @@
+// Tensors with symbolic shapes: a Variable("seq", lo, hi) in a shape, one plan run at any value.
+//
+// The differential test builds random programs of what a transformer does along a sequence
+// (elementwise chains, broadcasting against fixed rows, GEMMs with fixed weights, a head split
+// and attention, softmax and layernorm along either axis, reductions over the sequence), once
+// over `seq` rows of a fixed input (x.shrink to seq) and once over v rows, for random v in the
+// range. The symbolic program is scheduled and compiled once; its plan runs at each v, and each
+// output must match the fixed-shape program's at v.
+//
+// Knobs: BEAMLAB_SYMBOLIC_SHAPE_CASES (default 24), BEAMLAB_SYMBOLIC_SHAPE_SEED (default 1).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include <beamlab/beamlab.hpp>
+
+#include "engine/support/knobs.hpp"
+
+namespace beamlab {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Variable kSeq{"seq", 1, 24};
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SymbolicDim, ProductsAndQuotientsStayMonomials) {
+  Dim seq = kSeq;
+  EXPECT_EQ(seq * 768, 768 * seq);
+  EXPECT_EQ((seq * 768 / 12).str(), "64*seq");
+  EXPECT_EQ((seq * Dim(Variable{"batch", 1, 8})).str(), "batch*seq");
+  EXPECT_EQ(shape_str({seq, 768}), "(seq, 768)");
+  EXPECT_EQ((seq * 4).max(), 96);
+  EXPECT_EQ((seq * 4).min(), 4);
+  EXPECT_EQ((seq * 4).at({{"seq", 5}}), 20);
+  EXPECT_TRUE(divides(seq, seq * 3));
+  EXPECT_FALSE(divides(seq * 2, seq * 3));
+  EXPECT_EQ(seq + 0, seq);
+  EXPECT_EQ(seq - seq, 0);
+  EXPECT_NE(seq, 24); // a variable is not its upper bound
+}
+
+TEST(SymbolicDim, WhatAShapeCantHoldIsAClearError) {
+  Dim seq = kSeq;
+  EXPECT_THAT(error_of([&] { (void)(seq + 1); }), HasSubstr("seq + 1"));
+  EXPECT_THAT(error_of([&] { (void)(seq * 3 / 2); }), HasSubstr("3*seq is not a multiple of 2"));
+  EXPECT_THAT(error_of([&] { (void)static_cast<int64_t>(seq); }),
+              HasSubstr("depends on variable seq"));
+  EXPECT_THAT(error_of([&] { (void)Dim(Variable{"n", 3, 1}); }), HasSubstr("variable n"));
+  EXPECT_THAT(error_of([&] { (void)seq.at({}); }), HasSubstr("seq=N, N in [1, 24]"));
+}
+
+TEST(SymbolicShapes, BroadcastReshapeAndMatmulKeepTheVariable) {
+  Dim seq = kSeq;
+  Tensor x = Tensor::randn({24, 48}, 1).shrink({{0, seq}, {0, 48}});
+  EXPECT_EQ(shape_str(x.shape()), "(seq, 48)");
+  EXPECT_EQ(shape_str((x + Tensor::randn({48}, 2)).shape()), "(seq, 48)");
+  EXPECT_EQ(shape_str(x.reshape({seq, 4, -1}).shape()), "(seq, 4, 12)");
+  EXPECT_EQ(shape_str(x.reshape({-1}).shape()), "(48*seq,)");
+  EXPECT_EQ(shape_str(x.matmul(x.transpose()).shape()), "(seq, seq)");
+  EXPECT_EQ(shape_str(x.sum({0}).shape()), "(48,)");
+  EXPECT_THAT(error_of([&] {
+                (void)(x + Tensor::randn({5, 48}, 3));
+              }),
+              HasSubstr("dimension 0: seq vs 5"));
+  EXPECT_THAT(error_of([&] {
+                (void)x.shrink({{0, Dim(Variable{"n", 1, 30})}, {0, 48}});
+              }),
+              HasSubstr("not a non-empty range"));
+}
+
+// The output of a plan's run, at the values it ran with.
+std::vector<float> output_at(const ExecutionPlan& plan, const Schedule& s, const Shape& shape,
+                             const VarValues& values) {
+  auto buffer = plan.buffer(*s.outputs.at(0));
+  const auto* p = static_cast<const float*>(buffer->data());
+  return {p, p + shape_numel(shape).at(values)};
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 2e-4 + 2e-4 * std::fabs(want[i])) << what << ", element " << i;
+}
+
+TEST(SymbolicShapes, RealizeAtAValueGivesThatShape) {
+  Dim seq = kSeq;
+  Tensor base = Tensor::randn({24, 8}, 1);
+  Tensor y = (base.shrink({{0, seq}, {0, 8}}) * 2).softmax(0);
+  Tensor r = y;
+  r.realize({.vars = {{"seq", 5}}});
+  EXPECT_EQ(shape_str(r.shape()), "(5, 8)");
+  expect_near(r.to_vector<float>(), (base.slice(0, 0, 5) * 2).softmax(0).to_vector<float>(),
+              "softmax over 5 rows");
+  CompileCacheStats before = compile_cache_stats();
+  Tensor(y).realize({.vars = {{"seq", 9}}});
+  EXPECT_EQ(compile_cache_stats().misses, before.misses); // nothing compiled for a new value
+  EXPECT_THAT(error_of([&] { Tensor(y).realize(); }), HasSubstr("variable seq has no value"));
+  EXPECT_THAT(error_of([&] { Tensor(y).realize({.vars = {{"seq", 25}}}); }), HasSubstr("seq"));
+  EXPECT_THAT(error_of([&] {
+                Tensor(y).realize({.vars = {{"seq", 3}, {"batch", 2}}});
+              }),
+              HasSubstr("no variable 'batch'"));
+}
+
+// A random program along the sequence: what it does to x (rows seq or v, D columns).
+using Program = std::function<Tensor(const Tensor&)>;
+
+class Programs {
+public:
+  explicit Programs(uint64_t seed) : rng_(seed) {}
+
+  // A chain of 1 to 4 steps over (rows, d).
+  Program next(int64_t d) {
+    std::vector<Program> steps;
+    int n = pick(1, 4);
+    for (int i = 0; i < n; ++i) steps.push_back(step(d));
+    return [steps](const Tensor& x) {
+      Tensor y = x;
+      for (const Program& s : steps) y = s(y);
+      return y;
+    };
+  }
+
+private:
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  // One step, (rows, d) -> (rows, d).
+  Program step(int64_t d) {
+    uint64_t seed = seed_;
+    seed_ += 4;
+    switch (pick(0, 8)) {
+    case 0: return [](const Tensor& x) { return (x * 0.5).tanh() + x.relu(); };
+    case 1: // a fixed row broadcast along the sequence
+      return [d, seed](const Tensor& x) { return x * Tensor::rand({d}, seed) + 0.25; };
+    case 2: // a linear layer with a fixed weight
+      return [d, seed](const Tensor& x) {
+        return x.linear(Tensor::randn({d, d}, seed) * (1.0 / std::sqrt(double(d))),
+                        Tensor::randn({d}, seed + 1));
+      };
+    case 3: return [](const Tensor& x) { return x.softmax(-1); };
+    case 4: return [](const Tensor& x) { return x.softmax(0); }; // along the sequence
+    case 5: return [](const Tensor& x) { return x.layernorm(-1); };
+    case 6: // sums and maxima over the sequence, broadcast back
+      return [](const Tensor& x) { return x - x.max({0}, true) + x.sum({0}, true) * 0.01; };
+    case 7: // attention over 2 heads: a head split, (seq x seq) scores, a merge
+      return [d](const Tensor& x) {
+        Dim rows = x.shape()[0];
+        Tensor h = x.reshape({rows, 2, d / 2}).transpose(0, 1);
+        return h.scaled_dot_product_attention(h, h).transpose(0, 1).reshape({rows, d});
+      };
+    default: // gelu, through a flattening reshape and back
+      return [d](const Tensor& x) { return x.reshape({-1}).gelu().reshape({-1, d}); };
+    }
+  }
+
+  std::mt19937_64 rng_;
+  uint64_t seed_ = 10;
+};
+
+TEST(SymbolicShapes, OnePlanMatchesTheFixedShapeProgramAtEveryValue) {
+  int cases = static_cast<int>(knob_int("BEAMLAB_SYMBOLIC_SHAPE_CASES", 24));
+  uint64_t seed = static_cast<uint64_t>(knob_int("BEAMLAB_SYMBOLIC_SHAPE_SEED", 1));
+  Programs programs(seed);
+  std::mt19937_64 rng(seed * 7919);
+  Dim seq = kSeq;
+  for (int c = 0; c < cases; ++c) {
+    int64_t d = 4 * std::uniform_int_distribution<int64_t>(1, 4)(rng);
+    Program f = programs.next(d);
+    Tensor base = Tensor::randn({kSeq.hi, d}, 100 + static_cast<uint64_t>(c));
+    Tensor y = f(base.shrink({{0, seq}, {0, d}}));
+    Schedule s = y.schedule();
+    ExecutionPlan plan = ExecutionPlan::prepare(s, y.inputs());
+    size_t kernels = plan.kernels().size();
+    std::vector<int64_t> values = {kSeq.lo, kSeq.hi};
+    for (int i = 0; i < 3; ++i)
+      values.push_back(std::uniform_int_distribution<int64_t>(kSeq.lo, kSeq.hi)(rng));
+    for (int64_t v : values) {
+      std::string what = "case " + std::to_string(c) + " (d " + std::to_string(d) + ", seed " +
+                         std::to_string(seed) + ") at seq=" + std::to_string(v);
+      SCOPED_TRACE(what);
+      plan.run({{"seq", v}});
+      Tensor fixed = f(base.slice(0, 0, v));
+      EXPECT_EQ(shape_at(y.shape(), {{"seq", v}}), std::vector<int64_t>(fixed.shape()));
+      expect_near(output_at(plan, s, y.shape(), {{"seq", v}}), fixed.to_vector<float>(), what);
+      if (HasFailure()) return;
+    }
+    EXPECT_EQ(plan.kernels().size(), kernels); // nothing compiled for a new value
+  }
+}
+
+} // namespace
+} // namespace beamlab

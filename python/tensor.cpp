@@ -268,12 +268,13 @@ std::string repr(const Tensor& t) {
 } // namespace
 
 void bind_dim(py::module_& m) {
+  // Arithmetic that leaves a number gives a Python int; `//` is exact (a UserError otherwise).
   py::class_<Dim>(m, "Dim", "A symbolic size: a number times variables (seq, 12*seq)")
-      .def("__mul__", [](const Dim& a, const Dim& b) { return a * b; })
-      .def("__mul__", [](const Dim& a, int64_t b) { return a * b; })
-      .def("__rmul__", [](const Dim& a, int64_t b) { return a * b; })
-      .def("__floordiv__", [](const Dim& a, int64_t b) { return a / b; })
-      .def("__floordiv__", [](const Dim& a, const Dim& b) { return a / b; })
+      .def("__mul__", [](const Dim& a, const Dim& b) { return dim_object(a * b); })
+      .def("__mul__", [](const Dim& a, int64_t b) { return dim_object(a * b); })
+      .def("__rmul__", [](const Dim& a, int64_t b) { return dim_object(a * b); })
+      .def("__floordiv__", [](const Dim& a, int64_t b) { return dim_object(a / b); })
+      .def("__floordiv__", [](const Dim& a, const Dim& b) { return dim_object(a / b); })
       .def("__eq__", [](const Dim& a, const Dim& b) { return a == b; })
       .def("__eq__", [](const Dim& a, int64_t b) { return a == b; })
       .def("__hash__", [](const Dim& a) { return std::hash<std::string>()(a.str()); })

@@ -46,8 +46,8 @@ std::vector<T> flatten_pairs(const std::vector<std::pair<T, T>>& pairs) {
 } // namespace
 
 Dim::Dim(const Variable& v) : coeff_(1) {
-  user_assert(0 <= v.lo && v.lo <= v.hi) << "variable " << v.name << ": the range [" << v.lo << ", "
-                                         << v.hi << "] is not a size's (0 <= lo <= hi)";
+  user_assert(1 <= v.lo && v.lo <= v.hi) << "variable " << v.name << ": the range [" << v.lo << ", "
+                                         << v.hi << "] is not a size's (1 <= lo <= hi)";
   vars_.push_back(UOp::variable(v.name, v.lo, v.hi));
 }
 

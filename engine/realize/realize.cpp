@@ -328,10 +328,13 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
     return slot == plan.slot_of_id_.end() ? nullptr
                                           : plan.buffers_[static_cast<size_t>(slot->second)].get();
   };
-  // Whether every input is bound to constants (k.item.constant_slots, filled below).
+  // Whether every input is bound to constants (k.item.constant_slots, filled below), and the
+  // result is the same at every value of the variables (it runs once).
   auto constant_kernel = [&](const ScheduleItem& item) {
     int64_t id = buffer_id(*item.buffers[0]);
-    if (item.buffers.size() < 2 || outputs.count(id) || bordered.count(id)) return false;
+    if (item.buffers.size() < 2 || outputs.count(id) || bordered.count(id) ||
+        !variables_of(item.ast).empty())
+      return false;
     return std::all_of(item.constant_slots.begin() + 1, item.constant_slots.end(),
                        [](bool constant) { return constant; });
   };
@@ -381,7 +384,8 @@ ExecutionPlan ExecutionPlan::prepare(const Schedule& schedule, const BufferMap& 
       const auto own = static_cast<int64_t>(item.buffers.size());
       std::vector<int64_t> reads = input_slots(k.optimized.stages[s]);
       int64_t writes = stored_slot(k.optimized.stages[s]);
-      bool constant = !reads.empty() && writes >= own;
+      bool constant =
+          !reads.empty() && writes >= own && variables_of(k.optimized.stages[s]).empty();
       for (int64_t r : reads)
         constant &= r < own &&
                     plan.buffers_[static_cast<size_t>(k.slots[static_cast<size_t>(r)])]->constant();

@@ -48,18 +48,23 @@ UOpPtr linear_index(const std::vector<UOpPtr>& idxs, const Shape& shape) {
   std::vector<Dim> strides = contiguous_strides(shape);
   UOpPtr lin = index_const(0);
   for (size_t i = 0; i < idxs.size(); ++i)
-    if (shape[i] != 1) lin = lin + idxs[i] * strides[i].expr();
+    if (shape[i] != 1)
+      lin = lin +
+            (strides[i].is_const() ? idxs[i] * strides[i].value() : idxs[i] * strides[i].expr());
   return simplify_kernel(lin);
 }
 
 // A reshape's dims in groups of equal element count, in order, as [begin, end) of the
 // output's and the input's dims: (seq, 12, 64) and (seq, 768) are {seq} -> {seq} and
 // {12, 64} -> {768}, so a dim the reshape keeps passes its index through, and no index is
-// divided by a variable where a group doesn't need it. Size-1 dims join the group before.
+// divided by a variable where a group doesn't need it. A size-1 dim joins the group it
+// starts (the last group takes trailing ones). Fixed shapes are one group: their indices are
+// the ones kernels had before symbolic shapes, so their keys (and tuned plans) stay.
 struct ReshapeGroup {
   size_t out_begin, out_end, in_begin, in_end;
 };
 std::vector<ReshapeGroup> reshape_groups(const Shape& out, const Shape& in) {
+  if (!is_symbolic(out) && !is_symbolic(in)) return {{0, out.size(), 0, in.size()}};
   std::vector<ReshapeGroup> groups;
   size_t i = 0, j = 0;
   while (i < out.size() && j < in.size()) {
@@ -446,16 +451,19 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
       Shape in_dims(in.begin() + g.in_begin, in.begin() + g.in_end);
       UOpPtr lin = linear_index({idxs.begin() + g.out_begin, idxs.begin() + g.out_end}, out_dims);
       std::vector<Dim> strides = contiguous_strides(in_dims);
-      bool first = true; // the group's first dim of size > 1 needs no remainder
+      // A symbolic group's first dim of size > 1 needs no remainder (its index is below it).
+      bool first = is_symbolic(in_dims) || is_symbolic(out_dims);
       for (size_t j = 0; j < in_dims.size(); ++j) {
         UOpPtr& r = res[g.in_begin + j];
         if (in_dims[j] == 1) {
           r = index_const(0);
-          continue;
+        } else if (in_dims[j].is_const() && strides[j].is_const() && !first) {
+          r = simplify_kernel((lin / strides[j].value()) % in_dims[j].value());
+        } else {
+          r = strides[j] == 1 ? lin : lin / strides[j].expr();
+          r = simplify_kernel(first ? r : r % in_dims[j].expr());
+          first = false;
         }
-        r = strides[j] == 1 ? lin : lin / strides[j].expr();
-        r = simplify_kernel(first ? r : r % in_dims[j].expr());
-        first = false;
       }
     }
     break;
@@ -476,7 +484,9 @@ std::vector<UOpPtr> KernelBuilder::movement_indices(const UOpPtr& node,
   case Op::Flip: {
     std::vector<int64_t> a = int_args(*node);
     for (size_t i = 0; i < in.size(); ++i)
-      res[i] = a[i] ? simplify_kernel(in[i].expr() - 1 - idxs[i]) : idxs[i];
+      res[i] = !a[i]              ? idxs[i]
+               : in[i].is_const() ? simplify_kernel(index_const(in[i].value() - 1) - idxs[i])
+                                  : simplify_kernel(in[i].expr() - 1 - idxs[i]);
     break;
   }
   case Op::Pad: {

@@ -410,7 +410,7 @@ Tensor Tensor::reshape(Shape shape) const {
       user_assert(infer < 0) << "reshape: " << shape_str(shape) << " has more than one -1";
       infer = static_cast<int64_t>(i);
     } else {
-      user_assert(shape[i].min() >= 1 || !shape[i].is_const())
+      user_assert(shape[i].min() >= 1 || (!shape[i].is_const() && shape[i].coefficient() >= 1))
           << "reshape: bad dimension " << shape[i] << " in " << shape_str(shape);
       known *= shape[i];
     }
@@ -494,7 +494,7 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) 
 // Whether [b, e) is a non-empty range inside [0, n) at every value of their variables: a
 // symbolic end (x[:seq]) within a fixed or equal dim, a fixed one within every value of n.
 static bool within(const Dim& b, const Dim& e, const Dim& n) {
-  if (!b.is_const()) return false;
+  if (!b.is_const() || b.value() < 0) return false;
   if (e == n) return b.value() < e.min();
   return b.value() < e.min() && e.max() <= n.min();
 }

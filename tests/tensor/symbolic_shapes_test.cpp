@@ -79,6 +79,11 @@ TEST(SymbolicShapes, BroadcastReshapeAndMatmulKeepTheVariable) {
                 (void)x.shrink({{0, Dim(Variable{"n", 1, 30})}, {0, 48}});
               }),
               HasSubstr("not a non-empty range"));
+  EXPECT_THAT(error_of([&] {
+                (void)x.shrink({{-1, seq}, {0, 48}});
+              }),
+              HasSubstr("not a non-empty range"));
+  EXPECT_THAT(error_of([&] { (void)x.reshape({seq * -1, -48}); }), HasSubstr("bad dimension"));
 }
 
 // The output of a plan's run, at the values it ran with.
@@ -114,6 +119,29 @@ TEST(SymbolicShapes, RealizeAtAValueGivesThatShape) {
                 Tensor(y).realize({.vars = {{"seq", 3}, {"batch", 2}}});
               }),
               HasSubstr("no variable 'batch'"));
+}
+
+// A kernel that reads only constants (a model's position table, cut to the sequence) is not
+// run once for the plan as one over fixed sizes is: its result changes with the value.
+TEST(SymbolicShapes, AKernelOfConstantsOverAVariableRunsAtEachValue) {
+  Dim seq = kSeq;
+  auto storage = std::make_shared<Buffer>(24 * 8 * sizeof(float));
+  std::vector<float> table = Tensor::randn({24, 8}, 2).to_vector<float>();
+  std::copy(table.begin(), table.end(), storage->as<float>().data());
+  storage->mark_constant();
+  Tensor pos = Tensor::from_storage(storage, {24, 8}, Scalar::Float32);
+  Tensor base = Tensor::randn({24, 8}, 1);
+  auto f = [&](const Tensor& x, const Dim& n) {
+    return x + (pos.shrink({{0, n}, {0, 8}}) * 2).contiguous().softmax(0);
+  };
+  Tensor y = f(base.shrink({{0, seq}, {0, 8}}), seq);
+  Schedule s = y.schedule();
+  ExecutionPlan plan = ExecutionPlan::prepare(s, y.inputs());
+  for (int64_t v : {5, 9, 3}) {
+    plan.run({{"seq", v}});
+    expect_near(output_at(plan, s, y.shape(), {{"seq", v}}),
+                f(base.slice(0, 0, v), v).to_vector<float>(), "seq=" + std::to_string(v));
+  }
 }
 
 // A random program along the sequence: what it does to x (rows seq or v, D columns).

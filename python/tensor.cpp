@@ -177,14 +177,18 @@ std::vector<int64_t> axes_arg(const py::object& axis) {
   return axis.cast<std::vector<int64_t>>();
 }
 
+// A dim given as an int or a beamlab.Variable's Dim.
+Dim dim_arg(const py::handle& d) {
+  return py::isinstance<Dim>(d) ? d.cast<Dim>() : Dim(d.cast<int64_t>());
+}
+
 // A shape given as f(2, 3) or f((2, 3)); a dim may be a beamlab.Variable's (seq, seq * 12).
 Shape dims_arg(const py::args& args) {
   py::sequence dims = args;
   if (args.size() == 1 && !py::isinstance<py::int_>(args[0]) && !py::isinstance<Dim>(args[0]))
     dims = args[0].cast<py::sequence>();
   Shape out;
-  for (const py::handle& d : dims)
-    out.push_back(py::isinstance<Dim>(d) ? d.cast<Dim>() : Dim(d.cast<int64_t>()));
+  for (const py::handle& d : dims) out.push_back(dim_arg(d));
   return out;
 }
 
@@ -538,10 +542,7 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
             for (const py::handle& pair : arg) {
               auto p = pair.cast<py::sequence>();
               user_assert(p.size() == 2) << "shrink: give a (start, stop) pair per dim";
-              auto dim = [](const py::handle& d) {
-                return py::isinstance<Dim>(d) ? d.cast<Dim>() : Dim(d.cast<int64_t>());
-              };
-              bounds.emplace_back(dim(p[0]), dim(p[1]));
+              bounds.emplace_back(dim_arg(p[0]), dim_arg(p[1]));
             }
             return x.shrink(bounds);
           },

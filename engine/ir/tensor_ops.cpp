@@ -58,15 +58,21 @@ int64_t Dim::value() const {
   return coeff_;
 }
 
+// The dim at every variable's lower bound and at every upper bound (variables are >= 1, so
+// these are its extremes, in either order by the coefficient's sign).
+static std::pair<int64_t, int64_t> at_bounds(int64_t coeff, const std::vector<UOpPtr>& vars) {
+  int64_t lo = coeff, hi = coeff;
+  for (const UOpPtr& v : vars) lo *= v->vmin(), hi *= v->vmax();
+  return {lo, hi};
+}
+
 int64_t Dim::min() const {
-  int64_t lo = coeff_, hi = coeff_;
-  for (const UOpPtr& v : vars_) lo *= v->vmin(), hi *= v->vmax();
+  auto [lo, hi] = at_bounds(coeff_, vars_);
   return std::min(lo, hi);
 }
 
 int64_t Dim::max() const {
-  int64_t lo = coeff_, hi = coeff_;
-  for (const UOpPtr& v : vars_) lo *= v->vmin(), hi *= v->vmax();
+  auto [lo, hi] = at_bounds(coeff_, vars_);
   return std::max(lo, hi);
 }
 

@@ -28,7 +28,7 @@ struct RunArgs {
   std::string workload; // a built-in workload, an ONNX model file or an IR kernel file
   std::string expr;
   std::vector<std::string> inputs; // --input NAME=DIMS
-  std::vector<std::string> vars;   // --var NAME=VALUE
+  std::vector<std::string> vars;   // --var NAME=VALUE or NAME=LOW..HIGH
   std::vector<std::string> params; // "--NAME VALUE" pairs, as given
   std::optional<std::string> opts; // set and empty: no Opts at all
   std::string kernel = "*";
@@ -70,10 +70,11 @@ void check_kernel_named(const Schedule& schedule, const std::string& kernel) {
               << did_you_mean(kernel, names, "its kernels: " + join_names(names, 8));
 }
 
-// --var NAME=VALUE words as values by name.
+// --var NAME=VALUE words as values by name (NAME=LOW..HIGH words are ranges, for the model).
 VarValues parse_vars(const std::vector<std::string>& words) {
   VarValues out;
   for (const std::string& w : words) {
+    if (tuner::is_var_range(w)) continue;
     size_t eq = w.find('=');
     int64_t value = 0;
     const char* end = w.data() + w.size();
@@ -112,7 +113,7 @@ ExecutionPlan prepare(const Schedule& schedule, const Program& out, const Realiz
 // What `run` measured, for the table or the JSON document.
 struct Measured {
   std::string label;
-  std::vector<std::vector<int64_t>> outputs;
+  std::vector<Shape> outputs; ///< at the --var values, where they are given
   std::vector<KernelProfile> kernels;
   /// The whole plan's samples (ms), run end to end after the per-kernel profile: what a user
   /// of the program waits for, launches and the caches between kernels included.
@@ -205,7 +206,12 @@ void print_table(const Measured& m) {
 void print_table_json(const Measured& m) {
   Json doc = json_document("run");
   doc["program"] = m.label;
-  doc["outputs"] = m.outputs;
+  Json& outputs = doc["outputs"] = Json::array();
+  for (const Shape& shape : m.outputs) { // a symbolic dim (no value given) as its name
+    Json dims = Json::array();
+    for (const Dim& d : shape) dims.push_back(d.is_const() ? Json(d.value()) : Json(d.str()));
+    outputs.push_back(dims);
+  }
   doc["runs"] = m.runs;
   doc["threads"] = m.threads;
   Json& rows = doc["kernels"] = Json::array();
@@ -255,8 +261,11 @@ void run(const RunArgs& args) {
   }
   usage_assert(args.opts || args.kernel == "*")
       << "run: --kernel names the kernel --opts applies to; give --opts too";
+  std::vector<std::string> ranges; // --var NAME=LOW..HIGH: a model's dims kept symbolic
+  for (const std::string& w : args.vars)
+    if (tuner::is_var_range(w)) ranges.push_back(w);
   tuner::CorpusEntry entry =
-      program_entry("run", args.workload, args.params, args.expr, args.inputs);
+      program_entry("run", args.workload, args.params, args.expr, args.inputs, "float32", ranges);
   Program out = build_command_line(entry, tuner::build_entry);
   HeuristicPolicy heuristic;
   std::shared_ptr<tuner::BeamPolicy> beam;
@@ -297,7 +306,11 @@ void run(const RunArgs& args) {
   m.runs = args.runs;
   m.threads = plan.threads();
   m.db = path;
-  for (const Tensor& t : out.outputs) m.outputs.push_back(t.shape());
+  for (const Tensor& t : out.outputs) {
+    bool bound = true;
+    for (const Variable& v : shape_variables(t.shape())) bound &= vars.count(v.name) > 0;
+    m.outputs.push_back(bound ? Shape(shape_at(t.shape(), vars)) : t.shape());
+  }
   if (!out.names.empty()) m.model_nodes = out.kernel_names(schedule);
   m.cache_hits = beam ? beam->cache_hits() : cached ? cached->hits() : 0;
   m.searches = beam ? static_cast<int>(beam->results().size()) : 0;
@@ -315,7 +328,8 @@ void run(const RunArgs& args) {
 
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
-                                 const std::vector<std::string>& inputs, const std::string& dtype) {
+                                 const std::vector<std::string>& inputs, const std::string& dtype,
+                                 const std::vector<std::string>& vars) {
   usage_assert(expr.empty() || target.empty())
       << command << ": give a workload, a model file or --expr, not two of them";
   bool file = tuner::is_model_file(target) || tuner::is_kernel_file(target);
@@ -331,7 +345,7 @@ tuner::CorpusEntry program_entry(const std::string& command, const std::string& 
   // Words of the command line: a bad --input shape or parameter is a bad option value; a kernel
   // file is read, and the expression or model built, later.
   return usage_errors(
-      [&] { return tuner::target_entry(command, target, params, expr, inputs, dtype); });
+      [&] { return tuner::target_entry(command, target, params, expr, inputs, dtype, vars); });
 }
 
 void check_unknown_options(const CLI::App& cmd, const std::string& target,
@@ -364,7 +378,8 @@ void add_run_command(CLI::App& app) {
                   "--expr: every input)");
   cmd->add_option("--var", args->vars,
                   "a symbolic variable's value, NAME=VALUE like seq=77 (a kernel whose loops run "
-                  "to a DEFINE_VAR)");
+                  "to a DEFINE_VAR; a model's dim kept symbolic); or the range a model's "
+                  "symbolic dim (dim_param) keeps, NAME=LOW..HIGH like seq=1..512");
   cmd->add_flag("--list", args->list, "list the workloads and their parameters");
   add_format_option(cmd, args->format);
   cmd->add_option("--opts", args->opts,

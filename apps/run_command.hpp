@@ -17,11 +17,13 @@ namespace beamlab::cli {
 void add_run_command(CLI::App& app);
 
 /// The entry a command line names: a built-in workload with its parameters, an ONNX model
-/// file, an IR kernel file, or --expr, with --input shapes (`inputs`). A UserError names `command`.
+/// file, an IR kernel file, or --expr, with --input shapes (`inputs`) and a model's symbolic
+/// dims' ranges (`vars`, NAME=LOW..HIGH). A UserError names `command`.
 tuner::CorpusEntry program_entry(const std::string& command, const std::string& target,
                                  const std::vector<std::string>& params, const std::string& expr,
                                  const std::vector<std::string>& inputs,
-                                 const std::string& dtype = "float32");
+                                 const std::string& dtype = "float32",
+                                 const std::vector<std::string>& vars = {});
 
 /// Runs `build` on the entry `e` a command line names. A built-in workload's UserErrors (an
 /// unknown workload or parameter, a value it refuses) become UsageErrors: those were words on the

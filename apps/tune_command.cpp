@@ -229,6 +229,7 @@ std::string command_line(const tuner::TuneSettings& st) {
   if (!what.target.empty()) c += " " + shell_word(what.target);
   if (!what.expr.empty()) c += " --expr " + shell_word(what.expr);
   for (const std::string& i : what.inputs) c += " --input " + shell_word(i);
+  for (const std::string& v : what.vars) c += " --var " + shell_word(v);
   for (const std::string& p : what.params) c += " " + shell_word(p);
   c += fmt::format(" --beam {}", st.beam);
   if (st.budget_s > 0) c += fmt::format(" --budget {:g}", st.budget_s);
@@ -264,9 +265,9 @@ int tune(TuneArgs args, RepeatRun* kept = nullptr) {
         << "tune: parameters like " << what.params.front()
         << " apply to a workload, not to the corpus file '" << what.target << "'";
     if (!tuner::is_corpus_file(what.target))
-      request.corpus = build_command_line(
-          program_entry("tune", what.target, what.params, what.expr, what.inputs, what.dtype),
-          tuner::single_entry);
+      request.corpus = build_command_line(program_entry("tune", what.target, what.params, what.expr,
+                                                        what.inputs, what.dtype, what.vars),
+                                          tuner::single_entry);
     // Stored resolved, so that a resume tunes the same shard wherever it runs (a resubmitted
     // Slurm task may be an array of one).
     auto [shard, shards] = shard_of(st.shard);
@@ -361,6 +362,20 @@ void add_tune_command(CLI::App& app, int& exit_code) {
                   "tune an expression over named inputs, e.g. \"(a.matmul(w) + b).relu()\"");
   cmd->add_option("--input", args->run.what.inputs,
                   "an input's shape, NAME=DIMS (models: symbolic dims; --expr: every input)");
+  cmd->add_option("--var", args->run.what.vars,
+                  "keep a model's symbolic dim (dim_param) symbolic over a range, NAME=LOW..HIGH "
+                  "like seq=1..512: its kernels are tuned at the range's top and an eighth of it "
+                  "and serve every value")
+      ->check(CLI::Validator(
+          [](const std::string& w) {
+            try {
+              (void)tuner::parse_var_range(w, "--var");
+            } catch (const UserError& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "NAME=LOW..HIGH"));
   cmd->add_option("--beam", args->run.beam, "beam width (1: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

@@ -541,5 +541,72 @@ BENCHMARK(BM_SymbolicEncoderLayer)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The BERT layer exported by PyTorch with a symbolic sequence length (scripts/export_models.py's
+// bert_layer_dynamic), imported once with seq in [1, 512] and compiled once, run at each length
+// against the same model imported with that length fixed (--input input=1xLENx768), both with
+// the heuristic's plans, in 7 pairs of ~50 ms blocks (vs_fixed: the median ratio, symbolic over
+// fixed; vs_fixed_lo-hi its range); and against ONNX Runtime 1.30 at that length, paired the
+// same way as BM_Model (paired_vs_ort). `kernels` is the symbolic plan's kernel count, its
+// number of compiles for every length.
+void BM_SymbolicModel(benchmark::State& state) {
+  const int64_t len = state.range(0);
+  std::string path = model_path(state, "bert_layer_dynamic");
+  if (path.empty()) return;
+  static std::string built; // one symbolic plan per process, for every length
+  static std::unique_ptr<ExecutionPlan> symbolic;
+  if (built != path) {
+    tuner::CorpusEntry e = tuner::model_entry(path, {}, {"seq=1..512"});
+    Program p = tuner::build_entry(e);
+    symbolic = std::make_unique<ExecutionPlan>(ExecutionPlan::prepare(p.schedule(), p.inputs()));
+    built = path;
+  }
+  std::string shape = "input=1x" + std::to_string(len) + "x768";
+  Program fixed_program = tuner::build_entry(tuner::model_entry(path, {shape}));
+  ExecutionPlan fixed = ExecutionPlan::prepare(fixed_program.schedule(), fixed_program.inputs());
+  symbolic->bind({{"seq", len}});
+  for (auto _ : state) symbolic->run();
+  auto block_ms = [&](ExecutionPlan& plan, int runs) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < runs; ++i) plan.run();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+               .count() /
+           runs;
+  };
+  double ms = block_ms(*symbolic, 3);
+  const int runs = std::clamp(static_cast<int>(50 / std::max(block_ms(fixed, 2), 1e-3)), 2, 500);
+  std::vector<double> ratios;
+  for (int pair = 0; pair < 7; ++pair) {
+    double theirs = block_ms(fixed, runs);
+    ratios.push_back(block_ms(*symbolic, runs) / theirs);
+  }
+  state.counters["kernels"] = static_cast<double>(symbolic->kernels().size());
+  state.counters["vs_fixed"] = quantile(ratios, 0.5);
+  state.counters["vs_fixed_lo"] = *std::min_element(ratios.begin(), ratios.end());
+  state.counters["vs_fixed_hi"] = *std::max_element(ratios.begin(), ratios.end());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250)); // before ORT's start-up
+  auto session = bench::OrtSession::open(path, default_threads(), {shape});
+  Expected<PairedRatio> paired =
+      session ? paired_with_ort(*symbolic, ms, **session, 5) : make_unexpected(session.error());
+  if (!paired) {
+    state.SetLabel("no ONNX Runtime ratio: " + paired.error());
+    return;
+  }
+  state.counters["paired_vs_ort"] = paired->median;
+  state.counters["paired_lo"] = paired->lo;
+  state.counters["paired_hi"] = paired->hi;
+  state.counters["ort_ms"] = paired->ort_ms;
+}
+BENCHMARK(BM_SymbolicModel)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(77)
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(512)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+
 } // namespace
 } // namespace beamlab

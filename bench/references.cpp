@@ -158,7 +158,8 @@ std::string on_path(const std::string& name) {
 
 } // namespace
 
-Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model, int threads) {
+Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model, int threads,
+                                                       const std::vector<std::string>& inputs) {
   const std::string fix = "install it with 'bash scripts/install-ort'";
   std::string node = on_path("node");
   if (node.empty()) return make_unexpected("Node.js is not on PATH (" + fix + ")");
@@ -172,7 +173,8 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
   // let them sleep before the reference starts.
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   int to[2], from[2];
-  if (::pipe2(to, O_CLOEXEC) != 0) return make_unexpected(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(to, O_CLOEXEC) != 0)
+    return make_unexpected(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(from, O_CLOEXEC) != 0) {
     ::close(to[0]);
     ::close(to[1]);
@@ -184,8 +186,13 @@ Expected<std::unique_ptr<OrtSession>> OrtSession::open(const std::string& model,
   SpawnOptions o;
   o.stdin_fd = to[0];
   o.stdout_fd = from[1];
-  Expected<pid_t> pid = spawn_process(
-      {node, script.string(), model, "--threads", std::to_string(threads)}, o);
+  std::vector<std::string> argv = {node, script.string(), model, "--threads",
+                                   std::to_string(threads)};
+  for (const std::string& i : inputs) {
+    argv.push_back("--input");
+    argv.push_back(i);
+  }
+  Expected<pid_t> pid = spawn_process(argv, o);
   ::close(to[0]);
   ::close(from[1]);
   if (!pid) return make_unexpected("cannot start " + node + ": " + pid.error());
@@ -216,7 +223,8 @@ Expected<std::string> OrtSession::request(const std::string& line) {
     char buf[4096];
     ssize_t n = ::read(from_child_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_unexpected(std::string("ONNX Runtime's process ended without an answer"));
+    if (n <= 0)
+      return make_unexpected(std::string("ONNX Runtime's process ended without an answer"));
     pending_.append(buf, static_cast<size_t>(n));
   }
   std::string answer = pending_.substr(0, eol);

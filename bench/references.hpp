@@ -58,8 +58,9 @@ public:
   /// Starts the child (after a pause that lets this process's OpenMP threads go to sleep),
   /// loads the model and warms it up with 5 runs: fails with the command that fixes it when
   /// Node.js, the script or ONNX Runtime is missing, or with ORT's reason when it can't load
-  /// the model.
-  static Expected<std::unique_ptr<OrtSession>> open(const std::string& model, int threads);
+  /// the model. `inputs` give shapes for its symbolic dims, NAME=DIMS (x=1x77x768).
+  static Expected<std::unique_ptr<OrtSession>> open(const std::string& model, int threads,
+                                                    const std::vector<std::string>& inputs = {});
   ~OrtSession();
   OrtSession(const OrtSession&) = delete;
   OrtSession& operator=(const OrtSession&) = delete;

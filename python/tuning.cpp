@@ -410,22 +410,41 @@ void bind_tuning(py::module_& m) {
                                  py::dict d;
                                  d["name"] = i.name;
                                  d["dtype"] = i.dtype;
-                                 d["shape"] = py::tuple(py::cast(std::vector<int64_t>(i.shape)));
+                                 py::list dims; // ints, and a kept variable's Dim
+                                 for (const Dim& dim : i.shape)
+                                   dims.append(dim.is_const() ? py::object(py::int_(dim.value()))
+                                                              : py::cast(dim));
+                                 d["shape"] = py::tuple(dims);
                                  out.append(d);
                                }
                                return out;
                              })
       .def_property_readonly("outputs", &onnx::Model::output_names)
       .def_property_readonly("op_counts", &onnx::Model::op_counts)
+      .def_property_readonly("variables",
+                             [](const onnx::Model& model) {
+                               py::list out; // as beamlab.Variable makes them
+                               for (const Variable& v : model.variables()) out.append(Dim(v));
+                               return out;
+                             })
       .def("random_inputs", &onnx::Model::random_inputs, py::arg("seed") = 1,
            "Seeded random inputs, by name")
       .def("_build", [](const onnx::Model& model, const std::map<std::string, Tensor>& feeds) {
         return model.build(feeds).outputs;
       });
   m.def("_load_onnx",
-        [](const std::string& path, const std::map<std::string, std::vector<int64_t>>& dims) {
+        [](const std::string& path, const std::map<std::string, std::vector<int64_t>>& dims,
+           const std::map<std::string, Dim>& kept) {
           std::map<std::string, Shape> shapes(dims.begin(), dims.end());
-          return onnx::Model::load(path, shapes);
+          std::vector<Variable> variables;
+          for (const auto& [name, d] : kept) {
+            std::vector<Variable> vs = shape_variables(Shape{d});
+            user_assert(vs.size() == 1 && d.coefficient() == 1 && vs[0].name == name)
+                << "load_onnx: " << name << "=" << d.str() << " must be the Variable of that name, "
+                << "e.g. " << name << "=beamlab.Variable(\"" << name << "\", 1, 512)";
+            variables.push_back(vs[0]);
+          }
+          return onnx::Model::load(path, shapes, variables);
         });
 }
 

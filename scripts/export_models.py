@@ -5,6 +5,10 @@ outputs for a fixed input, in the ONNX backend test-data layout:
     OUT/resnet18/model.onnx, OUT/resnet18/test_data_set_0/{input_0,output_0}.pb
     OUT/mobilenet_v2/...    OUT/bert_layer/...
 
+bert_layer_dynamic is the same BERT layer exported with a symbolic sequence length (its input
+dim 1 is the dim_param "seq"), with PyTorch's outputs at three lengths (test_data_set_0..2:
+128, 77 and 5): one model that serves every length.
+
 ResNet-18 and MobileNetV2 are torchvision's definitions and BERT-base's encoder layer (hidden
 768, 12 heads, intermediate 3072, GELU, sequence 128) is written out below; all at batch 1
 with weights drawn from a fixed seed (nothing is downloaded). Debian's python3-torch,
@@ -82,7 +86,21 @@ def models():
         "resnet18": (lambda: torchvision.models.resnet18(), (1, 3, 224, 224)),
         "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(), (1, 3, 224, 224)),
         "bert_layer": (lambda: BertLayer(), (1, 128, 768)),
+        "bert_layer_dynamic": (lambda: BertLayer(), (1, 128, 768)),
     }
+
+
+# The models exported with a symbolic dim: its axis and name, and the lengths of the test data.
+DYNAMIC = {"bert_layer_dynamic": (1, "seq", (128, 77, 5))}
+
+
+def dynamic_options(name):
+    if name not in DYNAMIC:
+        return {}
+    axis, dim, _ = DYNAMIC[name]
+    if export_options().get("dynamo"):
+        return {"dynamic_shapes": ({axis: torch.export.Dim(dim, max=512)},)}
+    return {"dynamic_axes": {"input": {axis: dim}, "output": {axis: dim}}}
 
 
 def build(name):
@@ -100,17 +118,22 @@ def write_tensor(path, array):
 
 def export(name, out_dir):
     folder = os.path.join(out_dir, name)
-    data = os.path.join(folder, "test_data_set_0")
-    if os.path.exists(os.path.join(data, "output_0.pb")):
+    lengths = DYNAMIC[name][2] if name in DYNAMIC else (None,)
+    last = os.path.join(folder, f"test_data_set_{len(lengths) - 1}", "output_0.pb")
+    if os.path.exists(last):
         return
-    os.makedirs(data, exist_ok=True)
+    os.makedirs(folder, exist_ok=True)
     model, x = build(name)
     with torch.no_grad():
-        y = model(x)
         torch.onnx.export(model, (x,), os.path.join(folder, "model.onnx"),
-                          input_names=["input"], output_names=["output"], **export_options())
-    write_tensor(os.path.join(data, "input_0.pb"), x.numpy())
-    write_tensor(os.path.join(data, "output_0.pb"), y.numpy())
+                          input_names=["input"], output_names=["output"], **export_options(),
+                          **dynamic_options(name))
+        for i, length in enumerate(lengths):
+            data = os.path.join(folder, f"test_data_set_{i}")
+            os.makedirs(data, exist_ok=True)
+            xi = x if length is None else x.narrow(DYNAMIC[name][0], 0, length).contiguous()
+            write_tensor(os.path.join(data, "input_0.pb"), xi.numpy())
+            write_tensor(os.path.join(data, "output_0.pb"), model(xi).numpy())
     print(f"exported {name} to {folder}", file=sys.stderr)
 
 

@@ -222,6 +222,12 @@ Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Shape shape, DType d
 }
 
 Tensor Tensor::from_storage(std::shared_ptr<Buffer> storage, Shape shape, DType dtype) {
+  if (is_symbolic(shape)) { // the first numel elements at each value, row-major
+    Dim numel = shape_numel(shape);
+    return from_storage(std::move(storage), Shape{numel.max()}, dtype)
+        .shrink({{Dim(0), numel}})
+        .reshape(shape);
+  }
   size_t want = element_bytes(shape, dtype, "from_storage");
   user_assert(storage && storage->bytes() >= want)
       << "from_storage: " << (storage ? storage->bytes() : 0) << " bytes do not fill shape "

@@ -77,7 +77,9 @@ public:
   static Tensor from_bytes(std::span<const std::byte> bytes, Shape shape, DType dtype);
   /// A tensor whose elements are `storage` as it is, row-major in `shape`: nothing is copied,
   /// and later writes to the storage show in the tensor (as torch.from_numpy's do). A
-  /// UserError when the storage is smaller than the shape needs.
+  /// UserError when the storage is smaller than the shape needs. A symbolic shape reads the
+  /// storage's first numel elements at each value, row-major (a serving loop copies each
+  /// request's tensor to the storage's start); the storage is sized for the largest.
   static Tensor from_storage(std::shared_ptr<Buffer> storage, Shape shape, DType dtype);
 
   // ---- what it is ----

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -57,9 +58,10 @@ int64_t default_opset(const ::onnx::ModelProto& m, const std::string& path) {
   return 0; // only other domains' ops; each is reported as unsupported where it is used
 }
 
-// The input's shape: the model's fixed dims, symbolic ones from `given`.
+// The input's shape: the model's fixed dims, symbolic ones from `given`, or the Variable named
+// by a dim's dim_param.
 Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
-                    const std::string& path) {
+                    const std::vector<Variable>& variables, const std::string& path) {
   const auto& tt = vi.type().tensor_type();
   const std::string& name = vi.name();
   auto it = given.find(name);
@@ -82,9 +84,19 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
   }
   Shape s;
   for (int i = 0; i < dims.size(); ++i) {
+    const std::string& param = dims[i].dim_param();
+    auto var = std::find_if(variables.begin(), variables.end(),
+                            [&](const Variable& v) { return !param.empty() && v.name == param; });
+    if (var != variables.end()) {
+      s.emplace_back(*var);
+      continue;
+    }
     user_assert(dims[i].has_dim_value() && dims[i].dim_value() >= 0)
-        << path << ": input '" << name << "' dim " << i << " is symbolic ('" << dims[i].dim_param()
-        << "'); give the shape with --input " << name << "=...";
+        << path << ": input '" << name << "' dim " << i << " is symbolic"
+        << (param.empty() ? "" : " ('" + param + "')") << "; give the shape with --input " << name
+        << "=..."
+        << (param.empty() ? ""
+                          : ", or keep it symbolic over a range with --var " + param + "=1..512");
     s.push_back(dims[i].dim_value());
   }
   return s;
@@ -94,7 +106,7 @@ Shape resolve_shape(const ::onnx::ValueInfoProto& vi, const InputShapes& given,
 void check_fits(const ModelInput& in, const std::string& path) {
   double ram = machine_memory_bytes();
   double bytes = static_cast<double>(in.dtype.itemsize());
-  for (int64_t d : in.shape) bytes *= static_cast<double>(d);
+  for (const Dim& d : in.shape) bytes *= static_cast<double>(d.max());
   user_assert(bytes <= ram / 2) << path << ": input '" << in.name << "' " << shape_str(in.shape)
                                 << " needs " << fmt::format("{:.3g}", bytes / 1e9)
                                 << " GB, more than half of this machine's "
@@ -246,7 +258,7 @@ Tensor blocked_conv_weight(const HostTensor& h) {
   return blocked.permute({0, 4, 1, 2, 3}).reshape(s);
 }
 
-void prepare(ModelImpl& m, const InputShapes& given) {
+void prepare(ModelImpl& m, const InputShapes& given, const std::vector<Variable>& variables) {
   const std::string& path = m.path;
   user_assert(m.proto.has_graph()) << path << ": the model has no graph; is it an ONNX model?";
   m.opset = default_opset(m.proto, path);
@@ -266,9 +278,20 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     decoded[init.name()] = decode(init, m.base_dir, path + ": initializer '" + init.name() + "'");
   std::set<std::string> blocked = blockable_conv_weights(g, decoded);
   for (const auto& [name, h] : decoded)
-    m.initializers[name] = h.numel() == 0        ? Value::empty(h.shape, h.dtype)
-                           : blocked.count(name) ? Value(blocked_conv_weight(h))
-                                                 : Value(to_constant(h));
+    m.initializers[name] = given_value(h, blocked.count(name) ? blocked_conv_weight : to_constant);
+  for (const Variable& v : variables) {
+    std::set<std::string> params; // the symbolic dims of the inputs --input leaves open
+    for (const auto& vi : g.input())
+      if (!given.count(vi.name()) && !m.initializers.count(vi.name()))
+        for (const auto& d : vi.type().tensor_type().shape().dim())
+          if (!d.dim_param().empty()) params.insert(d.dim_param());
+    std::string names;
+    for (const std::string& p : params) names += (names.empty() ? "" : ", ") + p;
+    user_assert(params.count(v.name))
+        << path << ": --var " << v.name << "=" << v.lo << ".." << v.hi
+        << " names no symbolic dim of the model's inputs ("
+        << (names.empty() ? "it has none left open" : "its dims: " + names) << ")";
+  }
   for (const auto& vi : g.input()) {
     if (m.initializers.count(vi.name())) continue;
     user_assert(vi.type().has_tensor_type())
@@ -277,7 +300,7 @@ void prepare(ModelImpl& m, const InputShapes& given) {
     ModelInput in{
         vi.name(),
         dtype_of(vi.type().tensor_type().elem_type(), path + ": input '" + vi.name() + "'"),
-        resolve_shape(vi, given, path)};
+        resolve_shape(vi, given, variables, path)};
     check_fits(in, path);
     m.inputs.push_back(std::move(in));
   }
@@ -316,8 +339,8 @@ std::vector<Value> run_subgraph(const ModelImpl& m, const ::onnx::GraphProto& g,
   std::map<std::string, Value> env = outer;
   for (int i = 0; i < g.input_size(); ++i) env[g.input(i).name()] = inputs[static_cast<size_t>(i)];
   for (const auto& init : g.initializer()) {
-    HostTensor h = decode(init, m.base_dir, "initializer '" + init.name() + "'");
-    env[init.name()] = h.numel() == 0 ? Value::empty(h.shape, h.dtype) : Value(to_constant(h));
+    env[init.name()] =
+        given_value(decode(init, m.base_dir, "initializer '" + init.name() + "'"), to_constant);
   }
   for (int i = 0; i < g.node_size(); ++i) convert(m, g.node(i), i, env, opset);
   std::vector<Value> outs;
@@ -439,7 +462,11 @@ void convert(const ModelImpl& m, const ::onnx::NodeProto& n, int index,
     return s.rfind(file, 0) == 0 ? s.substr(file.size()) : s;
   };
   try {
-    outs = function ? call_function(m, *function, n, inputs, opset) : it->second(node);
+    std::optional<std::vector<Value>> folded;
+    if (!function && channels == 0) folded = fold_shape_arithmetic(node);
+    outs = function ? call_function(m, *function, n, inputs, opset)
+           : folded ? std::move(*folded)
+                    : it->second(node);
   } catch (const UserError& e) {
     throw UserError(where + ": " + inner(e.what()));
   } catch (const InternalError& e) {
@@ -481,7 +508,8 @@ void parse_input_shape(const std::string& text, InputShapes& shapes, const std::
   shapes[name] = shape;
 }
 
-Model Model::load(const std::string& path, const InputShapes& input_shapes) {
+Model Model::load(const std::string& path, const InputShapes& input_shapes,
+                  const std::vector<Variable>& variables) {
   std::error_code ec;
   user_assert(std::filesystem::is_regular_file(path, ec))
       << "cannot read the model '" << path << "': no such file; check the path";
@@ -489,11 +517,11 @@ Model Model::load(const std::string& path, const InputShapes& input_shapes) {
   user_assert(f) << "cannot read the model '" << path << "'; check its permissions";
   std::stringstream bytes;
   bytes << f.rdbuf();
-  return parse(bytes.str(), path, input_shapes);
+  return parse(bytes.str(), path, input_shapes, variables);
 }
 
-Model Model::parse(std::string_view bytes, const std::string& path,
-                   const InputShapes& input_shapes) {
+Model Model::parse(std::string_view bytes, const std::string& path, const InputShapes& input_shapes,
+                   const std::vector<Variable>& variables) {
   auto m = std::make_shared<ModelImpl>();
   m->path = path;
   m->base_dir = std::filesystem::path(path).parent_path().string();
@@ -503,7 +531,7 @@ Model Model::parse(std::string_view bytes, const std::string& path,
       << path << ": not an ONNX model (it does not parse as a ModelProto; is the file "
       << "truncated or of another format?)";
   try {
-    prepare(*m, input_shapes);
+    prepare(*m, input_shapes, variables);
   } catch (const UserError& e) {
     throw UserError(escaped(e.what()));
   }
@@ -517,6 +545,15 @@ int64_t Model::opset() const { return impl_->opset; }
 const std::vector<ModelInput>& Model::inputs() const { return impl_->inputs; }
 const std::vector<std::string>& Model::output_names() const { return impl_->outputs; }
 const std::map<std::string, int64_t>& Model::op_counts() const { return impl_->op_counts; }
+
+std::vector<Variable> Model::variables() const {
+  std::vector<Variable> out;
+  for (const ModelInput& in : impl_->inputs)
+    for (const Variable& v : shape_variables(in.shape))
+      if (std::none_of(out.begin(), out.end(), [&](const Variable& w) { return w.name == v.name; }))
+        out.push_back(v);
+  return out;
+}
 
 Program Model::build(const std::map<std::string, Tensor>& feeds) const {
   const ModelImpl& m = *impl_;
@@ -558,15 +595,23 @@ Program Model::build(const std::map<std::string, Tensor>& feeds) const {
 std::map<std::string, Tensor> Model::random_inputs(uint64_t seed) const {
   std::map<std::string, Tensor> feeds;
   for (const ModelInput& in : impl_->inputs) {
-    if (in.dtype.is_float()) {
-      feeds.emplace(in.name, Tensor::rand(in.shape, seed++, in.dtype));
-      continue;
+    // A symbolic input's values: those of its largest shape, flat, read row-major at each value.
+    Shape shape = is_symbolic(in.shape) ? Shape{shape_numel(in.shape).max()} : in.shape;
+    Tensor t = [&] {
+      if (in.dtype.is_float()) return Tensor::rand(shape, seed++, in.dtype);
+      // Integers and bools: 0 or 1, as host data (a buffer of the input's dtype).
+      std::vector<float> bits = Tensor::rand(shape, seed++).to_vector<float>();
+      std::vector<int64_t> v(bits.size());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = bits[i] < 0.5f ? 0 : 1;
+      return Tensor(std::span<const int64_t>(v), shape, in.dtype);
+    }();
+    if (is_symbolic(in.shape)) {
+      std::vector<std::byte> bytes = t.to_bytes();
+      auto storage = std::make_shared<Buffer>(bytes.size());
+      std::memcpy(storage->data(), bytes.data(), bytes.size());
+      t = Tensor::from_storage(std::move(storage), in.shape, in.dtype);
     }
-    // Integers and bools: 0 or 1, as host data (a buffer of the input's dtype).
-    std::vector<float> bits = Tensor::rand(in.shape, seed++).to_vector<float>();
-    std::vector<int64_t> v(bits.size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = bits[i] < 0.5f ? 0 : 1;
-    feeds.emplace(in.name, Tensor(std::span<const int64_t>(v), in.shape, in.dtype));
+    feeds.emplace(in.name, t);
   }
   return feeds;
 }

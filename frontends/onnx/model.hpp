@@ -5,7 +5,14 @@
 //
 // load() parses the ModelProto with Debian's libonnx, runs ONNX's checker, resolves every graph
 // input's shape (from the model, or `input_shapes` where a dim is symbolic) and turns the
-// initializers into buffers once. build() walks the nodes in order and calls each op's
+// initializers into buffers once. A symbolic dim can also stay symbolic: a dim_param named by
+// one of `variables` becomes that Variable, and the program runs at any value in its range
+// from one compile:
+//
+//   onnx::Model m = onnx::Model::load("bert.onnx", {}, {Variable{"seq", 1, 512}});
+//   Program p = m.build(m.random_inputs());   // input (1, seq, 768), output (1, seq, 768)
+//   ExecutionPlan plan = ExecutionPlan::prepare(p.schedule(), p.inputs());
+//   plan.run({{"seq", 77}}); build() walks the nodes in order and calls each op's
 // converter (ops_*.cpp), so scheduling, fusion, Opts, tuning and the cache see an ordinary
 // Tensor graph. Every problem is a one-line UserError naming the file and, for a node, its
 // name, op and opset: "m.onnx: node 'conv1' (Conv, opset 13): ...".
@@ -41,11 +48,13 @@ struct ModelImpl;
 
 class Model {
 public:
-  /// Reads, checks and prepares a model file.
-  static Model load(const std::string& path, const InputShapes& input_shapes = {});
+  /// Reads, checks and prepares a model file; `variables` name dim_params kept symbolic.
+  static Model load(const std::string& path, const InputShapes& input_shapes = {},
+                    const std::vector<Variable>& variables = {});
   /// The same for a model's bytes; `path` names it in errors and locates external data.
   static Model parse(std::string_view bytes, const std::string& path,
-                     const InputShapes& input_shapes = {});
+                     const InputShapes& input_shapes = {},
+                     const std::vector<Variable>& variables = {});
 
   const std::string& path() const;
   /// The default domain's opset the model was exported for.
@@ -60,7 +69,11 @@ public:
   /// The outputs, lazily built over `feeds` (one tensor per input, by name, of its shape), with
   /// each node's name on its output tensors ("Relu#7", its op and index, where it has none).
   Program build(const std::map<std::string, Tensor>& feeds) const;
+  /// The variables its input shapes hold (those of `variables` the model's dims use).
+  std::vector<Variable> variables() const;
   /// Seeded random inputs: uniform [0, 1) floats, small non-negative integers, random bools.
+  /// A symbolic input is a buffer sized for its largest shape, holding the elements row-major
+  /// at each value (Tensor::from_storage).
   std::map<std::string, Tensor> random_inputs(uint64_t seed = 1) const;
 
 private:

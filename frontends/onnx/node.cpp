@@ -1,11 +1,36 @@
 // One ONNX node's inputs and attributes; see node.hpp.
 #include "frontends/onnx/node.hpp"
 
+#include <algorithm>
+
 #include <onnx/onnx_pb.h>
 
 #include "frontends/onnx/tensor_proto.hpp"
 
 namespace beamlab::onnx {
+
+Value Value::known(std::vector<Dim> ints, Shape shape, DType dtype) {
+  Value v;
+  v.shape = std::move(shape);
+  v.dtype = dtype;
+  if (std::all_of(ints.begin(), ints.end(), [](const Dim& d) { return d.is_const(); })) {
+    std::vector<int64_t> numbers = Shape(ints);
+    v.tensor = Tensor(std::span<const int64_t>(numbers), v.shape, dtype);
+  }
+  v.ints = std::move(ints);
+  return v;
+}
+
+Value given_value(const HostTensor& h, const std::function<Tensor(const HostTensor&)>& make) {
+  if (h.numel() == 0) return Value::empty(h.shape, h.dtype);
+  Value v(make(h));
+  constexpr int64_t kMostKnown = 64; // longer integer lists are data, not sizes
+  if (!h.dtype.is_float() && !h.dtype.is_bool() && h.shape.size() <= 1 && h.numel() <= kMostKnown) {
+    v.ints.emplace();
+    for (int64_t k = 0; k < h.numel(); ++k) v.ints->push_back(h.int_at(k));
+  }
+  return v;
+}
 
 Node::Node(const ::onnx::NodeProto& proto, int64_t opset, std::vector<const Value*> inputs,
            std::string base_dir, SubgraphRunner run_subgraph)
@@ -35,16 +60,29 @@ bool Node::wants_output(size_t i) const {
 
 const Value* Node::value(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
 
-bool Node::has(size_t i) const { return value(i) && value(i)->tensor; }
+bool Node::has(size_t i) const { return value(i) && (value(i)->tensor || value(i)->ints); }
 
 const Tensor& Node::in(size_t i) const {
   const Value* v = value(i);
   user_assert(v) << "input " << i << " is missing (the node has " << inputs_.size()
                  << "); the model is malformed";
+  check_not_symbolic(i);
   user_assert(v->tensor) << "input " << i << " ('" << proto_.input(static_cast<int>(i))
                          << "') is an empty tensor " << shape_str(v->shape)
                          << "; beamlab does not compute on empty tensors";
   return *v->tensor;
+}
+
+void Node::check_not_symbolic(size_t i) const {
+  const Value* v = value(i);
+  if (!v || !v->ints) return;
+  auto symbolic =
+      std::find_if(v->ints->begin(), v->ints->end(), [](const Dim& d) { return !d.is_const(); });
+  user_assert(symbolic == v->ints->end())
+      << "input " << i << " ('" << proto_.input(static_cast<int>(i)) << "') holds the symbolic "
+      << "size " << symbolic->str() << "; this op takes it as data, where beamlab reads symbolic "
+      << "sizes only as shapes, slice bounds and shape arithmetic; give the model's dims numbers "
+      << "with --input";
 }
 
 std::optional<Tensor> Node::opt(size_t i) const {
@@ -114,11 +152,14 @@ Tensor Node::attr_tensor(const std::string& name) const {
 Value Node::attr_value(const std::string& name) const {
   const auto* a = attr(name);
   user_assert(a && a->has_t()) << "attribute '" << name << "' must be a tensor";
-  HostTensor h = decode(a->t(), base_dir_, "attribute '" + name + "'");
-  return h.numel() > 0 ? Value(to_tensor(h)) : Value::empty(h.shape, h.dtype);
+  return given_value(decode(a->t(), base_dir_, "attribute '" + name + "'"), to_tensor);
 }
 
 std::vector<int64_t> Node::host_ints(size_t i) const {
+  if (const Value* v = value(i); v && v->ints) {
+    check_not_symbolic(i);
+    return Shape(*v->ints);
+  }
   HostTensor h = to_host(in(i));
   std::vector<int64_t> out(static_cast<size_t>(h.numel()));
   for (int64_t k = 0; k < h.numel(); ++k) out[static_cast<size_t>(k)] = h.int_at(k);
@@ -126,10 +167,20 @@ std::vector<int64_t> Node::host_ints(size_t i) const {
 }
 
 std::vector<double> Node::host_floats(size_t i) const {
+  if (const Value* v = value(i); v && v->ints && !v->dtype.is_float()) {
+    std::vector<int64_t> ints = host_ints(i);
+    return {ints.begin(), ints.end()};
+  }
   HostTensor h = to_host(in(i));
   std::vector<double> out(static_cast<size_t>(h.numel()));
   for (int64_t k = 0; k < h.numel(); ++k) out[static_cast<size_t>(k)] = h.at(k);
   return out;
+}
+
+std::vector<Dim> Node::host_dims(size_t i) const {
+  if (const Value* v = value(i); v && v->ints) return *v->ints;
+  std::vector<int64_t> ints = host_ints(i);
+  return {ints.begin(), ints.end()};
 }
 
 std::optional<std::vector<int64_t>> Node::ints_from(size_t i, const std::string& name) const {

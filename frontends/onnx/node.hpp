@@ -20,6 +20,8 @@ class TensorProto;
 
 namespace beamlab::onnx {
 
+struct HostTensor;
+
 /// A value in the graph: a tensor, or an empty one (0 elements; beamlab computes on none, so
 /// ops treat it as absent, like ONNX's empty optional inputs).
 struct Value {
@@ -34,6 +36,12 @@ struct Value {
   /// blocks as they lie, and the view and the blocking cancel.
   std::optional<Tensor> blocks;
 
+  /// The elements, where the import knows them: shape arithmetic (a Shape's output and what
+  /// Gather, Concat, Slice, Unsqueeze, Cast and integer arithmetic make of it) and small integer
+  /// constants. An element may be symbolic (`seq`, a model dim kept a Variable); such a value
+  /// has no tensor, and is read only as sizes (a Reshape's shape, a Slice's ends).
+  std::optional<std::vector<Dim>> ints;
+
   Value() = default;
   Value(Tensor t) : tensor(t), shape(t.shape()), dtype(t.dtype()) {} // NOLINT: implicit
   /// Values computed in channel blocks (N, Cb, d.., 16) of `channels` channels.
@@ -42,6 +50,9 @@ struct Value {
     v.blocks = std::move(b);
     return v;
   }
+  /// Integers known at import, of `shape` (0-D or 1-D) and an integer or bool dtype; the
+  /// tensor of them too when every one is a number.
+  static Value known(std::vector<Dim> ints, Shape shape, DType dtype);
   /// An empty tensor of `shape` (some dim 0).
   static Value empty(Shape shape, DType dtype) {
     Value v;
@@ -50,6 +61,11 @@ struct Value {
     return v;
   }
 };
+
+/// A tensor the model gives (an initializer, a Constant's value), decoded as `h` and made `t`:
+/// an empty Value where it has no elements, and with its ints known where it is a short list of
+/// integers (the constants of shape arithmetic).
+Value given_value(const HostTensor& h, const std::function<Tensor(const HostTensor&)>& make);
 
 /// Runs a subgraph (If's branches, Loop's and Scan's bodies) with its formal inputs bound to
 /// `inputs` and the enclosing graph's values in scope; returns its outputs in order.
@@ -69,7 +85,7 @@ public:
 
   /// Input i is given and not empty.
   bool has(size_t i) const;
-  /// Input i; a UserError if it is missing or empty.
+  /// Input i; a UserError if it is missing or empty, or holds symbolic sizes (Value::ints).
   const Tensor& in(size_t i) const;
   std::optional<Tensor> opt(size_t i) const;
   /// Every given input, in order (variadic ops: Sum, Max, Concat).
@@ -95,6 +111,8 @@ public:
   /// Input i's values on the host as integers (realizing it if it is computed).
   std::vector<int64_t> host_ints(size_t i) const;
   std::vector<double> host_floats(size_t i) const;
+  /// Input i's values as sizes: its known ints (symbolic ones included), else host_ints(i).
+  std::vector<Dim> host_dims(size_t i) const;
   /// Integers from input i when given (empty if the input is empty), else from attribute
   /// `name`, else nullopt. For ops that moved an attribute to an input in a later opset
   /// (axes, split, shape): the older opsets never had that input.
@@ -108,6 +126,9 @@ public:
   static int64_t axis(int64_t a, int64_t rank, const char* what);
 
 private:
+  /// A UserError where input i holds a symbolic size (Value::ints) an op would read as data.
+  void check_not_symbolic(size_t i) const;
+
   const ::onnx::NodeProto& proto_;
   int64_t opset_;
   std::vector<const Value*> inputs_;
@@ -132,6 +153,11 @@ void add_signal_ops(ConverterTable& table);
 void add_recurrent_ops(ConverterTable& table);
 void add_data_dependent_ops(ConverterTable& table);
 void add_control_flow_ops(ConverterTable& table);
+
+/// The node's outputs computed on the host where it is shape arithmetic (shape_values.cpp): an
+/// integer op whose inputs are all known ints (Value::ints) of rank 0 or 1. nullopt otherwise:
+/// the converter builds tensors.
+std::optional<std::vector<Value>> fold_shape_arithmetic(const Node& n);
 
 /// Every converter, by op type (built once).
 const ConverterTable& converters();

@@ -58,7 +58,9 @@ Value constant(const Node& n) {
 
 Tensor reshape(const Node& n) {
   const Tensor& x = n.in(0);
-  std::vector<int64_t> shape = n.ints_from(1, "shape").value_or(std::vector<int64_t>{});
+  Shape shape = n.value(1) && n.value(1)->ints
+                    ? Shape(n.host_dims(1))
+                    : Shape(n.ints_from(1, "shape").value_or(std::vector<int64_t>{}));
   bool allow_zero = n.attr_int("allowzero", 0) != 0;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] != 0 || allow_zero) continue;
@@ -70,13 +72,41 @@ Tensor reshape(const Node& n) {
   return x.reshape(shape);
 }
 
+// A slice with a symbolic bound or dim (x[:, :seq], x[:, 0:1] of (1, seq, 768)): step 1, and
+// bounds inside the dim at every value of the variables.
+Tensor symbolic_slice(const Tensor& x, int64_t a, Dim start, Dim end, int64_t step) {
+  Dim d = x.shape()[static_cast<size_t>(a)];
+  user_assert(step == 1) << "a step of " << step << " along axis " << a << " of "
+                         << shape_str(x.shape()) << ", where a symbolic slice takes step 1 only";
+  auto bound = [&](const Dim& v) { // negative: from the end; past the end: the end
+    if (v.is_const() && v.value() < 0) return d + v;
+    if (v.is_const() && v.value() >= d.max()) return d;
+    return v;
+  };
+  start = bound(start);
+  end = bound(end);
+  user_assert(start.min() >= 0 && (end == d || end.max() <= d.min()))
+      << "the slice [" << start << ", " << end << ") of axis " << a << " of "
+      << shape_str(x.shape()) << " may pass the dim's end; narrow the variables' ranges";
+  std::vector<std::pair<Dim, Dim>> bounds;
+  for (const Dim& e : x.shape()) bounds.emplace_back(0, e);
+  bounds[static_cast<size_t>(a)] = {start, end};
+  return x.shrink(bounds);
+}
+
 // An empty result (a count of 0 on some axis) is a Value of that shape: shape arithmetic in
 // exported graphs slices empty ranges of shapes.
 Value slice(const Node& n) {
   Tensor x = n.in(0);
   bool inputs = n.opset() >= 10;
-  std::vector<int64_t> starts = inputs ? n.host_ints(1) : n.attr_ints("starts");
-  std::vector<int64_t> ends = inputs ? n.host_ints(2) : n.attr_ints("ends");
+  std::vector<Dim> starts, ends;
+  if (inputs) {
+    starts = n.host_dims(1);
+    ends = n.host_dims(2);
+  } else {
+    for (int64_t v : n.attr_ints("starts")) starts.emplace_back(v);
+    for (int64_t v : n.attr_ints("ends")) ends.emplace_back(v);
+  }
   std::vector<int64_t> axes = n.ints_from(3, "axes").value_or(std::vector<int64_t>{});
   std::vector<int64_t> steps = inputs && n.has(4) ? n.host_ints(4) : std::vector<int64_t>{};
   user_assert(starts.size() == ends.size())
@@ -84,15 +114,22 @@ Value slice(const Node& n) {
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = Node::axis(axes[i], x.ndim(), "axis"), d = dim(x, a);
+    int64_t a = Node::axis(axes[i], x.ndim(), "axis");
     int64_t step = i < steps.size() ? steps[i] : 1;
     user_assert(step != 0) << "a step of 0 on axis " << a;
+    if (!starts[i].is_const() || !ends[i].is_const() ||
+        !x.shape()[static_cast<size_t>(a)].is_const()) {
+      x = symbolic_slice(x, a, starts[i], ends[i], step);
+      continue;
+    }
+    int64_t d = dim(x, a);
     auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v += d;
       return std::clamp(v, lo, hi);
     };
-    int64_t s = step > 0 ? norm(starts[i], 0, d) : norm(starts[i], -1, d - 1);
-    int64_t e = step > 0 ? norm(ends[i], 0, d) : norm(ends[i], -1, d - 1);
+    int64_t start = starts[i].value(), end = ends[i].value();
+    int64_t s = step > 0 ? norm(start, 0, d) : norm(start, -1, d - 1);
+    int64_t e = step > 0 ? norm(end, 0, d) : norm(end, -1, d - 1);
     int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
     if (s == 0 && count == d && step == 1) continue;
     if (count <= 0) {
@@ -407,14 +444,15 @@ void add_shapes(ConverterTable& t) {
     int64_t s = n.attr_int("start", 0), e = n.attr_int("end", r);
     s = std::clamp(s < 0 ? s + r : s, int64_t{0}, r);
     e = std::clamp(e < 0 ? e + r : e, int64_t{0}, r);
-    return one(int64_tensor(std::vector<int64_t>(v->shape.begin() + s, v->shape.begin() + e)));
+    std::vector<Dim> dims(v->shape.begin() + s, v->shape.begin() + e);
+    return std::vector<Value>{Value::known(dims, {e - s}, Scalar::Int64)};
   };
   t["Size"] = [](const Node& n) {
-    return one(Tensor(static_cast<double>(shape_numel(n.value(0)->shape)), Scalar::Int64));
+    return std::vector<Value>{Value::known({shape_numel(n.value(0)->shape)}, {}, Scalar::Int64)};
   };
   t["ConstantOfShape"] = [](const Node& n) {
     Tensor v = n.has_attr("value") ? n.attr_tensor("value") : Tensor(0.0, Scalar::Float32);
-    return one(v.reshape({}).expand(n.host_ints(0)).contiguous());
+    return one(v.reshape({}).expand(Shape(n.host_dims(0))).contiguous());
   };
   t["Range"] = [](const Node& n) { return one(range(n)); };
   t["EyeLike"] = [](const Node& n) { return one(eye_like(n)); };
@@ -442,7 +480,7 @@ void add_reshapes(ConverterTable& t) {
   t["Unsqueeze"] = [](const Node& n) { return one(unsqueeze(n)); };
   t["Expand"] = [](const Node& n) {
     const Tensor& x = n.in(0);
-    Shape s = broadcast_shapes(x.shape(), n.host_ints(1), "Expand");
+    Shape s = broadcast_shapes(x.shape(), Shape(n.host_dims(1)), "Expand");
     return one(x.expand(s));
   };
   t["Tile"] = [](const Node& n) { return one(n.in(0).repeat(n.host_ints(1))); };

@@ -82,8 +82,13 @@ def expr(text, **inputs):
 
 def load_onnx(path, **input_shapes):
     """An ONNX model; input_shapes give its symbolic dims: load_onnx("m.onnx", input=(1, 3, 224,
-    224)). Call it with its inputs by name (model(input=...)) or model(model.random_inputs())."""
-    return _beamlab._load_onnx(_os.fspath(path), {k: list(v) for k, v in input_shapes.items()})
+    224)). Call it with its inputs by name (model(input=...)) or model(model.random_inputs()).
+    A symbolic dim (dim_param) stays symbolic given as a Variable of its name:
+    load_onnx("bert.onnx", seq=beamlab.Variable("seq", 1, 512)); its outputs then realize at any
+    length from one compile: beamlab.realize(*model(model.random_inputs()), seq=77)."""
+    kept = {k: v for k, v in input_shapes.items() if isinstance(v, Dim)}
+    shapes = {k: list(v) for k, v in input_shapes.items() if not isinstance(v, Dim)}
+    return _beamlab._load_onnx(_os.fspath(path), shapes, kept)
 
 
 def _call_model(self, feeds=None, **named):

@@ -115,26 +115,86 @@ bo::HostTensor as_dtype(bo::HostTensor h, DType want) {
   return h;
 }
 
+// The dim_params of each graph input (by position; "" where a dim is fixed or unnamed).
+std::vector<std::vector<std::string>> dim_params(const fs::path& model_file) {
+  ::onnx::ModelProto m;
+  std::ifstream f(model_file, std::ios::binary);
+  if (!m.ParseFromIstream(&f)) return {};
+  std::set<std::string> init;
+  for (const auto& i : m.graph().initializer()) init.insert(i.name());
+  std::vector<std::vector<std::string>> out;
+  for (const auto& i : m.graph().input()) {
+    if (init.count(i.name())) continue;
+    out.emplace_back();
+    for (const auto& d : i.type().tensor_type().shape().dim()) out.back().push_back(d.dim_param());
+  }
+  return out;
+}
+
+// A symbolic case: data sets whose inputs differ along the model's named symbolic dims. Those
+// dims stay Variables (from 1 to the largest length the data gives), the model is built once
+// and every data set runs at its own lengths (its inputs copied into buffers sized for the
+// largest, as a server would). Empty: the shapes agree, so they are given as fixed shapes.
+std::vector<Variable> symbolic_dims(const fs::path& model_file,
+                                    const std::vector<std::vector<Shape>>& set_shapes,
+                                    std::vector<VarValues>& per_set) {
+  std::vector<std::vector<std::string>> params = dim_params(model_file);
+  std::map<std::string, int64_t> most;
+  bool differ = false;
+  per_set.assign(set_shapes.size(), {});
+  for (size_t k = 0; k < set_shapes.size(); ++k)
+    for (size_t i = 0; i < set_shapes[k].size() && i < params.size(); ++i)
+      for (size_t d = 0; d < set_shapes[k][i].size() && d < params[i].size(); ++d) {
+        const std::string& name = params[i][d];
+        if (name.empty()) continue;
+        int64_t v = set_shapes[k][i][d].value();
+        differ |= v != set_shapes[0][i][d].value();
+        most[name] = std::max(most[name], v);
+        per_set[k][name] = v;
+      }
+  std::vector<Variable> vars;
+  if (differ)
+    for (const auto& [name, hi] : most) vars.push_back({name, 1, hi});
+  return vars;
+}
+
+// An input fed at `values`: `h`'s bytes at the start of a buffer sized for `shape`'s largest.
+Tensor symbolic_feed(const bo::HostTensor& h, const Shape& shape) {
+  auto storage =
+      std::make_shared<Buffer>(static_cast<size_t>(shape_numel(shape).max() * h.dtype.itemsize()));
+  std::memcpy(storage->data(), h.bytes.data(), h.bytes.size());
+  return Tensor::from_storage(storage, shape, h.dtype);
+}
+
 // Runs one case in this process: "" on success, else why it failed. Symbolic input dims
-// take the shapes of the first data set's inputs.
+// take the shapes of the first data set's inputs, or stay symbolic where the data sets differ.
 std::string run_case(const fs::path& dir) {
   fs::path model_file = dir / "model.onnx";
   std::vector<std::string> names = fed_inputs(model_file);
-  bo::InputShapes shapes;
-  fs::path first = dir / "test_data_set_0";
-  for (size_t i = 0; i < names.size(); ++i) {
-    fs::path f = first / ("input_" + std::to_string(i) + ".pb");
-    if (!names[i].empty() && fs::exists(f))
-      shapes[names[i]] = bo::read_tensor_file(f.string()).shape;
-  }
-  bo::Model model = bo::Model::load(model_file.string(), shapes);
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
       sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return "no test_data_set_* folder";
+  std::vector<std::vector<Shape>> set_shapes;
   for (const fs::path& set : sets) {
+    set_shapes.emplace_back();
+    for (size_t i = 0; i < names.size(); ++i) {
+      fs::path f = set / ("input_" + std::to_string(i) + ".pb");
+      set_shapes.back().push_back(fs::exists(f) ? bo::read_tensor_file(f.string()).shape : Shape{});
+    }
+  }
+  std::vector<VarValues> values;
+  std::vector<Variable> vars = symbolic_dims(model_file, set_shapes, values);
+  bo::InputShapes shapes;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!names[i].empty() && vars.empty() &&
+        fs::exists(sets[0] / ("input_" + std::to_string(i) + ".pb")))
+      shapes[names[i]] = set_shapes[0][i];
+  bo::Model model = bo::Model::load(model_file.string(), shapes, vars);
+  for (size_t k = 0; k < sets.size(); ++k) {
+    const fs::path& set = sets[k];
     std::map<std::string, Tensor> feeds;
     const auto& inputs = model.inputs();
     for (size_t i = 0;; ++i) {
@@ -142,7 +202,9 @@ std::string run_case(const fs::path& dir) {
       if (!fs::exists(f)) break;
       if (i >= inputs.size()) return "more input files than graph inputs";
       bo::HostTensor h = as_dtype(bo::read_tensor_file(f.string()), inputs[i].dtype);
-      if (h.numel() > 0) feeds.emplace(inputs[i].name, bo::to_tensor(h));
+      if (h.numel() == 0) continue;
+      feeds.emplace(inputs[i].name, is_symbolic(inputs[i].shape) ? symbolic_feed(h, inputs[i].shape)
+                                                                 : bo::to_tensor(h));
     }
     std::vector<Tensor> outs = model.build(feeds).outputs;
     std::vector<Tensor*> ptrs;
@@ -155,13 +217,14 @@ std::string run_case(const fs::path& dir) {
       settings.time_budget_s = 30;
       beam = std::make_unique<tuner::BeamPolicy>(settings);
     }
-    Tensor::realize_all(ptrs, {.policy = beam.get()});
+    VarValues at = vars.empty() ? VarValues{} : values[k];
+    Tensor::realize_all(ptrs, {.policy = beam.get(), .vars = at});
     for (size_t i = 0; i < outs.size(); ++i) {
       fs::path f = set / ("output_" + std::to_string(i) + ".pb");
       if (!fs::exists(f)) return "no " + f.filename().string();
       bo::HostTensor want = as_dtype(bo::read_tensor_file(f.string()), outs[i].dtype());
       std::string why = compare(bo::to_host(outs[i]), want, i);
-      if (!why.empty()) return why;
+      if (!why.empty()) return (vars.empty() ? "" : set.filename().string() + ": ") + why;
     }
   }
   return "";

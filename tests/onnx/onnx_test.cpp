@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -73,6 +74,80 @@ void add_initializer(::onnx::GraphProto* g, const std::string& name, const Shape
   return m;
 }
 
+void add_ints(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values,
+              bool scalar = false) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+void int_attr(::onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+// Attention over a symbolic sequence, with the shape arithmetic exporters write around it:
+// x (1, seq, 8) -> h = x @ W; its dims read with Shape -> Gather -> Unsqueeze -> Concat to split
+// 2 heads of 4 (Reshape), (seq x seq) scores, softmax, heads merged back with Reshape to
+// Shape(x); plus a position table P (1, 16, 8) cut to seq rows by a Slice whose end is
+// Shape(x)[1]; and y2, y flattened to (1, 8*seq) by a shape computed with Mul.
+::onnx::ModelProto symbolic_attention() {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("attention");
+  add_dims(g->add_input(), {"1", "seq", "8"});
+  g->mutable_input(0)->set_name("x");
+  std::vector<float> w(64), pos(16 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37) % 11) / 11.0f - 0.5f;
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<float>(i % 13) / 13.0f;
+  add_initializer(g, "W", {8, 8}, w);
+  add_initializer(g, "P", {1, 16, 8}, pos);
+  add_ints(g, "one", {1}, true);
+  add_ints(g, "axis0", {0});
+  add_ints(g, "axis1", {1});
+  add_ints(g, "batch", {1});
+  add_ints(g, "heads", {2, 4});
+  add_ints(g, "zero", {0});
+  add_ints(g, "eight", {8}, true);
+  add_node(g, "MatMul", {"x", "W"}, "h");
+  add_node(g, "Shape", {"h"}, "h_shape");
+  add_node(g, "Gather", {"h_shape", "one"}, "seq");
+  add_node(g, "Unsqueeze", {"seq", "axis0"}, "seq_1");
+  int_attr(add_node(g, "Concat", {"batch", "seq_1", "heads"}, "split_shape"), "axis", 0);
+  add_node(g, "Reshape", {"h", "split_shape"}, "split");
+  auto perm = [](::onnx::NodeProto* n, const std::vector<int64_t>& p) {
+    auto* a = n->add_attribute();
+    a->set_name("perm");
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t v : p) a->add_ints(v);
+  };
+  perm(add_node(g, "Transpose", {"split"}, "q"), {0, 2, 1, 3});
+  perm(add_node(g, "Transpose", {"q"}, "k"), {0, 1, 3, 2});
+  add_node(g, "MatMul", {"q", "k"}, "scores");
+  add_node(g, "Softmax", {"scores"}, "p");
+  add_node(g, "MatMul", {"p", "q"}, "ctx");
+  perm(add_node(g, "Transpose", {"ctx"}, "merged"), {0, 2, 1, 3});
+  add_node(g, "Shape", {"x"}, "x_shape");
+  add_node(g, "Reshape", {"merged", "x_shape"}, "attn");
+  add_node(g, "Slice", {"P", "zero", "seq_1", "axis1"}, "pos");
+  add_node(g, "Add", {"attn", "pos"}, "y");
+  add_node(g, "Mul", {"seq", "eight"}, "flat");
+  add_node(g, "Unsqueeze", {"flat", "axis0"}, "flat_1");
+  int_attr(add_node(g, "Concat", {"batch", "flat_1"}, "flat_shape"), "axis", 0);
+  add_node(g, "Reshape", {"y", "flat_shape"}, "y2");
+  add_dims(g->add_output(), {"1", "seq", "8"});
+  g->mutable_output(0)->set_name("y");
+  add_dims(g->add_output(), {"1", "flat"});
+  g->mutable_output(1)->set_name("y2");
+  return m;
+}
+
 std::string write(const std::string& path, const ::onnx::ModelProto& m) {
   std::ofstream f(path, std::ios::binary);
   m.SerializeToOstream(&f);
@@ -110,11 +185,81 @@ TEST_F(OnnxImport, ValuesMatchTheTensorApiAndFuseIntoOneKernel) {
 TEST_F(OnnxImport, SymbolicDimsTakeTheGivenShape) {
   std::string path = write(file("m.onnx"), linear_relu("batch"));
   EXPECT_EQ(error_of([&] { bo::Model::load(path); }),
-            path + ": input 'x' dim 0 is symbolic ('batch'); give the shape with --input x=...");
+            path + ": input 'x' dim 0 is symbolic ('batch'); give the shape with --input x=..., "
+                   "or keep it symbolic over a range with --var batch=1..512");
   bo::InputShapes shapes;
   bo::parse_input_shape("x=5x4", shapes, "--input");
   bo::Model m = bo::Model::load(path, shapes);
   EXPECT_EQ(m.build(m.random_inputs()).outputs[0].shape(), (Shape{5, 3}));
+}
+
+// A dim_param kept a Variable: the shape arithmetic around it is computed at import (Shape,
+// Gather, Unsqueeze, Concat, Mul, a Slice ending at a dim), the model is built and compiled
+// once, and the plan runs at each length; every output matches the model loaded with that
+// length fixed (--input), at the range's ends and values between.
+TEST_F(OnnxImport, ASymbolicDimRunsAtEveryLengthFromOneCompile) {
+  std::string path = write(file("attention.onnx"), symbolic_attention());
+  beamlab::Variable seq{"seq", 1, 16};
+  bo::Model m = bo::Model::load(path, {}, {seq});
+  EXPECT_EQ(beamlab::shape_str(m.inputs()[0].shape), "(1, seq, 8)");
+  ASSERT_EQ(m.variables().size(), 1u);
+  auto storage = std::make_shared<beamlab::Buffer>(16 * 8 * sizeof(float));
+  Tensor x = Tensor::from_storage(storage, m.inputs()[0].shape, beamlab::Scalar::Float32);
+  beamlab::Program p = m.build({{"x", x}});
+  ASSERT_EQ(p.outputs.size(), 2u);
+  EXPECT_EQ(beamlab::shape_str(p.outputs[0].shape()), "(1, seq, 8)");
+  EXPECT_EQ(beamlab::shape_str(p.outputs[1].shape()), "(1, 8*seq)");
+  beamlab::Schedule s = p.schedule();
+  beamlab::ExecutionPlan plan = beamlab::ExecutionPlan::prepare(s, p.inputs());
+  size_t kernels = plan.kernels().size();
+  Tensor data = Tensor::randn({16, 8}, 3);
+  std::vector<float> all = data.to_vector<float>();
+  for (int64_t v : {16, 1, 5, 11}) {
+    SCOPED_TRACE("seq=" + std::to_string(v));
+    std::memcpy(storage->data(), all.data(), static_cast<size_t>(v * 8) * sizeof(float));
+    plan.run({{"seq", v}});
+    bo::InputShapes fixed_shape;
+    bo::parse_input_shape("x=1x" + std::to_string(v) + "x8", fixed_shape, "--input");
+    bo::Model fixed = bo::Model::load(path, fixed_shape);
+    beamlab::Program want = fixed.build({{"x", data.slice(0, 0, v).reshape({1, v, 8})}});
+    for (size_t o = 0; o < 2; ++o) {
+      std::vector<float> w = want.outputs[o].to_vector<float>();
+      auto buffer = plan.buffer(*s.outputs.at(o));
+      const auto* got = static_cast<const float*>(buffer->data());
+      ASSERT_EQ(static_cast<int64_t>(w.size()), 8 * v);
+      for (size_t i = 0; i < w.size(); ++i)
+        ASSERT_NEAR(got[i], w[i], 1e-5 + 1e-4 * std::fabs(w[i]))
+            << "output " << o << " element " << i;
+    }
+  }
+  EXPECT_EQ(plan.kernels().size(), kernels); // nothing compiled for a new length
+}
+
+TEST_F(OnnxImport, SymbolicDimErrors) {
+  std::string path = write(file("attention.onnx"), symbolic_attention());
+  // The position table has 16 rows: a sequence up to 20 could slice past it.
+  EXPECT_EQ(error_of([&] {
+              bo::Model::load(path, {}, {{"seq", 1, 20}})
+                  .build(bo::Model::load(path, {}, {{"seq", 1, 20}}).random_inputs());
+            }),
+            path + ": node 'Slice_pos' (Slice, opset 13): the slice [0, seq) of axis 1 of "
+                   "(1, 16, 8) may pass the dim's end; narrow the variables' ranges");
+  EXPECT_EQ(error_of([&] {
+              bo::Model::load(path, {}, {{"len", 1, 16}});
+            }),
+            path + ": --var len=1..16 names no symbolic dim of the model's inputs (its dims: seq)");
+  // A symbolic size read as data (here a Range over it) is refused with the way out.
+  ::onnx::ModelProto m = symbolic_attention();
+  add_ints(m.mutable_graph(), "start", {0}, true);
+  add_ints(m.mutable_graph(), "step", {1}, true);
+  add_node(m.mutable_graph(), "Range", {"start", "seq", "step"}, "positions");
+  std::string ranged = write(file("range.onnx"), m);
+  bo::Model rm = bo::Model::load(ranged, {}, {{"seq", 1, 16}});
+  EXPECT_EQ(error_of([&] { rm.build(rm.random_inputs()); }),
+            ranged + ": node 'Range_positions' (Range, opset 13): input 1 ('seq') holds the "
+                     "symbolic size seq; this op takes it as data, where beamlab reads symbolic "
+                     "sizes only as shapes, slice bounds and shape arithmetic; give the model's "
+                     "dims numbers with --input");
 }
 
 TEST_F(OnnxImport, InputShapeErrors) {

@@ -127,6 +127,35 @@ def test_onnx_model_matches_numpy(tmp_path):
     close(z, np.maximum(x @ w, 0), rtol=1e-5)
 
 
+def test_onnx_symbolic_dim_runs_at_keyword_lengths(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    # z = relu(x @ w) reshaped by its own Shape (the shape arithmetic exporters write)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Shape", ["y"], ["s"]),
+         helper.make_node("Relu", ["y"], ["r"]), helper.make_node("Reshape", ["r", "s"], ["z"])],
+        "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["seq", 4])],
+        [numpy_helper.from_array(w, "w")])
+    path = tmp_path / "tiny.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    seq = beamlab.Variable("seq", 1, 8)
+    model = beamlab.load_onnx(path, seq=seq)
+    assert model.inputs[0]["shape"] == (seq, 3) and model.variables == [seq]
+    data = model.random_inputs()["x"]  # the feed's values: its largest shape's, flat
+    beamlab.realize(data, seq=8)
+    flat = data.numpy().reshape(-1)
+    feeds = model.random_inputs()
+    for n in (8, 3):
+        (z,) = model(feeds)
+        beamlab.realize(z, seq=n)
+        assert z.shape == (n, 4)
+        close(z, np.maximum(flat[:n * 3].reshape(n, 3) @ w, 0), rtol=1e-5)
+    with pytest.raises(beamlab.UserError, match="must be the Variable of that name"):
+        beamlab.load_onnx(path, seq=beamlab.Variable("len", 1, 8))
+
+
 # ---------------------------------------------------------------- memory
 
 def test_numpy_is_a_view_of_the_tensor():

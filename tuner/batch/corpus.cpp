@@ -69,6 +69,22 @@ std::vector<VarValues> parse_tune_at(const json& j, const std::string& where) {
   return out;
 }
 
+// {"seq": [1, 512]} -> Variable seq in [1, 512].
+std::vector<Variable> parse_vars(const json& j, const std::string& where) {
+  const char* example = "expected a range per symbolic dim like {\"seq\": [1, 512]}";
+  user_assert(j.is_object() && !j.empty()) << where << ": field 'vars': " << example;
+  std::vector<Variable> out;
+  for (const auto& [name, range] : j.items()) {
+    bool ok = range.is_array() && range.size() == 2 && range[0].is_number_integer() &&
+              range[1].is_number_integer() && range[0].get<int64_t>() >= 1 &&
+              range[0].get<int64_t>() <= range[1].get<int64_t>();
+    user_assert(ok) << where << ": field 'vars." << name << "': " << example
+                    << " (1 <= low <= high), not " << range.dump();
+    out.push_back({name, range[0].get<int64_t>(), range[1].get<int64_t>()});
+  }
+  return out;
+}
+
 // Each binding gives every variable a value in its range.
 void check_tune_at(const std::vector<VarValues>& tune_at, const std::vector<Variable>& vars) {
   if (tune_at.empty()) return;
@@ -100,6 +116,9 @@ void check_kind(const json& j, const std::string& where) {
       << where << ": field 'params' applies to built-in workloads only";
   user_assert(!j.contains("inputs") || j.contains("model") || j.contains("expr"))
       << where << ": field 'inputs' applies to models and expressions only";
+  user_assert(!j.contains("vars") || j.contains("model"))
+      << where << ": field 'vars' applies to models only (a kernel's IR text gives its "
+      << "variables' ranges)";
   user_assert(!j.contains("dtype") || !j.contains("kernel"))
       << where << ": field 'dtype' does not apply to a kernel (its IR text gives the dtypes)";
 }
@@ -107,14 +126,14 @@ void check_kind(const json& j, const std::string& where) {
 CorpusEntry parse_entry(const json& j, const std::string& where, const std::string& base_dir) {
   user_assert(j.is_object()) << where << ": expected an object like {\"workload\": \"matmul\", "
                              << "\"params\": {\"M\": 256}}";
-  static const char* const kFields[] = {"workload", "params", "dtype",  "label",  "model",
-                                        "expr",     "inputs", "kernel", "tune_at"};
+  static const char* const kFields[] = {"workload", "params", "dtype",  "label",   "model",
+                                        "expr",     "inputs", "kernel", "tune_at", "vars"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* f : kFields) known |= key == f;
     user_assert(known) << where << ": unknown field '" << key
                        << "' (the fields: workload, params, model, expr, kernel, inputs, dtype, "
-                       << "label, tune_at)";
+                       << "label, tune_at, vars)";
   }
   check_kind(j, where);
   CorpusEntry e;
@@ -137,6 +156,7 @@ CorpusEntry parse_entry(const json& j, const std::string& where, const std::stri
   }
   if (j.contains("inputs")) e.inputs = parse_inputs(j["inputs"], where);
   if (j.contains("tune_at")) e.tune_at = parse_tune_at(j["tune_at"], where);
+  if (j.contains("vars")) e.vars = parse_vars(j["vars"], where);
   if (j.contains("dtype")) {
     user_assert(j["dtype"].is_string())
         << where << ": field 'dtype': expected a dtype name like \"float32\"";
@@ -192,7 +212,7 @@ Program build_expr(const CorpusEntry& e) {
 Program build_entry(const CorpusEntry& e) {
   if (!e.kernel.empty()) return ir_text::load_kernel(e.kernel);
   if (!e.model.empty()) {
-    onnx::Model m = onnx::Model::load(e.model, e.inputs);
+    onnx::Model m = onnx::Model::load(e.model, e.inputs, e.vars);
     return m.build(m.random_inputs());
   }
   if (!e.expr.empty()) return build_expr(e);
@@ -246,10 +266,37 @@ CorpusEntry workload_entry(const std::string& workload,
   return e;
 }
 
-CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags) {
+bool is_var_range(const std::string& word) { return word.find("..") != std::string::npos; }
+
+Variable parse_var_range(const std::string& word, const std::string& flag) {
+  size_t eq = word.find('='), dots = word.find("..");
+  Variable v;
+  auto number = [](std::string_view text, int64_t& out) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc{} && p == text.data() + text.size();
+  };
+  bool ok = eq != std::string::npos && eq > 0 && dots != std::string::npos && dots > eq &&
+            number(std::string_view(word).substr(eq + 1, dots - eq - 1), v.lo) &&
+            number(std::string_view(word).substr(dots + 2), v.hi);
+  user_assert(ok) << flag << " '" << word << "': expected NAME=LOW..HIGH like seq=1..512";
+  v.name = word.substr(0, eq);
+  user_assert(v.lo >= 1 && v.lo <= v.hi)
+      << flag << " '" << word << "': the range must have 1 <= LOW <= HIGH";
+  return v;
+}
+
+CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags,
+                        const std::vector<std::string>& var_flags) {
   CorpusEntry e;
   e.model = path;
   e.inputs = parse_input_flags(input_flags);
+  for (const std::string& w : var_flags) {
+    Variable v = parse_var_range(w, "--var");
+    user_assert(std::none_of(e.vars.begin(), e.vars.end(),
+                             [&](const Variable& u) { return u.name == v.name; }))
+        << "--var: the range of '" << v.name << "' is given twice";
+    e.vars.push_back(v);
+  }
   e.label = default_label(e);
   return e;
 }
@@ -312,9 +359,13 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
 
 CorpusEntry target_entry(const std::string& command, const std::string& target,
                          const std::vector<std::string>& params, const std::string& expr,
-                         const std::vector<std::string>& inputs, const std::string& dtype) {
+                         const std::vector<std::string>& inputs, const std::string& dtype,
+                         const std::vector<std::string>& vars) {
+  user_assert(vars.empty() || is_model_file(target))
+      << command << ": --var NAME=LOW..HIGH keeps a model's symbolic dim symbolic; it applies to "
+      << "ONNX models only (a kernel's IR text gives its variables' ranges)";
   if (!expr.empty()) return expr_entry(expr, inputs, dtype);
-  if (is_model_file(target)) return model_entry(target, inputs);
+  if (is_model_file(target)) return model_entry(target, inputs, vars);
   if (is_kernel_file(target)) return kernel_entry(target);
   return workload_entry(target, parse_params(command, params), dtype);
 }

@@ -19,7 +19,9 @@
 // values per variable (the lists of several variables pair up, so they are equally long):
 //    {"kernel": "rows.ir", "tune_at": {"seq": [512, 64]}}
 // Without it a kernel is tuned at each variable's upper bound and an eighth of it. Either way
-// every candidate is checked there and at both ends of the variables' ranges.
+// every candidate is checked there and at both ends of the variables' ranges. A model keeps its
+// symbolic dims (dim_param) symbolic where the entry gives their ranges:
+//    {"model": "bert.onnx", "vars": {"seq": [1, 512]}, "tune_at": {"seq": [512, 128]}}
 //
 // A bad entry is a UserError naming the file, the entry and the field.
 #pragma once
@@ -42,6 +44,7 @@ struct CorpusEntry {
   std::string kernel;                  ///< an IR text file (resolved like `model`)
   std::map<std::string, Shape> inputs; ///< the model's symbolic input shapes; expr's inputs
   std::vector<VarValues> tune_at;      ///< where its symbolic kernels are tuned (empty: default)
+  std::vector<Variable> vars;          ///< a model's dims kept symbolic: the dim_params these name
   std::string label; ///< defaults to the workload and its parameters, the model's or
                      ///< kernel's file name, or the expression
 };
@@ -63,7 +66,12 @@ Corpus parse_corpus(const std::string& text, const std::string& path);
 CorpusEntry workload_entry(const std::string& workload,
                            const std::map<std::string, int64_t>& params,
                            const std::string& dtype = "float32");
-CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags);
+CorpusEntry model_entry(const std::string& path, const std::vector<std::string>& input_flags,
+                        const std::vector<std::string>& var_flags = {});
+/// A `--var NAME=LO..HI` word: a variable and its range (a UserError names `flag` otherwise).
+Variable parse_var_range(const std::string& word, const std::string& flag);
+/// Whether a `--var` word gives a range (NAME=LO..HI) rather than a value (NAME=VALUE).
+bool is_var_range(const std::string& word);
 CorpusEntry kernel_entry(const std::string& path);
 CorpusEntry expr_entry(const std::string& expr, const std::vector<std::string>& input_flags,
                        const std::string& dtype = "float32");
@@ -85,10 +93,12 @@ std::map<std::string, int64_t> parse_params(const std::string& command,
                                             const std::vector<std::string>& words);
 
 /// The entry a target names (as a command line or a run's settings give it): `expr` over
-/// `inputs`, an ONNX model or a kernel file, else the built-in workload with `params` (words).
+/// `inputs`, an ONNX model (its symbolic dims in `vars`, NAME=LO..HI words) or a kernel file,
+/// else the built-in workload with `params` (words).
 CorpusEntry target_entry(const std::string& command, const std::string& target,
                          const std::vector<std::string>& params, const std::string& expr,
-                         const std::vector<std::string>& inputs, const std::string& dtype);
+                         const std::vector<std::string>& inputs, const std::string& dtype,
+                         const std::vector<std::string>& vars = {});
 
 /// A one-entry corpus of `e`, checked by building it once (a UserError names what is wrong).
 Corpus single_entry(const CorpusEntry& e);

@@ -20,6 +20,7 @@ json TuneSettings::to_json() const {
           {"params", what.params},
           {"expr", what.expr},
           {"inputs", what.inputs},
+          {"vars", what.vars},
           {"dtype", what.dtype},
           {"kernels", what.kernels},
           {"workload", what.workload},
@@ -63,6 +64,7 @@ TuneSettings TuneSettings::from_json(const json& j) {
     s.what.params = j.value("params", std::vector<std::string>{});
     s.what.expr = j.value("expr", "");
     s.what.inputs = j.value("inputs", std::vector<std::string>{});
+    s.what.vars = j.value("vars", std::vector<std::string>{});
     s.what.dtype = j.value("dtype", "float32");
     s.what.kernels = j.value("kernels", std::vector<std::string>{});
     s.what.workload = j.value("workload", "");
@@ -188,8 +190,8 @@ TuneSession::TuneSession(TuneRequest r) : s_(std::make_unique<State>()) {
   } else {
     user_assert(!what.target.empty() || !what.expr.empty())
         << "tune: name a workload, a corpus file, a model or kernel file, or an expression";
-    s.corpus = single_entry(
-        target_entry("tune", what.target, what.params, what.expr, what.inputs, what.dtype));
+    s.corpus = single_entry(target_entry("tune", what.target, what.params, what.expr, what.inputs,
+                                         what.dtype, what.vars));
   }
   if (s.corpus) what.kernels.clear();
   if (!s.corpus && what.workload.empty()) what.workload = s.settings.door;

@@ -28,6 +28,7 @@ struct TuneTarget {
   std::vector<std::string> params; ///< a workload's, as words ("--M", "1024")
   std::string expr;                ///< an expression over `inputs` instead
   std::vector<std::string> inputs; ///< NAME=DIMS
+  std::vector<std::string> vars;   ///< NAME=LOW..HIGH: a model's symbolic dims kept symbolic
   std::string dtype = "float32";
   /// AST hashes (hex) of kernels stored in the database: a program given in memory (Python) or
   /// a kernel picked in the GUI, recorded when the run begins so that any door can resume it.

@@ -1,0 +1,195 @@
+// Shape arithmetic at import: the values exporters compute from Shape (Gather a dim, Unsqueeze
+// it, Concat it with constants, multiply two dims, compare with -1) are lists of sizes known
+// while the graph is built. They are computed here on the host as Dims, so a symbolic size
+// (`seq`) flows from a Shape to the Reshape that reads it without ever being a tensor, and a
+// fixed one costs no kernel. See Value::ints.
+#include <algorithm>
+#include <set>
+
+#include "frontends/onnx/node.hpp"
+#include "frontends/onnx/tensor_proto.hpp"
+
+namespace beamlab::onnx {
+
+namespace {
+
+// Input i's elements where they are known (an empty 1-D value has none); nullopt otherwise.
+std::optional<std::vector<Dim>> known_ints(const Node& n, size_t i) {
+  const Value* v = n.value(i);
+  if (!v) return std::nullopt;
+  if (v->ints) return v->ints;
+  if (!v->tensor && v->shape.size() == 1 && v->shape[0] == 0) return std::vector<Dim>{};
+  return std::nullopt;
+}
+
+Shape rank1(size_t n) { return Shape{static_cast<int64_t>(n)}; }
+
+// Input i as numbers (a symbolic one where numbers are needed is a clear UserError).
+std::vector<int64_t> numbers(const std::vector<Dim>& ds) { return Shape(ds); }
+
+// ONNX's integer ops on two sizes. A symbolic operand must leave a size: a product, an exact
+// quotient, or a sum with 0; a comparison must hold at every value of the variables.
+Dim apply(const std::string& op, const Dim& a, const Dim& b) {
+  if (a.is_const() && b.is_const()) {
+    int64_t x = a.value(), y = b.value();
+    if (op == "Add") return x + y;
+    if (op == "Sub") return x - y;
+    if (op == "Mul") return x * y;
+    if (op == "Div") {
+      user_assert(y != 0) << "an integer division by zero";
+      return x / y; // C's truncation, as ONNX's integer Div
+    }
+    if (op == "Max") return std::max(x, y);
+    if (op == "Min") return std::min(x, y);
+    return x == y ? 1 : 0; // Equal
+  }
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") return a / b;
+  if (op == "Equal") {
+    if (a == b) return 1;
+    user_assert(a.max() < b.min() || b.max() < a.min())
+        << "whether " << a << " equals " << b << " depends on the variables' values; "
+        << "beamlab computes shapes once for every value";
+    return 0;
+  }
+  bool a_least = a.max() <= b.min(), b_least = b.max() <= a.min();
+  user_assert(a == b || a_least || b_least)
+      << "the " << (op == "Max" ? "larger" : "smaller") << " of " << a << " and " << b
+      << " depends on the variables' values; beamlab computes shapes once for every value";
+  if (a == b) return a;
+  return (op == "Max") == b_least ? a : b;
+}
+
+std::optional<std::vector<Value>> binary(const Node& n, const std::vector<Dim>& a,
+                                         const std::vector<Dim>& b) {
+  const Value &va = *n.value(0), &vb = *n.value(1);
+  size_t size = std::max(a.size(), b.size());
+  if ((a.size() != size && a.size() != 1) || (b.size() != size && b.size() != 1))
+    return std::nullopt; // not broadcastable: the op's own converter says so
+  std::vector<Dim> out;
+  for (size_t i = 0; i < size; ++i)
+    out.push_back(apply(n.op(), a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]));
+  Shape shape = va.shape.size() >= vb.shape.size() ? va.shape : vb.shape;
+  if (!shape.empty()) shape = rank1(size);
+  DType dtype = n.op() == "Equal" ? DType(Scalar::Bool) : va.dtype;
+  return std::vector<Value>{Value::known(out, shape, dtype)};
+}
+
+// Slice of a 1-D value (data, starts, ends, axes, steps as ONNX gives them).
+std::optional<std::vector<Value>> slice(const Node& n, const std::vector<Dim>& data) {
+  bool inputs = n.opset() >= 10;
+  std::vector<int64_t> starts = inputs ? n.host_ints(1) : n.attr_ints("starts");
+  std::vector<int64_t> ends = inputs ? n.host_ints(2) : n.attr_ints("ends");
+  std::vector<int64_t> axes = n.ints_from(3, "axes").value_or(std::vector<int64_t>{0});
+  std::vector<int64_t> steps = inputs && n.has(4) ? n.host_ints(4) : std::vector<int64_t>{1};
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 ||
+      (axes[0] != 0 && axes[0] != -1) || steps[0] == 0)
+    return std::nullopt;
+  auto d = static_cast<int64_t>(data.size());
+  int64_t step = steps[0];
+  auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
+    return std::clamp(v < 0 ? v + d : v, lo, hi);
+  };
+  int64_t s = step > 0 ? norm(starts[0], 0, d) : norm(starts[0], -1, d - 1);
+  int64_t e = step > 0 ? norm(ends[0], 0, d) : norm(ends[0], -1, d - 1);
+  std::vector<Dim> out;
+  for (int64_t i = s; step > 0 ? i < e : i > e; i += step)
+    out.push_back(data[static_cast<size_t>(i)]);
+  DType dtype = n.value(0)->dtype;
+  if (out.empty()) return std::vector<Value>{Value::empty(rank1(0), dtype)};
+  return std::vector<Value>{Value::known(out, rank1(out.size()), dtype)};
+}
+
+} // namespace
+
+std::optional<std::vector<Value>> fold_shape_arithmetic(const Node& n) {
+  static const std::set<std::string> ops = {
+      "Gather", "Slice", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Cast",  "Identity", "Add",
+      "Sub",    "Mul",   "Div",    "Max",       "Min",     "Neg",     "Equal", "Where"};
+  if (!ops.count(n.op()) || n.input_count() == 0) return std::nullopt;
+  std::vector<std::vector<Dim>> in;
+  for (size_t i = 0; i < n.input_count(); ++i) {
+    if (!n.value(i)) { // an absent optional input
+      in.emplace_back();
+      continue;
+    }
+    std::optional<std::vector<Dim>> k = known_ints(n, i);
+    if (!k || n.value(i)->shape.size() > 1) return std::nullopt;
+    in.push_back(std::move(*k));
+  }
+  const Value& x = *n.value(0);
+  const std::string& op = n.op();
+  if (op == "Identity") return std::vector<Value>{x};
+  if (op == "Slice") return x.shape.size() == 1 ? slice(n, in[0]) : std::nullopt;
+  if (op == "Gather") {
+    int64_t axis = n.attr_int("axis", 0);
+    if (x.shape.size() != 1 || n.input_count() < 2 || (axis != 0 && axis != -1))
+      return std::nullopt;
+    std::vector<Dim> out;
+    auto size = static_cast<int64_t>(in[0].size());
+    for (int64_t i : numbers(in[1])) {
+      user_assert(i >= -size && i < size)
+          << "index " << i << " is out of range for " << size << " elements";
+      out.push_back(in[0][static_cast<size_t>(i < 0 ? i + size : i)]);
+    }
+    return std::vector<Value>{Value::known(out, n.value(1)->shape, x.dtype)};
+  }
+  if (op == "Concat") {
+    std::vector<Dim> out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!n.value(i) || n.value(i)->shape.size() != 1) return std::nullopt;
+      out.insert(out.end(), in[i].begin(), in[i].end());
+    }
+    if (out.empty()) return std::nullopt;
+    return std::vector<Value>{Value::known(out, rank1(out.size()), x.dtype)};
+  }
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape") {
+    // Only between a single value and a list of one: the elements stay as they are.
+    size_t rank = x.shape.size();
+    if (in[0].size() != 1) return std::nullopt;
+    if (op == "Reshape") {
+      std::vector<int64_t> shape = n.host_ints(1);
+      if (shape.size() > 1 || (shape.size() == 1 && shape[0] != 1 && shape[0] != -1))
+        return std::nullopt;
+      rank = shape.size();
+    } else {
+      rank = op == "Unsqueeze" ? rank + 1 : rank - 1;
+      if (rank > 1 || (op == "Squeeze" && x.shape.empty())) return std::nullopt;
+    }
+    return std::vector<Value>{Value::known(in[0], rank == 1 ? rank1(1) : Shape{}, x.dtype)};
+  }
+  if (op == "Cast") {
+    DType to = dtype_of(static_cast<int>(n.attr_int("to")), "to");
+    if (to.is_float()) return std::nullopt; // computed as a tensor (numbers only)
+    std::vector<Dim> out = in[0];
+    if (to.is_bool())
+      for (Dim& d : out) d = d.is_const() ? Dim(d.value() != 0 ? 1 : 0) : Dim(1); // sizes are >= 1
+    return std::vector<Value>{Value::known(out, x.shape, to)};
+  }
+  if (op == "Neg") {
+    std::vector<Dim> out;
+    for (const Dim& d : in[0]) out.push_back(d * -1);
+    return std::vector<Value>{Value::known(out, x.shape, x.dtype)};
+  }
+  if (op == "Where") {
+    if (n.input_count() != 3) return std::nullopt;
+    std::vector<int64_t> cond = numbers(in[0]);
+    size_t size = std::max({cond.size(), in[1].size(), in[2].size()});
+    auto at = [&](const std::vector<Dim>& v, size_t i) { return v[v.size() == 1 ? 0 : i]; };
+    for (const auto& v : {in[1], in[2]})
+      if (v.size() != size && v.size() != 1) return std::nullopt;
+    if (cond.size() != size && cond.size() != 1) return std::nullopt;
+    std::vector<Dim> out;
+    for (size_t i = 0; i < size; ++i)
+      out.push_back(cond[cond.size() == 1 ? 0 : i] ? at(in[1], i) : at(in[2], i));
+    bool scalar = x.shape.empty() && n.value(1)->shape.empty() && n.value(2)->shape.empty();
+    return std::vector<Value>{Value::known(out, scalar ? Shape{} : rank1(size), n.value(1)->dtype)};
+  }
+  if (n.input_count() != 2 || x.dtype.is_float() || n.value(1)->dtype.is_float())
+    return std::nullopt;
+  return binary(n, in[0], in[1]);
+}
+
+} // namespace beamlab::onnx

@@ -2,7 +2,6 @@
 #include "engine/codegen/lower.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -112,24 +111,6 @@ std::vector<UOpPtr> close_loops(std::vector<UOpPtr> effects, LowerCtx& ctx,
 }
 
 } // namespace
-
-UOpPtr reduce_identity(Op op, DType dtype) {
-  if (dtype.lanes() > 1) {
-    std::vector<UOpPtr> lanes(static_cast<size_t>(dtype.lanes()),
-                              reduce_identity(op, dtype.scalar_type()));
-    return UOp::make(Op::Vectorize, dtype, std::move(lanes));
-  }
-  switch (op) {
-  case Op::Add: return UOp::const_like(dtype, 0);
-  case Op::Mul: return UOp::const_like(dtype, 1);
-  case Op::Max:
-    if (dtype.is_float()) return UOp::const_float(dtype, -std::numeric_limits<double>::infinity());
-    if (dtype.is_bool()) return UOp::const_bool(false);
-    return UOp::const_int(dtype, dtype.int_min());
-  default: internal_error << "no identity for reduction " << op_name(op);
-  }
-  return nullptr;
-}
 
 UOpPtr lower_kernel(const UOpPtr& ast) {
   internal_assert(ast->op() == Op::Sink) << "lower_kernel takes a SINK, got " << op_name(ast->op());

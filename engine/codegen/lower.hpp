@@ -19,7 +19,4 @@ namespace beamlab {
 /// The kernel graph for a kernel AST (see above).
 UOpPtr lower_kernel(const UOpPtr& ast);
 
-/// The identity of a reduction op for `dtype` (0 for ADD, 1 for MUL, the lowest value for MAX).
-UOpPtr reduce_identity(Op op, DType dtype);
-
 } // namespace beamlab

@@ -2,8 +2,10 @@
 #include "engine/ir/kernel_ops.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/ir/printer.hpp"
+#include "engine/support/error.hpp"
 
 namespace beamlab {
 
@@ -27,6 +29,24 @@ std::string extent_label(const UOp& range) {
     label += u->arg().items()[0].as_str();
   }
   return label.empty() ? "sym" : label;
+}
+
+UOpPtr reduce_identity(Op op, DType dtype) {
+  if (dtype.lanes() > 1) {
+    std::vector<UOpPtr> lanes(static_cast<size_t>(dtype.lanes()),
+                              reduce_identity(op, dtype.scalar_type()));
+    return UOp::make(Op::Vectorize, dtype, std::move(lanes));
+  }
+  switch (op) {
+  case Op::Add: return UOp::const_like(dtype, 0);
+  case Op::Mul: return UOp::const_like(dtype, 1);
+  case Op::Max:
+    if (dtype.is_float()) return UOp::const_float(dtype, -std::numeric_limits<double>::infinity());
+    if (dtype.is_bool()) return UOp::const_bool(false);
+    return UOp::const_int(dtype, dtype.int_min());
+  default: internal_error << "no identity for reduction " << op_name(op);
+  }
+  return nullptr;
 }
 
 } // namespace beamlab

@@ -112,6 +112,9 @@ inline UOpPtr reduce_over(const UOpPtr& value, std::vector<UOpPtr> ranges, Op op
   return UOp::make(Op::Reduce, value->dtype(), std::move(ranges), Arg(op));
 }
 
+/// The identity of a reduction op for `dtype` (0 for ADD, 1 for MUL, the lowest value for MAX).
+UOpPtr reduce_identity(Op op, DType dtype);
+
 /// Closes `range` once `effects` are done.
 inline UOpPtr end_loop(std::vector<UOpPtr> effects, const UOpPtr& range) {
   effects.push_back(range);

@@ -416,11 +416,12 @@ private:
   // it is gated by the loop being below `n`. With `clamp_reads`, a read where that says yes
   // reads at the clamped position min(loop, n - 1) instead, ungated: what an extra iteration
   // computes is never stored, and an ungated read keeps its plain load (a matmul's row read as
-  // a broadcast operand of its FMAs, not selected per step: 1.7-1.9x).
+  // a broadcast operand of its FMAs, not selected per step: 1.7-1.9x). A reduce loop's extra
+  // iterations add the reduction's identity (0 for a sum, -inf for a max), not what they read.
   void pad_and_gate(size_t at, const UOpPtr& padded, const UOpPtr& n,
                     const std::function<bool(const UOp& index)>& clamp_reads = nullptr) {
     UOpPtr old = loops_[at].range;
-    UOpPtr range = fresh_range(padded, LoopKind::Loop);
+    UOpPtr range = fresh_range(padded, loops_[at].kind);
     UOpPtr inside = lt(range, n);
     UOpPtr clamped = where(inside, range, simplify_kernel(n - 1));
     std::unordered_map<const UOp*, UOpPtr> done;
@@ -431,10 +432,13 @@ private:
         moves.insert(u.get());
         continue;
       }
+      // A reduction over the loop is the same at every iteration of it: it doesn't move.
+      bool over = u->op() == Op::Reduce &&
+                  std::find(u->src().begin() + 1, u->src().end(), old) != u->src().end();
       std::vector<UOpPtr> src;
       for (const UOpPtr& s : u->src()) {
         src.push_back(done.at(s.get()));
-        if (moves.contains(s.get())) moves.insert(u.get());
+        if (moves.contains(s.get()) && !over) moves.insert(u.get());
       }
       UOpPtr out = u->replace_src(std::move(src));
       if (u->op() == Op::Index && moves.contains(u.get())) {
@@ -448,6 +452,11 @@ private:
         read[0] = substitute(u->src(0), {{old.get(), clamped}});
         out = u->replace_src(std::move(read));
       }
+      if (over) {
+        std::vector<UOpPtr> src = out->src();
+        src[0] = where(inside, src[0], reduce_identity(u->arg().as_op(), src[0]->dtype()));
+        out = out->replace_src(std::move(src));
+      }
       done.emplace(u.get(), std::move(out));
     }
     ast_ = simplify_kernel(done.at(ast_.get()));
@@ -455,33 +464,36 @@ private:
     renumber();
   }
 
-  // UPCAST, THREAD or TILE by `o.arg` of a loop axis of symbolic extent n: the loop runs to n
-  // rounded up to a multiple, gated past n (as PADTO's), then splits into the constant amount
-  // and ceil(n / amount) (THREAD: that many chunks of ceil(n / amount) iterations each).
-  // Reduce axes are not split: a gated read gives 0, not the reduction's identity.
+  // UPCAST, THREAD or TILE by `o.arg` of a loop axis of symbolic extent n, or UNROLL of a
+  // reduce axis: the loop runs to n rounded up to a multiple, gated past n (as PADTO's; a
+  // reduction's extra iterations add its identity), then splits into the constant amount and
+  // ceil(n / amount) (THREAD: that many chunks of ceil(n / amount) iterations each).
   template <class Reject>
   Expected<void> split_symbolic(const Opt& o, size_t at, bool has_parallel, const std::string& what,
                                 const Reject& reject) {
     LoopKind kind = loops_[at].kind;
     bool loop_split = o.op == OptOp::Upcast || o.op == OptOp::Thread || o.op == OptOp::Tile;
-    if (kind != LoopKind::Loop || !loop_split)
-      return reject(what + "; of the splits only UPCAST, THREAD and TILE of a loop axis apply "
-                           "to one (rounded up and gated)");
+    bool reduce_split = o.op == OptOp::Unroll;
+    if (!(kind == LoopKind::Loop && loop_split) && !(kind == LoopKind::Reduce && reduce_split))
+      return reject(what + "; of the splits only UPCAST, THREAD and TILE of a loop axis and "
+                           "UNROLL of a reduce axis apply to one (rounded up and gated)");
     if (divides_by_computed()) return reject(kComputedDivisor);
     int64_t amt = o.arg;
     UOpPtr n = loops_[at].range->src(0);
     UOpPtr parts = simplify_kernel((n + (amt - 1)) / amt);
     KernelState before = *this;
-    // Reads are clamped, not gated, except the contiguous ones an UPCAST makes vectors of
-    // (a masked vector load costs what a plain one does).
+    // Reads are clamped, not gated, except the contiguous ones an UPCAST or UNROLL makes vectors
+    // of (a masked vector load costs what a plain one does).
     UOpPtr old = loops_[at].range;
-    bool vectors = o.op == OptOp::Upcast;
+    bool vectors = o.op == OptOp::Upcast || o.op == OptOp::Unroll;
     pad_and_gate(at, simplify_kernel(parts * amt), n,
                  [&](const UOp& index) { return !vectors || stride_of(index.src(1), old) != 1; });
     UOpPtr whole = UOp::const_int(Scalar::Index, amt);
     switch (o.op) {
     case OptOp::Upcast:
-      split(at, parts, LoopKind::Loop, at, whole, LoopKind::Upcast);
+    case OptOp::Unroll:
+      split(at, parts, kind, at, whole,
+            o.op == OptOp::Upcast ? LoopKind::Upcast : LoopKind::Unroll);
       if (int64_t wide = lanes(); wide > kMaxOptLanes) {
         *this = std::move(before);
         return reject("the kernel would have " + std::to_string(wide) + " lanes, more than " +

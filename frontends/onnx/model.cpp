@@ -584,9 +584,17 @@ Program Model::build(const std::map<std::string, Tensor>& feeds) const {
   for (const std::string& name : m.outputs) {
     auto it = env.find(name);
     user_assert(it != env.end()) << m.path << ": output '" << name << "' is never computed";
-    user_assert(it->second.tensor)
-        << m.path << ": output '" << name << "' is an empty tensor " << shape_str(it->second.shape)
-        << "; beamlab does not compute on empty tensors";
+    const Value& v = it->second;
+    if (!v.tensor && v.ints) {
+      for (const Dim& d : *v.ints) {
+        user_assert(d.is_const())
+            << m.path << ": output '" << name << "' is the shape value (" << d << ", ...), "
+            << "which holds a symbolic size; beamlab's outputs are tensors of numbers; give the "
+            << "model's dims numbers with --input";
+      }
+    }
+    user_assert(v.tensor) << m.path << ": output '" << name << "' is an empty tensor "
+                          << shape_str(v.shape) << "; beamlab does not compute on empty tensors";
     p.outputs.push_back(*it->second.tensor);
   }
   return p;

@@ -12,10 +12,12 @@
 //   onnx::Model m = onnx::Model::load("bert.onnx", {}, {Variable{"seq", 1, 512}});
 //   Program p = m.build(m.random_inputs());   // input (1, seq, 768), output (1, seq, 768)
 //   ExecutionPlan plan = ExecutionPlan::prepare(p.schedule(), p.inputs());
-//   plan.run({{"seq", 77}}); build() walks the nodes in order and calls each op's
-// converter (ops_*.cpp), so scheduling, fusion, Opts, tuning and the cache see an ordinary
-// Tensor graph. Every problem is a one-line UserError naming the file and, for a node, its
-// name, op and opset: "m.onnx: node 'conv1' (Conv, opset 13): ...".
+//   plan.run({{"seq", 77}});
+//
+// build() walks the nodes in order and calls each op's converter (ops_*.cpp), so scheduling,
+// fusion, Opts, tuning and the cache see an ordinary Tensor graph. Every problem is a one-line
+// UserError naming the file and, for a node, its name, op and opset: "m.onnx: node 'conv1' (Conv,
+// opset 13): ...".
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 #include "frontends/onnx/node.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <onnx/onnx_pb.h>
 
@@ -10,12 +11,17 @@
 namespace beamlab::onnx {
 
 Value Value::known(std::vector<Dim> ints, Shape shape, DType dtype) {
+  if (ints.empty()) return empty(std::move(shape), dtype);
   Value v;
   v.shape = std::move(shape);
   v.dtype = dtype;
   if (std::all_of(ints.begin(), ints.end(), [](const Dim& d) { return d.is_const(); })) {
     std::vector<int64_t> numbers = Shape(ints);
-    v.tensor = Tensor(std::span<const int64_t>(numbers), v.shape, dtype);
+    constexpr int64_t kExact = int64_t{1} << 53;          // what a double holds exactly
+    if (v.shape.empty() && std::abs(numbers[0]) < kExact) // a constant scalar, folded into kernels
+      v.tensor = Tensor(static_cast<double>(numbers[0]), dtype);
+    else
+      v.tensor = Tensor(std::span<const int64_t>(numbers), v.shape, dtype);
   }
   v.ints = std::move(ints);
   return v;

@@ -78,16 +78,23 @@ Tensor symbolic_slice(const Tensor& x, int64_t a, Dim start, Dim end, int64_t st
   Dim d = x.shape()[static_cast<size_t>(a)];
   user_assert(step == 1) << "a step of " << step << " along axis " << a << " of "
                          << shape_str(x.shape()) << ", where a symbolic slice takes step 1 only";
-  auto bound = [&](const Dim& v) { // negative: from the end; past the end: the end
-    if (v.is_const() && v.value() < 0) return d + v;
+  auto bound = [&](const Dim& v) { // negative: from the end; past either end: that end
     if (v.is_const() && v.value() >= d.max()) return d;
-    return v;
+    if (v.is_const() && v.value() <= -d.max()) return Dim(0);
+    user_assert(!v.is_const() || v.value() >= 0 || d.is_const())
+        << "a slice bound of " << v << " counts from the end of axis " << a << " of "
+        << shape_str(x.shape()) << ", whose length " << d << " is symbolic; beamlab slices a "
+        << "symbolic axis from its start";
+    return v.is_const() && v.value() < 0 ? d + v : v;
   };
   start = bound(start);
   end = bound(end);
-  user_assert(start.min() >= 0 && (end == d || end.max() <= d.min()))
+  user_assert(start.is_const() && (end == d || end.max() <= d.min()))
       << "the slice [" << start << ", " << end << ") of axis " << a << " of "
       << shape_str(x.shape()) << " may pass the dim's end; narrow the variables' ranges";
+  user_assert(start.value() < end.min())
+      << "the slice [" << start << ", " << end << ") of axis " << a << " of "
+      << shape_str(x.shape()) << " is empty at some values; narrow the variables' ranges";
   std::vector<std::pair<Dim, Dim>> bounds;
   for (const Dim& e : x.shape()) bounds.emplace_back(0, e);
   bounds[static_cast<size_t>(a)] = {start, end};
@@ -113,6 +120,9 @@ Value slice(const Node& n) {
       << "starts and ends have different lengths (" << starts.size() << ", " << ends.size() << ")";
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  user_assert(axes.size() == starts.size() && (steps.empty() || steps.size() == axes.size()))
+      << "axes, starts and steps have different lengths (" << axes.size() << ", " << starts.size()
+      << ", " << steps.size() << ")";
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = Node::axis(axes[i], x.ndim(), "axis");
     int64_t step = i < steps.size() ? steps[i] : 1;
@@ -128,7 +138,7 @@ Value slice(const Node& n) {
       return std::clamp(v, lo, hi);
     };
     int64_t start = starts[i].value(), end = ends[i].value();
-    int64_t s = step > 0 ? norm(start, 0, d) : norm(start, -1, d - 1);
+    int64_t s = step > 0 ? norm(start, 0, d) : norm(start, 0, d - 1);
     int64_t e = step > 0 ? norm(end, 0, d) : norm(end, -1, d - 1);
     int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
     if (s == 0 && count == d && step == 1) continue;
@@ -443,7 +453,7 @@ void add_shapes(ConverterTable& t) {
     auto r = static_cast<int64_t>(v->shape.size());
     int64_t s = n.attr_int("start", 0), e = n.attr_int("end", r);
     s = std::clamp(s < 0 ? s + r : s, int64_t{0}, r);
-    e = std::clamp(e < 0 ? e + r : e, int64_t{0}, r);
+    e = std::clamp(e < 0 ? e + r : e, s, r);
     std::vector<Dim> dims(v->shape.begin() + s, v->shape.begin() + e);
     return std::vector<Value>{Value::known(dims, {e - s}, Scalar::Int64)};
   };

@@ -4,6 +4,7 @@
 // (`seq`) flows from a Shape to the Reshape that reads it without ever being a tensor, and a
 // fixed one costs no kernel. See Value::ints.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "frontends/onnx/node.hpp"
@@ -24,6 +25,21 @@ std::optional<std::vector<Dim>> known_ints(const Node& n, size_t i) {
 
 Shape rank1(size_t n) { return Shape{static_cast<int64_t>(n)}; }
 
+// `v` converted to the integer (or bool) type `to`, as a cast of the tensor would: wrapped to
+// a narrower type.
+int64_t wrapped(int64_t v, DType to) {
+  switch (to.scalar()) {
+  case Scalar::Bool: return v != 0;
+  case Scalar::Int8: return static_cast<int8_t>(v);
+  case Scalar::Int16: return static_cast<int16_t>(v);
+  case Scalar::Int32: return static_cast<int32_t>(v);
+  case Scalar::UInt8: return static_cast<uint8_t>(v);
+  case Scalar::UInt16: return static_cast<uint16_t>(v);
+  case Scalar::UInt32: return static_cast<uint32_t>(v);
+  default: return v; // int64 (and uint64, whose values past int64 no size reaches)
+  }
+}
+
 // Input i as numbers (a symbolic one where numbers are needed is a clear UserError).
 std::vector<int64_t> numbers(const std::vector<Dim>& ds) { return Shape(ds); }
 
@@ -31,12 +47,17 @@ std::vector<int64_t> numbers(const std::vector<Dim>& ds) { return Shape(ds); }
 // quotient, or a sum with 0; a comparison must hold at every value of the variables.
 Dim apply(const std::string& op, const Dim& a, const Dim& b) {
   if (a.is_const() && b.is_const()) {
-    int64_t x = a.value(), y = b.value();
-    if (op == "Add") return x + y;
-    if (op == "Sub") return x - y;
-    if (op == "Mul") return x * y;
+    int64_t x = a.value(), y = b.value(), r = 0;
+    bool overflow = false;
+    if (op == "Add") overflow = __builtin_add_overflow(x, y, &r);
+    if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r);
+    if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r);
+    user_assert(!overflow) << op << " of " << x << " and " << y << " overflows int64";
+    if (op == "Add" || op == "Sub" || op == "Mul") return r;
     if (op == "Div") {
       user_assert(y != 0) << "an integer division by zero";
+      user_assert(y != -1 || x != std::numeric_limits<int64_t>::min())
+          << "Div of " << x << " by -1 overflows int64";
       return x / y; // C's truncation, as ONNX's integer Div
     }
     if (op == "Max") return std::max(x, y);
@@ -92,7 +113,7 @@ std::optional<std::vector<Value>> slice(const Node& n, const std::vector<Dim>& d
   auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
     return std::clamp(v < 0 ? v + d : v, lo, hi);
   };
-  int64_t s = step > 0 ? norm(starts[0], 0, d) : norm(starts[0], -1, d - 1);
+  int64_t s = step > 0 ? norm(starts[0], 0, d) : norm(starts[0], 0, d - 1);
   int64_t e = step > 0 ? norm(ends[0], 0, d) : norm(ends[0], -1, d - 1);
   std::vector<Dim> out;
   for (int64_t i = s; step > 0 ? i < e : i > e; i += step)
@@ -154,9 +175,13 @@ std::optional<std::vector<Value>> fold_shape_arithmetic(const Node& n) {
       if (shape.size() > 1 || (shape.size() == 1 && shape[0] != 1 && shape[0] != -1))
         return std::nullopt;
       rank = shape.size();
-    } else {
-      rank = op == "Unsqueeze" ? rank + 1 : rank - 1;
-      if (rank > 1 || (op == "Squeeze" && x.shape.empty())) return std::nullopt;
+    } else { // the rank changes by the axes given (Squeeze without axes: by the 1s)
+      std::optional<std::vector<int64_t>> axes = n.ints_from(1, "axes");
+      size_t count = axes && !axes->empty() ? axes->size() : 1;
+      if (op == "Unsqueeze" && (!axes || axes->empty())) return std::nullopt;
+      if (op == "Squeeze" && count > rank) return std::nullopt;
+      rank = op == "Unsqueeze" ? rank + count : rank - count;
+      if (rank > 1) return std::nullopt;
     }
     return std::vector<Value>{Value::known(in[0], rank == 1 ? rank1(1) : Shape{}, x.dtype)};
   }
@@ -164,13 +189,18 @@ std::optional<std::vector<Value>> fold_shape_arithmetic(const Node& n) {
     DType to = dtype_of(static_cast<int>(n.attr_int("to")), "to");
     if (to.is_float()) return std::nullopt; // computed as a tensor (numbers only)
     std::vector<Dim> out = in[0];
-    if (to.is_bool())
-      for (Dim& d : out) d = d.is_const() ? Dim(d.value() != 0 ? 1 : 0) : Dim(1); // sizes are >= 1
+    for (Dim& d : out) {
+      if (!d.is_const()) {
+        if (to.is_bool()) d = 1; // a size is at least 1
+        continue;
+      }
+      d = wrapped(d.value(), to);
+    }
     return std::vector<Value>{Value::known(out, x.shape, to)};
   }
   if (op == "Neg") {
     std::vector<Dim> out;
-    for (const Dim& d : in[0]) out.push_back(d * -1);
+    for (const Dim& d : in[0]) out.push_back(apply("Mul", d, -1));
     return std::vector<Value>{Value::known(out, x.shape, x.dtype)};
   }
   if (op == "Where") {

@@ -148,7 +148,8 @@ std::vector<Variable> symbolic_dims(const fs::path& model_file,
         const std::string& name = params[i][d];
         if (name.empty()) continue;
         int64_t v = set_shapes[k][i][d].value();
-        differ |= v != set_shapes[0][i][d].value();
+        const Shape& first = set_shapes[0][i];
+        differ |= d >= first.size() || v != first[d].value();
         most[name] = std::max(most[name], v);
         per_set[k][name] = v;
       }

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <google/protobuf/unknown_field_set.h>
@@ -260,6 +263,91 @@ TEST_F(OnnxImport, SymbolicDimErrors) {
                      "symbolic size seq; this op takes it as data, where beamlab reads symbolic "
                      "sizes only as shapes, slice bounds and shape arithmetic; give the model's "
                      "dims numbers with --input");
+}
+
+// Shape arithmetic folded at import computes what the ops' converters do: each case's nodes
+// run once on integer initializers (known at import, so folded on the host) and once on the
+// same values fed as graph inputs (so built as kernels); outputs and shapes must agree.
+TEST_F(OnnxImport, FoldedShapeArithmeticMatchesTheConvertedOps) {
+  struct Case {
+    std::vector<std::string> nodes; // "Op:in1,in2:out[:attr=value]", in order; the last is y
+    std::map<std::string, std::vector<int64_t>> values;
+    std::set<std::string> scalars; // values of shape ()
+  };
+  std::vector<Case> cases = {
+      {{"Add:a,b:y"}, {{"a", {5, -3, 7}}, {"b", {2}}}, {}},
+      {{"Sub:a,b:y"}, {{"a", {5, -3, 7}}, {"b", {2}}}, {"b"}},
+      {{"Mul:a,b:y"}, {{"a", {5, -3, 7}}, {"b", {-4, 2, 0}}}, {}},
+      {{"Div:a,b:y"}, {{"a", {7, -7, 9}}, {"b", {2}}}, {}},
+      {{"Max:a,b:y"}, {{"a", {7, -7, 9}}, {"b", {2, 3, 10}}}, {}},
+      {{"Min:a,b:y"}, {{"a", {7, -7, 9}}, {"b", {2}}}, {}},
+      {{"Neg:a:y"}, {{"a", {4, -2}}}, {}},
+      {{"Equal:a,b:c", "Where:c,a,b:y"}, {{"a", {1, 2, 3}}, {"b", {2, 2, 5}}}, {}},
+      {{"Cast:a:y:to=6"}, {{"a", {5, -1, 4294967297}}}, {}},
+      {{"Gather:a,i:y"}, {{"a", {10, 20, 30}}, {"i", {-1, 0}}}, {}},
+      {{"Gather:a,i:y"}, {{"a", {10, 20, 30}}, {"i", {1}}}, {"i"}},
+      {{"Slice:a,s,e:y"}, {{"a", {10, 20, 30, 40}}, {"s", {1}}, {"e", {-1}}}, {}},
+      {{"Slice:a,s,e,x,st:y"},
+       {{"a", {10, 20, 30, 40}}, {"s", {-1}}, {"e", {-10}}, {"x", {0}}, {"st", {-1}}},
+       {}},
+      {{"Concat:a,b:y:axis=0"}, {{"a", {1, 2}}, {"b", {3}}}, {}},
+      {{"Unsqueeze:a,x:y"}, {{"a", {5}}, {"x", {0}}}, {"a"}},
+      {{"Unsqueeze:a,x:y"}, {{"a", {5}}, {"x", {0, 1}}}, {"a"}},
+      {{"Squeeze:a,x:y"}, {{"a", {5}}, {"x", {0}}}, {}},
+  };
+  auto build = [&](const Case& c, bool fold) {
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("ints");
+    for (const auto& [name, v] : c.values) {
+      if (fold) {
+        add_ints(g, name, v, c.scalars.count(name) > 0);
+        continue;
+      }
+      auto* in = g->add_input();
+      in->set_name(name);
+      auto* tt = in->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(::onnx::TensorProto::INT64);
+      auto* shape = tt->mutable_shape();
+      if (!c.scalars.count(name)) shape->add_dim()->set_dim_value(static_cast<int64_t>(v.size()));
+    }
+    for (const std::string& text : c.nodes) {
+      std::vector<std::string> parts;
+      std::stringstream ss(text);
+      for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+      std::vector<std::string> ins;
+      std::stringstream is(parts[1]);
+      for (std::string p; std::getline(is, p, ',');) ins.push_back(p);
+      auto* n = add_node(g, parts[0], ins, parts[2]);
+      if (parts.size() > 3) {
+        size_t eq = parts[3].find('=');
+        int_attr(n, parts[3].substr(0, eq), std::stoll(parts[3].substr(eq + 1)));
+      }
+    }
+    auto* y = g->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    y->mutable_type()->mutable_tensor_type()->mutable_shape(); // of any rank: not checked
+    return m;
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    SCOPED_TRACE("case " + std::to_string(k) + ": " + c.nodes.back());
+    bo::Model folded = bo::Model::load(write(file("fold.onnx"), build(c, true)));
+    bo::Model converted = bo::Model::load(write(file("conv.onnx"), build(c, false)));
+    std::map<std::string, Tensor> feeds;
+    for (const auto& [name, v] : c.values)
+      feeds.emplace(name, Tensor(std::span<const int64_t>(v),
+                                 c.scalars.count(name) ? Shape{} : Shape{int64_t(v.size())},
+                                 beamlab::Scalar::Int64));
+    Tensor want = converted.build(feeds).outputs.at(0), got = folded.build({}).outputs.at(0);
+    EXPECT_EQ(beamlab::shape_str(got.shape()), beamlab::shape_str(want.shape()));
+    EXPECT_EQ(got.dtype(), want.dtype());
+    EXPECT_EQ(got.cast(beamlab::Scalar::Int64).to_vector<int64_t>(),
+              want.cast(beamlab::Scalar::Int64).to_vector<int64_t>());
+  }
 }
 
 TEST_F(OnnxImport, InputShapeErrors) {

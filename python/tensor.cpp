@@ -362,9 +362,18 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
           py::kw_only(), py::arg("seed") = 0, py::arg("dtype") = py::none())
       .def_static(
           "arange",
-          [](double start, const py::object& stop, double step, const py::object& dtype) {
-            if (stop.is_none()) return T::arange(0, start, step, dtype_or(dtype, Scalar::Int32));
-            return T::arange(start, stop.cast<double>(), step, dtype_or(dtype, Scalar::Int32));
+          [](const py::object& start, const py::object& stop, double step,
+             const py::object& dtype) {
+            if (py::isinstance<Dim>(start)) { // arange(seq): a symbolic count of positions
+              user_assert(stop.is_none() && step == 1)
+                  << "arange(" << start.cast<Dim>().str() << ", ...): a symbolic arange counts "
+                  << "from 0 by 1; write arange(" << start.cast<Dim>().str() << ") * step + start";
+              return T::arange(start.cast<Dim>()).cast(dtype_or(dtype, Scalar::Int32));
+            }
+            if (stop.is_none())
+              return T::arange(0, start.cast<double>(), step, dtype_or(dtype, Scalar::Int32));
+            return T::arange(start.cast<double>(), stop.cast<double>(), step,
+                             dtype_or(dtype, Scalar::Int32));
           },
           py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1,
           py::arg("dtype") = py::none())

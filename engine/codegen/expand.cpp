@@ -141,11 +141,15 @@ private:
   struct Lanes {
     Layout layout;
     std::vector<UOpPtr> addr, gate;
+    UOpPtr gates; // the gate as one value laid out as `layout` (null: ungated)
   };
   Lanes lanes_of(const UOpPtr& idx) const {
     Lanes out;
     out.layout = layout(idx->src(1));
-    if (idx->src().size() == 3) out.layout = merge(out.layout, layout(idx->src(2)));
+    if (idx->src().size() == 3) {
+      out.layout = merge(out.layout, layout(idx->src(2)));
+      out.gates = convert(done_.at(idx->src(2).get()), out.layout);
+    }
     for (int64_t l = 0; l < count(out.layout); ++l) {
       UOpPtr gate = idx->src().size() == 3 ? at_lane(idx->src(2), out.layout, l) : nullptr;
       UOpPtr addr = at_lane(idx->src(1), out.layout, l);
@@ -182,8 +186,10 @@ private:
     return runs;
   }
 
-  // The gate of a run: the scalar gate if its lanes share one, else a vector of them. An offset
-  // no lane reads (a covering load's gaps and tail) is off; ungated lanes are on.
+  // The gate of a run: the scalar gate if its lanes share one, else a vector of them: the
+  // gate's own expansion where every offset is read (`base + lane < n` stays one vector
+  // compare), else lane by lane. An offset no lane reads (a covering load's gaps and tail) is
+  // off; ungated lanes are on.
   static UOpPtr run_gate(const Lanes& ls, const Run& r, const std::vector<int64_t>& offsets) {
     std::vector<UOpPtr> gates;
     bool gaps = false;
@@ -199,6 +205,12 @@ private:
     bool same =
         std::all_of(gates.begin(), gates.end(), [&](const UOpPtr& g) { return g == gates[0]; });
     if (same || gates.size() == 1) return gates[0];
+    if (!gaps) {
+      std::vector<int64_t> sel;
+      for (int64_t off = r.start; off < r.start + r.length; ++off)
+        sel.push_back(std::find(offsets.begin(), offsets.end(), off) - offsets.begin());
+      return select(ls.gates, std::move(sel));
+    }
     return UOp::make(Op::Vectorize, DType(Scalar::Bool).vec(static_cast<int>(gates.size())),
                      std::move(gates));
   }

@@ -9,6 +9,7 @@
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/printer.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
+#include "engine/rewrite/linear_form.hpp"
 #include "engine/rewrite/symbolic.hpp"
 
 namespace beamlab {
@@ -31,15 +32,119 @@ void split_conjunction(const UOpPtr& gate, std::vector<UOpPtr>& out) {
   }
 }
 
+// The clauses of the gates of the memory accesses in `body`.
+void gate_clauses(const UOpPtr& body, std::vector<UOpPtr>& out) {
+  for (const UOpPtr& n : toposort(body))
+    if (n->op() == Op::Index && n->src().size() > 2) split_conjunction(n->src(2), out);
+}
+
 // The clauses of the gates of the memory accesses inside reductions' bodies.
 std::vector<UOpPtr> hot_clauses(const UOpPtr& root) {
   std::vector<UOpPtr> out;
-  for (const UOpPtr& u : toposort(root)) {
-    if (u->op() != Op::Reduce) continue;
-    for (const UOpPtr& n : toposort(u->src(0)))
-      if (n->op() == Op::Index && n->src().size() > 2) split_conjunction(n->src(2), out);
-  }
+  for (const UOpPtr& u : toposort(root))
+    if (u->op() == Op::Reduce) gate_clauses(u->src(0), out);
   return out;
+}
+
+// An iteration count s such that `clause` holds at every iteration of `r` below s, for every
+// lane and every iteration of the other loops; null when the clause isn't a bound `a < b`
+// whose left side grows with r (coef * r + rest, b and rest free of r) or s could be negative.
+// coef * r + rest < b for every rest <= M  <=>  r < (b - M - 1) / coef + 1.
+UOpPtr holds_below(const UOpPtr& clause, const UOp& r) {
+  if (clause->op() != Op::CmpLt || reaches(clause->src(1), &r)) return nullptr;
+  LinearForm form = decompose(clause->src(0));
+  int64_t coef = 0;
+  LinearForm rest{form.dtype, {}, form.constant};
+  for (const LinearTerm& t : form.terms) {
+    if (t.base.get() == &r)
+      coef = t.coef;
+    else
+      rest.terms.push_back(t);
+  }
+  UOpPtr other = build(rest);
+  if (coef <= 0 || reaches(other, &r)) return nullptr;
+  UOpPtr top = simplify_kernel(clause->src(1) + (coef - 1 - other->vmax()));
+  if (top->vmin() < 0) return nullptr;
+  return simplify_kernel(top / coef);
+}
+
+// Whether a <= b for every value of the variables: by bounds, or as floors a = x / d, b = y / d
+// of a positive d with x <= y by bounds (the steady part of a loop of ceil(n / d) iterations).
+bool at_most(const UOpPtr& a, const UOpPtr& b) {
+  if (simplify_kernel(b - a)->vmin() >= 0) return true;
+  return a->op() == Op::Idiv && b->op() == Op::Idiv && a->src(1) == b->src(1) &&
+         a->src(1)->is_const() && a->src(1)->const_value() > 0 &&
+         simplify_kernel(b->src(0) - a->src(0))->vmin() >= 0;
+}
+
+// A REDUCE over a reduce range r of symbolic extent whose body is gated by bounds on r (an
+// UNROLL of a symbolic axis, rounded up and gated, reads `r * 64 + lane < seq`) as two: r's
+// iterations where every such gate holds (all but the last at most) with the gates folded
+// away, then the rest, gated as before; combined by the REDUCE's op. Each part reduces over
+// ranges of its own (fresh axis ids, in the original order).
+UOpPtr split_symbolic_reduce(const UOpPtr& red, int64_t& next_axis) {
+  std::vector<UOpPtr> clauses; // the gates' clauses and the index conditions of its WHEREs
+  gate_clauses(red->src(0), clauses);
+  for (const UOpPtr& u : toposort(red->src(0))) {
+    if (u->op() != Op::Where) continue;
+    const std::vector<UOpPtr> cond = toposort(u->src(0));
+    if (std::none_of(cond.begin(), cond.end(), [](const UOpPtr& c) { return c->op() == Op::Load; }))
+      split_conjunction(u->src(0), clauses);
+  }
+  for (size_t i = 1; i < red->src().size(); ++i) {
+    const UOpPtr& r = red->src(i);
+    if (loop_kind(*r) != LoopKind::Reduce || !symbolic_extent(*r)) continue;
+    std::unordered_map<const UOp*, UOpPtr> folded; // the clauses on r: true in the steady part
+    UOpPtr steady;
+    for (const UOpPtr& c : clauses) {
+      if (!reaches(c, r.get())) continue;
+      if (UOpPtr below = holds_below(c, *r)) {
+        steady = steady ? minimum(steady, below) : below;
+        folded.emplace(c.get(), UOp::const_bool(true));
+      }
+    }
+    if (!steady) continue;
+    UOpPtr extent = r->src(0);
+    steady = simplify_kernel(steady);
+    if (!at_most(steady, extent)) steady = simplify_kernel(minimum(extent, steady));
+    Op op = red->arg().as_op();
+    UOpPtr parts[2];
+    for (int part = 0; part < 2; ++part) {
+      int64_t base = next_axis;
+      std::unordered_map<const UOp*, UOpPtr> mine =
+          part == 0 ? folded : std::unordered_map<const UOp*, UOpPtr>{};
+      std::vector<UOpPtr> ranges;
+      for (size_t j = 1; j < red->src().size(); ++j) {
+        const UOpPtr& o = red->src(j);
+        if (is_lane(loop_kind(*o))) {
+          ranges.push_back(o);
+          continue;
+        }
+        UOpPtr own = kernel_range(o == r ? (part == 0 ? steady : simplify_kernel(extent - steady))
+                                         : o->src(0),
+                                  base + range_axis(*o), loop_kind(*o));
+        next_axis = std::max(next_axis, range_axis(*own) + 1);
+        mine.emplace(o.get(), o == r && part == 1 ? own + steady : own);
+        ranges.push_back(own);
+      }
+      parts[part] = reduce_over(simplify_kernel(substitute(red->src(0), mine)), ranges, op);
+    }
+    return alu(op, parts[0], parts[1]);
+  }
+  return red;
+}
+
+// Every REDUCE of `ast` split as above, inner ones first.
+UOpPtr split_symbolic_reduces(const UOpPtr& ast, int64_t& next_axis) {
+  std::unordered_map<const UOp*, UOpPtr> done;
+  for (const UOpPtr& u : toposort(ast)) {
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : u->src()) src.push_back(done.at(s.get()));
+    UOpPtr out = u->replace_src(std::move(src));
+    if (out->op() == Op::Reduce) out = split_symbolic_reduce(out, next_axis);
+    done.emplace(u.get(), std::move(out));
+  }
+  return done.at(ast.get());
 }
 
 // Iterations [lo, hi) of a loop as a value: the constant lo for one, a loop of their own (axis
@@ -145,12 +250,17 @@ std::vector<UOpPtr> cut(std::vector<UOpPtr> effects, size_t budget, int64_t& nex
 } // namespace
 
 UOpPtr partition_loops(const UOpPtr& ast) {
-  if (hot_clauses(ast).empty()) return ast; // most kernels: no gate inside a reduction
   int64_t next_axis = 0;
-  for (const UOpPtr& u : toposort(ast))
-    if (u->op() == Op::Range) next_axis = std::max(next_axis, range_axis(*u) + 1);
-  std::vector<UOpPtr> effects = cut(ast->src(), kMaxCopies, next_axis);
-  return effects == ast->src() ? ast : sink(std::move(effects));
+  bool symbolic = false;
+  for (const UOpPtr& u : toposort(ast)) {
+    if (u->op() != Op::Range) continue;
+    next_axis = std::max(next_axis, range_axis(*u) + 1);
+    symbolic |= symbolic_extent(*u);
+  }
+  UOpPtr split = symbolic ? split_symbolic_reduces(ast, next_axis) : ast;
+  if (hot_clauses(split).empty()) return split; // most kernels: no gate inside a reduction
+  std::vector<UOpPtr> effects = cut(split->src(), kMaxCopies, next_axis);
+  return effects == split->src() ? split : sink(std::move(effects));
 }
 
 } // namespace beamlab

@@ -339,15 +339,20 @@ void spread_across_cores(Planner& p, int threads) {
   for (const AxisAccess& a : p.axes())
     if (a.kind == LoopKind::Loop && a.extent > 1 && !a.symbolic) loops.push_back(a.extent);
   auto profile = [&](int64_t c) { return parallel_profile(c, work, threads); };
-  // Where the fixed loop axes can't fill the cores, a symbolic one (a sequence of any length)
-  // goes across them: as many chunks as the work at its largest pays for, each ceil(n / chunks)
+  // Where the fixed loop axes can't fill the cores, or the outermost of them is one the
+  // reductions don't vary with (a LayerNorm's columns beside its symbolic rows: each chunk would
+  // recompute its rows' mean and variance), a symbolic one (a sequence of any length) goes
+  // across them: as many chunks as the work at its largest pays for, each ceil(n / chunks)
   // iterations, the last ones gated.
   int64_t fixed = chunks;
   for (int64_t e : loops) fixed *= e;
   auto symbolic = std::find_if(p.axes().begin(), p.axes().end(), [](const AxisAccess& a) {
     return a.kind == LoopKind::Loop && a.symbolic;
   });
-  if (!profile(fixed).fills() && symbolic != p.axes().end() &&
+  int outer = first_loop(p);
+  bool recomputes =
+      outer >= 0 && work_independent_of(p.stage(), p.axes()[static_cast<size_t>(outer)].range) > 0;
+  if ((!profile(fixed).fills() || recomputes) && symbolic != p.axes().end() &&
       p.try_apply({OptOp::Thread, static_cast<int>(symbolic - p.axes().begin()), now.worth}))
     return;
   // The choice: the first `whole` loop axes whole and `part` iterations of the next.

@@ -31,7 +31,7 @@ namespace {
 using detail::Pads;
 
 // Positions 0..n-1 of dtype `dt` as shape `shape` (which holds n elements).
-Tensor positions(int64_t n, DType dt, const Shape& shape) {
+Tensor positions(const Dim& n, DType dt, const Shape& shape) {
   return Tensor::arange(n).cast(dt).reshape(shape);
 }
 
@@ -87,8 +87,8 @@ namespace {
 // x where `keep(col - row)` holds over the last two dims, zeros elsewhere.
 Tensor triangle(const Tensor& x, const char* op, int64_t k, bool upper) {
   user_assert(x.ndim() >= 2) << op << ": needs at least 2 dims, not " << shape_str(x.shape());
-  int64_t rows = x.shape()[x.shape().size() - 2], cols = x.shape().back();
-  k = std::clamp<int64_t>(k, -rows - 1, cols + 1); // beyond these, all or nothing is kept
+  Dim rows = x.shape()[x.shape().size() - 2], cols = x.shape().back();
+  k = std::clamp<int64_t>(k, -rows.max() - 1, cols.max() + 1); // beyond: all or nothing kept
   Tensor row = positions(rows, Scalar::Int32, {rows, 1}) + static_cast<double>(k);
   Tensor col = positions(cols, Scalar::Int32, {1, cols});
   Tensor keep = upper ? col.ge(row) : col.le(row);

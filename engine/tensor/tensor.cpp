@@ -66,10 +66,10 @@ T get(const void* base, DType dtype, size_t i) {
 // staged as doubles; a lazy constant costs its dtype's size once realized).
 void check_shape(const Shape& shape, const char* op, int64_t bytes_per_element = 8) {
   double numel = 1;
-  for (int64_t d : shape) {
-    user_assert(d >= 1) << op << ": shape " << shape_str(shape)
-                        << " has a dimension below 1 (empty tensors are not supported)";
-    numel *= static_cast<double>(d);
+  for (const Dim& d : shape) { // a symbolic dim: at every value, so at its least and largest
+    user_assert(d.min() >= 1) << op << ": shape " << shape_str(shape)
+                              << " has a dimension below 1 (empty tensors are not supported)";
+    numel *= static_cast<double>(d.max());
   }
   // Checked before anything is allocated (a bad_alloc would name nothing).
   double ram = machine_memory_bytes();
@@ -153,7 +153,10 @@ Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1, dty
 
 // The tensor graph has no leaf for a loop index, so arange (and eye, linspace) start from a
 // buffer of host values.
-Tensor Tensor::arange(int64_t stop) { return arange(0, static_cast<double>(stop), 1); }
+Tensor Tensor::arange(const Dim& stop) {
+  if (stop.is_const()) return arange(0, static_cast<double>(stop.value()), 1);
+  return arange(0, static_cast<double>(stop.max()), 1).shrink({{Dim(0), stop}});
+}
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
   user_assert(step != 0) << "arange: step is 0";

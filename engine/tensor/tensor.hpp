@@ -64,7 +64,9 @@ public:
   static Tensor full(const Shape& shape, double value, DType dtype = Scalar::Float32);
   static Tensor zeros(const Shape& shape, DType dtype = Scalar::Float32);
   static Tensor ones(const Shape& shape, DType dtype = Scalar::Float32);
-  static Tensor arange(int64_t stop);
+  /// 0, 1, ..., stop - 1 as int32; a symbolic stop (arange(seq): position ids) gives the
+  /// positions up to its largest value, the first `stop` of them read.
+  static Tensor arange(const Dim& stop);
   static Tensor arange(double start, double stop, double step = 1, DType dtype = Scalar::Int32);
   static Tensor eye(int64_t n, DType dtype = Scalar::Float32);
   static Tensor linspace(double start, double stop, int64_t steps, DType dtype = Scalar::Float32);

@@ -196,6 +196,16 @@ std::optional<std::vector<int64_t>> Node::ints_from(size_t i, const std::string&
   return std::nullopt;
 }
 
+Node::SliceRange Node::slice_range(int64_t start, int64_t end, int64_t step, int64_t d) {
+  auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
+    return std::clamp(v < 0 ? v + d : v, lo, hi);
+  };
+  int64_t s = step > 0 ? norm(start, 0, d) : norm(start, 0, d - 1);
+  int64_t e = step > 0 ? norm(end, 0, d) : norm(end, -1, d - 1);
+  int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
+  return {s, std::max<int64_t>(count, 0)};
+}
+
 int64_t Node::axis(int64_t a, int64_t rank, const char* what) {
   user_assert(a >= -rank && a < std::max<int64_t>(rank, 1))
       << what << " " << a << " is out of range for rank " << rank;

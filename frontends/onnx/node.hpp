@@ -125,6 +125,14 @@ public:
   /// An axis in [0, rank), from a possibly negative one; a UserError names `what`.
   static int64_t axis(int64_t a, int64_t rank, const char* what);
 
+  /// What ONNX Slice takes from an axis of length d by `step`: its first element and how many
+  /// (0: none), after a negative start or end counts from the end and both are clamped to the
+  /// axis as the step's sign says.
+  struct SliceRange {
+    int64_t first = 0, count = 0;
+  };
+  static SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t d);
+
 private:
   /// A UserError where input i holds a symbolic size (Value::ints) an op would read as data.
   void check_not_symbolic(size_t i) const;

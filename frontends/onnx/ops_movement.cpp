@@ -133,21 +133,14 @@ Value slice(const Node& n) {
       continue;
     }
     int64_t d = dim(x, a);
-    auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
-      if (v < 0) v += d;
-      return std::clamp(v, lo, hi);
-    };
-    int64_t start = starts[i].value(), end = ends[i].value();
-    int64_t s = step > 0 ? norm(start, 0, d) : norm(start, 0, d - 1);
-    int64_t e = step > 0 ? norm(end, 0, d) : norm(end, -1, d - 1);
-    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
-    if (s == 0 && count == d && step == 1) continue;
-    if (count <= 0) {
+    Node::SliceRange r = Node::slice_range(starts[i].value(), ends[i].value(), step, d);
+    if (r.first == 0 && r.count == d && step == 1) continue;
+    if (r.count == 0) {
       Shape shape = x.shape();
       shape[static_cast<size_t>(a)] = 0;
       return Value::empty(shape, x.dtype());
     }
-    x = strided_slice(x, a, s, count, step);
+    x = strided_slice(x, a, r.first, r.count, step);
   }
   return x;
 }
@@ -359,9 +352,23 @@ Tensor cumsum(const Node& n) {
   return reverse ? c.flip({a}) : c;
 }
 
+// A Range to a symbolic limit (position ids: arange(seq)) runs from 0 by a whole step that
+// divides it: the positions up to the limit's largest value, sliced to the first limit / step.
 Tensor range(const Node& n) {
-  double start = n.host_floats(0)[0], limit = n.host_floats(1)[0], delta = n.host_floats(2)[0];
-  return Tensor::arange(start, limit, delta, n.in(0).dtype());
+  std::vector<Dim> limits = n.host_dims(1);
+  user_assert(limits.size() == 1) << "limit must be a scalar, not " << limits.size() << " values";
+  double start = n.host_floats(0)[0], delta = n.host_floats(2)[0];
+  DType dtype = n.in(0).dtype();
+  const Dim& limit = limits[0];
+  if (limit.is_const()) return Tensor::arange(start, n.host_floats(1)[0], delta, dtype);
+  auto step = static_cast<int64_t>(delta);
+  user_assert(start == 0 && step > 0 && static_cast<double>(step) == delta && divides(step, limit))
+      << "a Range to the symbolic limit " << limit << " from " << start << " by " << delta
+      << ": beamlab runs one from 0 by a whole step that divides the limit; give the model's "
+         "dims numbers with --input";
+  Dim count = limit / step;
+  Tensor all = Tensor::arange(0, static_cast<double>(count.max() * step), delta, dtype);
+  return all.shrink({{Dim(0), count}});
 }
 
 Tensor eye_like(const Node& n) {

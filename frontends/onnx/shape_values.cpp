@@ -108,16 +108,11 @@ std::optional<std::vector<Value>> slice(const Node& n, const std::vector<Dim>& d
   if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 ||
       (axes[0] != 0 && axes[0] != -1) || steps[0] == 0)
     return std::nullopt;
-  auto d = static_cast<int64_t>(data.size());
-  int64_t step = steps[0];
-  auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
-    return std::clamp(v < 0 ? v + d : v, lo, hi);
-  };
-  int64_t s = step > 0 ? norm(starts[0], 0, d) : norm(starts[0], 0, d - 1);
-  int64_t e = step > 0 ? norm(ends[0], 0, d) : norm(ends[0], -1, d - 1);
+  Node::SliceRange r =
+      Node::slice_range(starts[0], ends[0], steps[0], static_cast<int64_t>(data.size()));
   std::vector<Dim> out;
-  for (int64_t i = s; step > 0 ? i < e : i > e; i += step)
-    out.push_back(data[static_cast<size_t>(i)]);
+  for (int64_t k = 0; k < r.count; ++k)
+    out.push_back(data[static_cast<size_t>(r.first + k * steps[0])]);
   DType dtype = n.value(0)->dtype;
   if (out.empty()) return std::vector<Value>{Value::empty(rank1(0), dtype)};
   return std::vector<Value>{Value::known(out, rank1(out.size()), dtype)};

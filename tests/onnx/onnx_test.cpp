@@ -251,18 +251,86 @@ TEST_F(OnnxImport, SymbolicDimErrors) {
               bo::Model::load(path, {}, {{"len", 1, 16}});
             }),
             path + ": --var len=1..16 names no symbolic dim of the model's inputs (its dims: seq)");
-  // A symbolic size read as data (here a Range over it) is refused with the way out.
+  // A symbolic size read as data (here an Add of it to a tensor) is refused with the way out.
   ::onnx::ModelProto m = symbolic_attention();
-  add_ints(m.mutable_graph(), "start", {0}, true);
-  add_ints(m.mutable_graph(), "step", {1}, true);
-  add_node(m.mutable_graph(), "Range", {"start", "seq", "step"}, "positions");
-  std::string ranged = write(file("range.onnx"), m);
+  add_node(m.mutable_graph(), "Add", {"seq", "P"}, "shifted");
+  std::string as_data = write(file("data.onnx"), m);
+  bo::Model dm = bo::Model::load(as_data, {}, {{"seq", 1, 16}});
+  EXPECT_EQ(error_of([&] { dm.build(dm.random_inputs()); }),
+            as_data + ": node 'Add_shifted' (Add, opset 13): input 0 ('seq') holds the "
+                      "symbolic size seq; this op takes it as data, where beamlab reads symbolic "
+                      "sizes only as shapes, slice bounds and shape arithmetic; give the model's "
+                      "dims numbers with --input");
+  // A Range to it from 1: positions beamlab can't slice from a table that starts at 0.
+  ::onnx::ModelProto r = symbolic_attention();
+  add_ints(r.mutable_graph(), "start", {1}, true);
+  add_ints(r.mutable_graph(), "step", {1}, true);
+  add_node(r.mutable_graph(), "Range", {"start", "seq", "step"}, "positions");
+  std::string ranged = write(file("range.onnx"), r);
   bo::Model rm = bo::Model::load(ranged, {}, {{"seq", 1, 16}});
   EXPECT_EQ(error_of([&] { rm.build(rm.random_inputs()); }),
-            ranged + ": node 'Range_positions' (Range, opset 13): input 1 ('seq') holds the "
-                     "symbolic size seq; this op takes it as data, where beamlab reads symbolic "
-                     "sizes only as shapes, slice bounds and shape arithmetic; give the model's "
-                     "dims numbers with --input");
+            ranged + ": node 'Range_positions' (Range, opset 13): a Range to the symbolic limit "
+                     "seq from 1 by 1: beamlab runs one from 0 by a whole step that divides the "
+                     "limit; give the model's dims numbers with --input");
+}
+
+// Positions computed from a symbolic length, as exporters write position ids and causal masks:
+// Range(0, seq) added to each row (y = x + i) and compared with itself into a lower-triangular
+// mask whose matmul with x is the running sum down the rows (z[i] = x[0] + ... + x[i]); one
+// compile, checked against the sums computed here at each length.
+TEST_F(OnnxImport, ARangeToASymbolicSizeGivesPositionsAndACausalMask) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("positions");
+  add_dims(g->add_input(), {"1", "seq", "8"});
+  g->mutable_input(0)->set_name("x");
+  add_ints(g, "one", {1}, true);
+  add_ints(g, "start", {0}, true);
+  add_ints(g, "step", {1}, true);
+  add_ints(g, "axis0", {0});
+  add_ints(g, "axis1", {1});
+  add_node(g, "Shape", {"x"}, "x_shape");
+  add_node(g, "Gather", {"x_shape", "one"}, "seq");
+  add_node(g, "Range", {"start", "seq", "step"}, "pos");
+  int_attr(add_node(g, "Cast", {"pos"}, "posf"), "to", ::onnx::TensorProto::FLOAT);
+  add_node(g, "Unsqueeze", {"posf", "axis1"}, "col");
+  add_node(g, "Add", {"x", "col"}, "y");
+  add_node(g, "Unsqueeze", {"pos", "axis0"}, "j");
+  add_node(g, "Unsqueeze", {"pos", "axis1"}, "i");
+  add_node(g, "LessOrEqual", {"j", "i"}, "mask");
+  int_attr(add_node(g, "Cast", {"mask"}, "maskf"), "to", ::onnx::TensorProto::FLOAT);
+  add_node(g, "MatMul", {"maskf", "x"}, "z");
+  add_dims(g->add_output(), {"1", "seq", "8"});
+  g->mutable_output(0)->set_name("y");
+  add_dims(g->add_output(), {"1", "seq", "8"});
+  g->mutable_output(1)->set_name("z");
+  std::string path = write(file("positions.onnx"), m);
+  bo::Model model = bo::Model::load(path, {}, {{"seq", 1, 40}});
+  auto storage = std::make_shared<beamlab::Buffer>(40 * 8 * sizeof(float));
+  Tensor x = Tensor::from_storage(storage, model.inputs()[0].shape, beamlab::Scalar::Float32);
+  beamlab::Program p = model.build({{"x", x}});
+  beamlab::Schedule s = p.schedule();
+  beamlab::ExecutionPlan plan = beamlab::ExecutionPlan::prepare(s, p.inputs());
+  size_t kernels = plan.kernels().size();
+  std::vector<float> all = Tensor::randn({40, 8}, 5).to_vector<float>();
+  for (int64_t v : {40, 1, 7, 33}) {
+    SCOPED_TRACE("seq=" + std::to_string(v));
+    std::memcpy(storage->data(), all.data(), static_cast<size_t>(v * 8) * sizeof(float));
+    plan.run({{"seq", v}});
+    const auto* y = static_cast<const float*>(plan.buffer(*s.outputs.at(0))->data());
+    const auto* z = static_cast<const float*>(plan.buffer(*s.outputs.at(1))->data());
+    std::vector<float> running(8, 0.0f);
+    for (int64_t i = 0; i < v; ++i)
+      for (int64_t c = 0; c < 8; ++c) {
+        auto e = static_cast<size_t>(i * 8 + c);
+        running[static_cast<size_t>(c)] += all[e];
+        ASSERT_FLOAT_EQ(y[e], all[e] + static_cast<float>(i)) << "y[" << i << ", " << c << "]";
+        ASSERT_NEAR(z[e], running[static_cast<size_t>(c)], 1e-4) << "z[" << i << ", " << c << "]";
+      }
+  }
+  EXPECT_EQ(plan.kernels().size(), kernels);
 }
 
 // Shape arithmetic folded at import computes what the ops' converters do: each case's nodes

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -119,6 +120,41 @@ TEST(SymbolicShapes, RealizeAtAValueGivesThatShape) {
                 Tensor(y).realize({.vars = {{"seq", 3}, {"batch", 2}}});
               }),
               HasSubstr("no variable 'batch'"));
+}
+
+// Positions over a symbolic length: arange(seq) is 0..seq-1 at each value, and a causal mask
+// (tril of a seq x seq matrix, kept where column <= row) is the running sum's matrix: its
+// matmul with x sums the rows up to each, checked here at values across the range.
+TEST(SymbolicShapes, ArangeAndTrilOverAVariableGivePositionsAndACausalMask) {
+  Dim seq = kSeq;
+  Tensor base = Tensor::randn({24, 4}, 2);
+  Tensor x = base.shrink({{0, seq}, {0, 4}});
+  Tensor pos = Tensor::arange(seq).cast(Scalar::Float32);
+  EXPECT_EQ(shape_str(pos.shape()), "(seq,)");
+  Tensor y = x + pos.reshape({seq, 1});
+  Tensor z = Tensor::ones({seq, seq}).tril().matmul(x);
+  Tensor w = Tensor::ones({seq, seq}).triu(1).matmul(x); // the rows strictly after each
+  std::vector<float> all = base.to_vector<float>();
+  for (int64_t v : {1, 6, 24}) {
+    SCOPED_TRACE("seq=" + std::to_string(v));
+    Tensor ry = y, rz = z, rw = w;
+    std::array<Tensor*, 3> outs = {&ry, &rz, &rw};
+    Tensor::realize_all(outs, {.vars = {{"seq", v}}});
+    std::vector<float> gy = ry.to_vector<float>(), gz = rz.to_vector<float>(),
+                       gw = rw.to_vector<float>();
+    ASSERT_EQ(gy.size(), static_cast<size_t>(v * 4));
+    for (int64_t c = 0; c < 4; ++c) {
+      float total = 0, running = 0;
+      for (int64_t i = 0; i < v; ++i) total += all[static_cast<size_t>(i * 4 + c)];
+      for (int64_t i = 0; i < v; ++i) {
+        auto e = static_cast<size_t>(i * 4 + c);
+        running += all[e];
+        EXPECT_FLOAT_EQ(gy[e], all[e] + static_cast<float>(i)) << "y[" << i << ", " << c << "]";
+        EXPECT_NEAR(gz[e], running, 1e-4) << "z[" << i << ", " << c << "]";
+        EXPECT_NEAR(gw[e], total - running, 1e-4) << "w[" << i << ", " << c << "]";
+      }
+    }
+  }
 }
 
 // A kernel that reads only constants (a model's position table, cut to the sequence) is not

@@ -21,9 +21,12 @@
 #include <beamlab/beamlab.hpp>
 #include <beamlab/tuning.hpp>
 
+#include "engine/codegen/expand.hpp"
+#include "engine/codegen/partition.hpp"
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/ir/parser.hpp"
 #include "engine/ir/printer.hpp"
+#include "engine/opt/opt.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
 #include "engine/support/knobs.hpp"
 
@@ -217,6 +220,56 @@ TEST(Symbolic, AnUnrolledProductOverASymbolicAxisIsTwoToTheN) {
     compiled->run({out.data(), in.data()}, 2, {{"n", v}});
     EXPECT_EQ(out[0], std::ldexp(1.0f, static_cast<int>(v))) << "n=" << v;
     EXPECT_EQ(out[1], std::ldexp(1.0f, static_cast<int>(v))) << "n=" << v;
+  }
+}
+
+// A max and a sum over n x 3 values whose symbolic (contiguous) axis is unrolled by 16 (padded
+// to 16s and gated): the partition runs the reduction's whole steps (n / 16 of them) ungated and
+// the rest as a reduction of its own, gated, whose gate is one vector compare (`base + lane < n`),
+// not a compare per lane; at values below, at and past a multiple of 16 both match the host.
+TEST(Symbolic, AnUnrolledSymbolicReductionRunsItsWholeStepsUngated) {
+  UOpPtr n = UOp::variable("n", 1, 200);
+  UOpPtr i = kernel_range(3, 0, LoopKind::Loop), k = kernel_range(n, 1, LoopKind::Reduce),
+         j = kernel_range(3, 2, LoopKind::Reduce);
+  UOpPtr a = load(index(buffer_param(1, Scalar::Float32), i * 600 + j * 200 + k), Scalar::Float32);
+  std::vector<float> in(1800);
+  for (size_t e = 0; e < in.size(); ++e) in[e] = -500.0f + static_cast<float>((e * 37) % 101);
+  for (Op op : {Op::Max, Op::Add}) {
+    SCOPED_TRACE(op_name(op));
+    UOpPtr ast =
+        sink({store(index(buffer_param(0, Scalar::Float32), i), reduce_over(a, {k, j}, op))});
+    std::vector<Opt> opts = *parse_opts("UNROLL(1,16)");
+    Expected<OptimizedKernel> optimized = apply_opts(ast, opts);
+    ASSERT_TRUE(optimized) << optimized.error();
+    UOpPtr cut = partition_loops(optimized->stages.at(optimized->main));
+    int ungated = 0, gated = 0;
+    for (const UOpPtr& u : toposort(cut)) {
+      if (u->op() != Op::Reduce) continue;
+      bool gates = false;
+      for (const UOpPtr& x : toposort(u->src(0)))
+        gates |= x->op() == Op::Index && x->src().size() > 2;
+      ++(gates ? gated : ungated);
+    }
+    EXPECT_EQ(ungated, 1) << print_graph(cut);
+    EXPECT_EQ(gated, 1) << print_graph(cut);
+    for (const UOpPtr& u : toposort(expand_upcasts(cut))) // no gate built lane by lane
+      EXPECT_FALSE(u->op() == Op::Vectorize && u->dtype().scalar_type() == Scalar::Bool)
+          << print_graph(u);
+    auto compiled = KernelCandidate::build(ast, opts, "reduce");
+    ASSERT_TRUE(compiled) << compiled.error().message;
+    std::vector<float> out(3);
+    for (int64_t v : {1, 15, 16, 17, 48, 111, 200}) {
+      compiled->run({out.data(), in.data()}, 2, {{"n", v}});
+      for (int64_t row = 0; row < 3; ++row) {
+        float want = op == Op::Max ? -INFINITY : 0.0f;
+        for (int64_t col = 0; col < 3; ++col)
+          for (int64_t e = 0; e < v; ++e) {
+            float x = in[static_cast<size_t>(row * 600 + col * 200 + e)];
+            want = op == Op::Max ? std::max(want, x) : want + x;
+          }
+        EXPECT_FLOAT_EQ(out[static_cast<size_t>(row)], want) << "n=" << v << ", row " << row;
+      }
+    }
   }
 }
 

@@ -364,11 +364,14 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
           "arange",
           [](const py::object& start, const py::object& stop, double step,
              const py::object& dtype) {
-            if (py::isinstance<Dim>(start)) { // arange(seq): a symbolic count of positions
-              user_assert(stop.is_none() && step == 1)
-                  << "arange(" << start.cast<Dim>().str() << ", ...): a symbolic arange counts "
-                  << "from 0 by 1; write arange(" << start.cast<Dim>().str() << ") * step + start";
-              return T::arange(start.cast<Dim>()).cast(dtype_or(dtype, Scalar::Int32));
+            if (py::isinstance<Dim>(start) || py::isinstance<Dim>(stop)) { // arange(seq)
+              bool from_zero = py::isinstance<Dim>(stop) && !py::isinstance<Dim>(start) &&
+                               start.cast<double>() == 0;
+              Dim n = (from_zero ? stop : start).cast<Dim>();
+              user_assert((stop.is_none() || from_zero) && step == 1)
+                  << "arange over " << n.str() << ": a symbolic arange counts from 0 by 1; write "
+                  << "arange(" << n.str() << ") * step + start";
+              return T::arange(n).cast(dtype_or(dtype, Scalar::Int32));
             }
             if (stop.is_none())
               return T::arange(0, start.cast<double>(), step, dtype_or(dtype, Scalar::Int32));

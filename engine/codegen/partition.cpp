@@ -48,10 +48,13 @@ std::vector<UOpPtr> hot_clauses(const UOpPtr& root) {
 
 // An iteration count s such that `clause` holds at every iteration of `r` below s, for every
 // lane and every iteration of the other loops; null when the clause isn't a bound `a < b`
-// whose left side grows with r (coef * r + rest, b and rest free of r) or s could be negative.
+// whose left side grows with r (coef * r + rest, rest free of r, b of constants and variables:
+// s is a loop extent) or s could be negative.
 // coef * r + rest < b for every rest <= M  <=>  r < (b - M - 1) / coef + 1.
 UOpPtr holds_below(const UOpPtr& clause, const UOp& r) {
-  if (clause->op() != Op::CmpLt || reaches(clause->src(1), &r)) return nullptr;
+  if (clause->op() != Op::CmpLt) return nullptr;
+  for (const UOpPtr& u : toposort(clause->src(1))) // b: constants and variables only (an extent)
+    if (u->op() == Op::Range || u->op() == Op::Load || u->op() == Op::Reduce) return nullptr;
   LinearForm form = decompose(clause->src(0));
   int64_t coef = 0;
   LinearForm rest{form.dtype, {}, form.constant};

@@ -56,6 +56,19 @@ struct AxisAccess {
 // The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
 // depend on `range`: what lanes along it would compute once for all (a GELU fused into a
 // matmul's input).
+// Whether some reduction of `root` doesn't vary with `range`: each chunk of a thread split
+// along it would compute that reduction again (a LayerNorm's mean along its columns).
+bool reduction_independent_of(const UOpPtr& root, const UOpPtr& range) {
+  std::unordered_map<const UOp*, bool> varies;
+  for (const UOpPtr& u : toposort(root)) {
+    bool v = u == range;
+    for (const UOpPtr& s : u->src()) v = v || varies[s.get()];
+    varies[u.get()] = v;
+    if (u->op() == Op::Reduce && !v) return true;
+  }
+  return false;
+}
+
 int64_t work_independent_of(const UOpPtr& root, const UOpPtr& range) {
   std::unordered_map<const UOp*, bool> varies;
   std::unordered_set<const UOp*> counted;
@@ -351,7 +364,7 @@ void spread_across_cores(Planner& p, int threads) {
   });
   int outer = first_loop(p);
   bool recomputes =
-      outer >= 0 && work_independent_of(p.stage(), p.axes()[static_cast<size_t>(outer)].range) > 0;
+      outer >= 0 && reduction_independent_of(p.stage(), p.axes()[static_cast<size_t>(outer)].range);
   if ((!profile(fixed).fills() || recomputes) && symbolic != p.axes().end() &&
       p.try_apply({OptOp::Thread, static_cast<int>(symbolic - p.axes().begin()), now.worth}))
     return;

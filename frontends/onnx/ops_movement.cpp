@@ -355,12 +355,13 @@ Tensor cumsum(const Node& n) {
 // A Range to a symbolic limit (position ids: arange(seq)) runs from 0 by a whole step that
 // divides it: the positions up to the limit's largest value, sliced to the first limit / step.
 Tensor range(const Node& n) {
-  std::vector<Dim> limits = n.host_dims(1);
-  user_assert(limits.size() == 1) << "limit must be a scalar, not " << limits.size() << " values";
   double start = n.host_floats(0)[0], delta = n.host_floats(2)[0];
   DType dtype = n.in(0).dtype();
-  const Dim& limit = limits[0];
-  if (limit.is_const()) return Tensor::arange(start, n.host_floats(1)[0], delta, dtype);
+  const Value* given = n.value(1);
+  bool symbolic =
+      given && given->ints && given->ints->size() == 1 && !given->ints->front().is_const();
+  if (!symbolic) return Tensor::arange(start, n.host_floats(1)[0], delta, dtype);
+  const Dim& limit = given->ints->front();
   auto step = static_cast<int64_t>(delta);
   user_assert(start == 0 && step > 0 && static_cast<double>(step) == delta && divides(step, limit))
       << "a Range to the symbolic limit " << limit << " from " << start << " by " << delta

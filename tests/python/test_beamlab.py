@@ -283,6 +283,7 @@ def test_a_symbolic_sequence_runs_at_keyword_values_from_one_compile():
         close(Tensor(y).realize(seq=n), (e / e.sum(0)).reshape(n, 2, 4), rtol=1e-4)
     pos = x + Tensor.arange(seq, dtype=np.float32).reshape(seq, 1)  # position ids
     close(Tensor(pos).realize(seq=5), base[:5] + np.arange(5, dtype=np.float32)[:, None])
+    close(Tensor(Tensor.arange(0, seq)).realize(seq=3), np.arange(3))
     with pytest.raises(beamlab.UserError, match="a symbolic arange counts from 0 by 1"):
         Tensor.arange(seq, 8)
     with pytest.raises(beamlab.UserError, match="variable seq has no value"):

@@ -351,6 +351,29 @@ TEST(Symbolic, TheHeuristicSpreadsASymbolicAxisAcrossTheCores) {
   }
 }
 
+// Rows of a symbolic length and 768 fixed columns: a LayerNorm's columns are not where its
+// cores go (each chunk of columns would compute its rows' mean and variance again), its rows
+// are; a matmul reading a GELU of its input (work along the rows, but no reduction the columns
+// don't vary with) keeps the columns.
+TEST(Symbolic, TheHeuristicThreadsSymbolicRowsWhereColumnsWouldRecomputeAReduction) {
+  Dim seq = Variable{"seq", 1, 512};
+  Tensor x = Tensor::rand({512, 768}, 1).shrink({{0, seq}, {0, 768}});
+  Tensor w = Tensor::rand({768, 768}, 2);
+  auto threads_symbolic_axis = [](const Tensor& t) {
+    UOpPtr ast = t.schedule().items.back().ast;
+    std::vector<Opt> opts = heuristic_opts(ast, 2);
+    auto thread =
+        std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::Thread; });
+    EXPECT_NE(thread, opts.end()) << to_string(opts);
+    if (thread == opts.end()) return false;
+    Expected<OptimizedKernel> before = apply_opts(ast, {opts.begin(), thread});
+    EXPECT_TRUE(before) << before.error();
+    return before && before->axes.at(static_cast<size_t>(thread->axis)).symbolic;
+  };
+  EXPECT_TRUE(threads_symbolic_axis(x.layernorm()));
+  EXPECT_FALSE(threads_symbolic_axis(x.gelu().matmul(w)));
+}
+
 // A matmul whose rows are symbolic (a sequence length) gets the register tile of a fixed one,
 // its row blocks rounded up and gated: the heuristic's plans for 2 and 16 cores, at every length.
 TEST(Symbolic, AMatmulOverSymbolicRowsTilesThemAndMatchesAtEveryLength) {

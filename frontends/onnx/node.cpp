@@ -197,13 +197,17 @@ std::optional<std::vector<int64_t>> Node::ints_from(size_t i, const std::string&
 }
 
 Node::SliceRange Node::slice_range(int64_t start, int64_t end, int64_t step, int64_t d) {
+  if (d == 0) return {};
   auto norm = [&](int64_t v, int64_t lo, int64_t hi) {
     return std::clamp(v < 0 ? v + d : v, lo, hi);
   };
   int64_t s = step > 0 ? norm(start, 0, d) : norm(start, 0, d - 1);
   int64_t e = step > 0 ? norm(end, 0, d) : norm(end, -1, d - 1);
-  int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
-  return {s, std::max<int64_t>(count, 0)};
+  int64_t span = step > 0 ? e - s : s - e; // both in [-1, d]: no overflow
+  if (span <= 0) return {s, 0};
+  // |step| as unsigned: INT64_MIN's magnitude is no int64.
+  uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  return {s, static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / stride + 1)};
 }
 
 int64_t Node::axis(int64_t a, int64_t rank, const char* what) {

@@ -19,6 +19,7 @@ Tensor int64_tensor(const std::vector<int64_t>& values) {
 Tensor strided_slice(const Tensor& x, int64_t axis, int64_t start, int64_t count, int64_t step) {
   user_assert(count >= 1) << "the slice of axis " << axis << " of " << shape_str(x.shape())
                           << " is empty; beamlab does not compute on empty tensors";
+  if (count == 1) return x.slice(axis, start, start + 1); // any step: the one element
   int64_t d = x.shape()[static_cast<size_t>(axis)];
   Tensor y = x;
   int64_t s = step;

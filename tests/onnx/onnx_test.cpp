@@ -358,6 +358,12 @@ TEST_F(OnnxImport, FoldedShapeArithmeticMatchesTheConvertedOps) {
       {{"Slice:a,s,e,x,st:y"},
        {{"a", {10, 20, 30, 40}}, {"s", {-1}}, {"e", {-10}}, {"x", {0}}, {"st", {-1}}},
        {}},
+      {{"Slice:a,s,e,x,st:y"}, // a step past any length: the first element
+       {{"a", {10, 20, 30}}, {"s", {0}}, {"e", {3}}, {"x", {0}}, {"st", {INT64_MAX}}},
+       {}},
+      {{"Slice:a,s,e,x,st:y"},
+       {{"a", {10, 20, 30}}, {"s", {-1}}, {"e", {-4}}, {"x", {0}}, {"st", {INT64_MIN}}},
+       {}},
       {{"Concat:a,b:y:axis=0"}, {{"a", {1, 2}}, {"b", {3}}}, {}},
       {{"Unsqueeze:a,x:y"}, {{"a", {5}}, {"x", {0}}}, {"a"}},
       {{"Unsqueeze:a,x:y"}, {{"a", {5}}, {"x", {0, 1}}}, {"a"}},

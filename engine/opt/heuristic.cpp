@@ -53,36 +53,42 @@ struct AxisAccess {
   UOpPtr range;          ///< its RANGE in the main stage
 };
 
-// The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
-// depend on `range`: what lanes along it would compute once for all (a GELU fused into a
-// matmul's input).
+// Per node of `order` (a topological order), whether it varies with `range`.
+std::unordered_map<const UOp*, bool> varies_with(const std::vector<UOpPtr>& order,
+                                                 const UOpPtr& range) {
+  std::unordered_map<const UOp*, bool> varies;
+  for (const UOpPtr& u : order) {
+    bool v = u == range;
+    for (const UOpPtr& s : u->src()) v = v || varies[s.get()];
+    varies[u.get()] = v;
+  }
+  return varies;
+}
+
 // Whether some reduction of `root` doesn't vary with `range`: each chunk of a thread split
 // along it would compute that reduction again (a LayerNorm's mean along its columns).
 bool reduction_independent_of(const UOpPtr& root, const UOpPtr& range) {
-  std::unordered_map<const UOp*, bool> varies;
-  for (const UOpPtr& u : toposort(root)) {
-    bool v = u == range;
-    for (const UOpPtr& s : u->src()) v = v || varies[s.get()];
-    varies[u.get()] = v;
-    if (u->op() == Op::Reduce && !v) return true;
-  }
-  return false;
+  const std::vector<UOpPtr> order = toposort(root);
+  std::unordered_map<const UOp*, bool> varies = varies_with(order, range);
+  return std::any_of(order.begin(), order.end(),
+                     [&](const UOpPtr& u) { return u->op() == Op::Reduce && !varies.at(u.get()); });
 }
 
+// The arithmetic nodes (not index math) inside the reductions' bodies of `root` that don't
+// depend on `range`: what lanes along it would compute once for all (a GELU fused into a
+// matmul's input).
 int64_t work_independent_of(const UOpPtr& root, const UOpPtr& range) {
-  std::unordered_map<const UOp*, bool> varies;
+  const std::vector<UOpPtr> order = toposort(root);
+  std::unordered_map<const UOp*, bool> varies = varies_with(order, range);
   std::unordered_set<const UOp*> counted;
   int64_t n = 0;
-  for (const UOpPtr& u : toposort(root)) {
-    bool v = u == range;
-    for (const UOpPtr& s : u->src()) v = v || varies[s.get()];
-    varies[u.get()] = v;
+  for (const UOpPtr& u : order) {
     if (u->op() != Op::Reduce) continue;
     for (const UOpPtr& b : toposort(u->src(0))) {
       bool alu = b->op() != Op::Load && b->op() != Op::Const && b->op() != Op::Index &&
                  b->op() != Op::Range && b->op() != Op::DefineGlobal && b->op() != Op::Reduce &&
                  b->dtype().scalar() != Scalar::Index && !b->dtype().is_bool();
-      if (alu && !varies[b.get()] && counted.insert(b.get()).second) ++n;
+      if (alu && !varies.at(b.get()) && counted.insert(b.get()).second) ++n;
     }
   }
   return n;

@@ -356,9 +356,10 @@ TEST(Opts, HeuristicTakesAWinogradGemmsTilesSevenAtATime) {
 
 // A 1x1 convolution on channel blocks (MobileNetV2's, as the ONNX import runs them): vectors of
 // output channels under a register tile of 8 accumulators or more whatever the map's size:
-// 8 columns at 56x56, 2 columns x 2 rows at 14x14 (neither divides by 4), a 7-wide row whole at
-// 7x7 (it was padded to 8 before vectors wider than a register were split: 2.1x slower). Four
-// accumulators ran 1.5x slower at 14x14, two 3.3x at 7x7.
+// 7 columns at 56x56, 28x28 and 14x14 (2 vectors x 7: each pair of weight vectors reused by 7
+// broadcasts; in the whole program 1.5-6x faster than 8 columns, 4 columns or 2 columns x 2
+// rows), a 7-wide row whole at 7x7 (it was padded to 8 before vectors wider than a register
+// were split: 2.1x slower). Four accumulators ran 1.5x slower at 14x14, two 3.3x at 7x7.
 TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
   auto lanes = [](int64_t c, int64_t cout, int64_t hw) {
     Tensor x = Tensor::rand({1, c, hw, hw}, 5), w = Tensor::rand({cout, c, 1, 1}, 6);
@@ -375,6 +376,29 @@ TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
     EXPECT_LE(n, 16 * 16) << hw << "x" << hw << ": " << opts;
   }
   EXPECT_THAT(lanes(960, 160, 7).second, ::testing::HasSubstr("UPCAST(0,2) UPCAST(2,7)"));
+  for (int64_t hw : {56, 28, 14})
+    EXPECT_THAT(lanes(384, 64, hw).second, ::testing::HasSubstr("UPCAST(0,2) UPCAST(2,7)")) << hw;
+  // ... and computes what it does with no Opts (the weight's blocking kernel keeps its plan).
+  Tensor x14 = Tensor::rand({1, 384, 14, 14}, 7), w14 = Tensor::rand({64, 384, 1, 1}, 8);
+  auto make14 = [&] { return x14.to_channel_blocks().conv_blocked(w14, std::nullopt, 1, {}); };
+  const ScheduleItem conv14 = make14().schedule().items.back();
+  HeuristicPolicy none, tiled;
+  none.set(conv14.name, {});
+  tiled.set(conv14.name, heuristic_opts(conv14.ast, 2));
+  Tensor want = make14(), got = make14();
+  want.realize({.threads = 2, .policy = &none});
+  got.realize({.threads = 2, .policy = &tiled});
+  EXPECT_EQ(got.to_vector<float>().size(), want.to_vector<float>().size());
+  for (size_t i = 0; i < want.to_vector<float>().size(); ++i)
+    ASSERT_NEAR(got.to_vector<float>()[i], want.to_vector<float>()[i], 1e-3) << i;
+  // Not a depthwise one (9 taps of reduction): its tile keeps whole vectors of columns.
+  Tensor dx = Tensor::rand({1, 64, 56, 56}, 3).to_channel_blocks();
+  Tensor dw = Tensor::rand({64, 1, 3, 3}, 4);
+  UOpPtr depthwise = dx.conv_blocked(dw, std::nullopt, 64, {.padding = {{1, 1}, {1, 1}}})
+                         .schedule()
+                         .items.back()
+                         .ast;
+  EXPECT_THAT(to_string(heuristic_opts(depthwise, 2)), ::testing::Not(::testing::HasSubstr(",7)")));
   // A matmul's rows are not a whole axis of channels: 7 rows keep their plan (no padded or
   // second tile axis); 16 or more of odd count get a register tile of rows all the same, one
   // that divides them (77 tokens: 7) or rows padded to 8 (197: 200).

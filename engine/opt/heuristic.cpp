@@ -480,6 +480,9 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // axis removes it, so later positions are translated.
   const std::vector<AxisAccess> base = p.axes();
   const UOpPtr base_stage = p.stage();
+  int64_t reduction = 1; // the iterations of the reduce axes together
+  for (const AxisAccess& a : base)
+    if (a.kind == LoopKind::Reduce) reduction *= a.extent;
   std::vector<bool> gone(base.size());
   auto position = [&](int axis) {
     return axis - static_cast<int>(std::count(gone.begin(), gone.begin() + axis, true));
@@ -550,9 +553,6 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
                      &tile = base[static_cast<size_t>(tile_axis)];
     bool blocked_load = false, gathered = false, window = false;
     int packable = -1;
-    int64_t reduction = 1;
-    for (const AxisAccess& a : base)
-      if (a.kind == LoopKind::Reduce) reduction *= a.extent;
     std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
       bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
@@ -668,20 +668,25 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     std::initializer_list<int64_t> tiles = {8, 4, 2}, short_tiles = {4, 2},
                                    one_vector = {16, 8, 4, 2};
     const AxisAccess& tile = base[static_cast<size_t>(tile_axis)];
-    // Whole vectors of channels of one position (the output's contiguous axis gone into them)
-    // over a reduction of two vectors or more (a 1x1 convolution on channel blocks) take
-    // positions 7 at a time where 7 divides the row: 7 broadcasts reuse each pair of weight
-    // vectors, 14 accumulators (MobileNetV2, 2 threads, in the whole program: 576 -> 96
-    // channels at 14x14 0.19 -> 0.065 ms over 2 columns x 2 rows; 144 -> 24 at 56x56 0.17 ->
-    // 0.11 over 8 columns). Not a depthwise one: its 9 taps are no longer reduction.
-    int64_t reduction = 1;
-    for (const AxisAccess& a : base)
-      if (a.kind == LoopKind::Reduce) reduction *= a.extent;
+    // Whole vectors of channels of one position (the output's contiguous axis gone into them,
+    // not a padded row) over a reduction of two vectors or more whose input is broadcast across
+    // the lanes (a 1x1 convolution on channel blocks; not a depthwise one, whose input moves
+    // with its channels) take positions 7 at a time where 7 divides the row: each pair of
+    // weight vectors is reused by 7 broadcasts, 14 accumulators (MobileNetV2, 2 threads, in the
+    // whole program: 576 -> 96 channels at 14x14 0.19 -> 0.065 ms over 2 x 2 positions; 144 ->
+    // 24 at 56x56 0.17 -> 0.11 over 8).
     bool channel_vectors = contiguous >= 0 && gone[static_cast<size_t>(contiguous)] &&
                            lanes >= width && lanes % width == 0;
+    bool broadcast_input = false;
+    for (size_t j = 0; j < tile.load_strides.size(); ++j)
+      broadcast_input |= base[static_cast<size_t>(contiguous)].load_strides[j] == 0 &&
+                         tile.load_strides[j] != 0 &&
+                         std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
+                           return a.kind == LoopKind::Reduce && a.load_strides[j] != 0;
+                         });
     std::optional<int64_t> t =
-        channel_vectors && reduction >= 2 * width && tile.extent % 7 == 0 &&
-                (lanes / width) * 7 <= 16
+        channel_vectors && !padded_row && broadcast_input && reduction >= 2 * width &&
+                tile.extent % 7 == 0
             ? std::optional<int64_t>(7)
             : largest_divisor(tile.extent, lanes == width && padded_row ? one_vector
                                            : lanes >= width             ? tiles
@@ -703,11 +708,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         p = std::move(before);
       }
     }
-    // Whole vectors of channels over a short row of positions (a 1x1 convolution on channel
-    // blocks at 14x14 or 7x7): fewer than 8 accumulators leave the FMA pipes waiting, so the
-    // tile takes positions of a second axis the same loads don't move along (14x14: 2 columns
-    // x 2 rows x 2 vectors, 0.15 -> 0.05 ms), or else tiles of the row (7x7: 8 columns x 2
-    // vectors, 0.24 -> 0.07 ms; 49 positions as 7 x 7 now, below).
+    // Whole vectors of channels over a row of positions no tile above fills (one vector of
+    // channels, a short reduction): fewer than 8 accumulators leave the FMA pipes waiting, so
+    // the tile takes positions of a second axis the same loads don't move along (14x14: 2
+    // columns x 2 rows x 2 vectors, 0.15 -> 0.05 ms), or else tiles of the row (7x7: 8
+    // columns x 2 vectors, 0.24 -> 0.07 ms; 49 positions as 7 x 7 now, below).
     // Only where the vector is the output's whole contiguous axis (channels of one position):
     // a matmul's rows of odd length keep their plans.
     int64_t accumulators = (lanes / width) * (tiled ? *t : 1);

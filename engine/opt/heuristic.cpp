@@ -148,6 +148,13 @@ std::optional<int64_t> largest_divisor(int64_t n, std::initializer_list<int64_t>
   return std::nullopt;
 }
 
+// Whether some reduce axis moves LOAD j: it is read in the reduction's loop.
+bool read_in_reduction(const std::vector<AxisAccess>& axes, size_t j) {
+  return std::any_of(axes.begin(), axes.end(), [&](const AxisAccess& a) {
+    return a.kind == LoopKind::Reduce && a.load_strides[j] != 0;
+  });
+}
+
 class Planner {
 public:
   Planner(const UOpPtr& ast) : ast_(ast) { refresh(); }
@@ -555,9 +562,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     int packable = -1;
     std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
-      bool in_loop = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
-        return a.kind == LoopKind::Reduce && a.load_strides[j] != 0;
-      });
+      bool in_loop = read_in_reduction(base, j);
       blocked_load |= tile.block_strides[j] == 1 && row.load_strides[j] == 0;
       gathered |= in_loop && (!row.load_strides[j] || std::abs(*row.load_strides[j]) > 1);
       window |= row.load_strides[j] && *row.load_strides[j] != 0 &&
@@ -680,10 +685,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     bool broadcast_input = false;
     for (size_t j = 0; j < tile.load_strides.size(); ++j)
       broadcast_input |= base[static_cast<size_t>(contiguous)].load_strides[j] == 0 &&
-                         tile.load_strides[j] != 0 &&
-                         std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
-                           return a.kind == LoopKind::Reduce && a.load_strides[j] != 0;
-                         });
+                         tile.load_strides[j] != 0 && read_in_reduction(base, j);
     std::optional<int64_t> t =
         channel_vectors && !padded_row && broadcast_input && reduction >= 2 * width &&
                 tile.extent % 7 == 0

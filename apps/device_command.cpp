@@ -32,9 +32,15 @@ int device(const DeviceArgs& args) {
   std::optional<db::Device> before = db.device(id);
   if (args.measure || !before->limits)
     std::fprintf(stderr, "beamlab device: measuring this machine's limits (a few seconds)...\n");
-  tuner::device_limits(db, id, args.measure);
+  const MachineLimits l = tuner::device_limits(db, id, args.measure);
   db::Device d = *db.device(id);
-  const MachineLimits& l = *d.limits;
+  bool busy = l.busy_elsewhere > kBusyElsewhere;
+  if (busy)
+    std::fprintf(stderr,
+                 "beamlab device: other processes took %.0f%% of the CPUs while measuring: the "
+                 "figures below are low and were not stored; measure on an idle machine with "
+                 "'beamlab device --measure'\n",
+                 100 * l.busy_elsewhere);
   if (args.format == OutputFormat::Json) {
     Json doc = json_document("device");
     doc["fingerprint"] = d.fingerprint;
@@ -44,7 +50,9 @@ int device(const DeviceArgs& args) {
     doc["allowed_cpus"] = allowed_cpus();
     doc["isa"] = d.info.isa_flags.substr(0, d.info.isa_flags.find(' '));
     doc["db"] = db.path();
-    doc["limits_measured_at"] = d.limits_measured_at;
+    doc["limits_measured_at"] = busy ? Json(nullptr) : Json(d.limits_measured_at);
+    doc["limits_stored"] = !busy;
+    doc["busy_elsewhere"] = l.busy_elsewhere;
     doc.update(limits_json(l));
     LaunchOverhead launch = measure_launch_overhead();
     doc["launch_us"] = {{"one_thread", launch.one_thread_us},
@@ -56,8 +64,12 @@ int device(const DeviceArgs& args) {
   fmt::print("device {} ({}), {} cores{}\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
              d.info.cores, allocation_note(),
              d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
-  fmt::print("limits measured {} with {} threads on {}-byte vectors (in {})\n",
-             d.limits_measured_at, l.threads, l.vector_bytes, db.path());
+  if (busy)
+    fmt::print("limits measured now, not stored, with {} threads on {}-byte vectors\n", l.threads,
+               l.vector_bytes);
+  else
+    fmt::print("limits measured {} with {} threads on {}-byte vectors (in {})\n",
+               d.limits_measured_at, l.threads, l.vector_bytes, db.path());
   fmt::print("  FMA peak: {:.1f} GFLOP/s float32, {:.1f} GFLOP/s float64\n", l.fma_f32_gflops,
              l.fma_f64_gflops);
   fmt::print("  {:<6} {:>10} {:>12} {:>10} {:>11}\n", "level", "holds", "measured on", "read GB/s",

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "engine/codegen/limit_kernels.hpp"
@@ -75,6 +76,44 @@ std::vector<CacheSize> sysconf_caches() {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// The CPU time, in seconds, all CPUs spent busy (user, nice, system, irq, softirq and steal
+// time from /proc/stat's first line), or -1 where it can't be read.
+double busy_cpu_seconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  if (!in || cpu != "cpu") return -1;
+  return static_cast<double>(user + nice + system + irq + softirq + steal) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// This process's CPU time (all its threads, user and system), in seconds.
+double own_cpu_seconds() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(r.ru_utime) + seconds(r.ru_stime);
+}
+
+// The share of the machine's CPU time others took between construction and share().
+class BusyElsewhere {
+public:
+  BusyElsewhere() : busy_(busy_cpu_seconds()), own_(own_cpu_seconds()), start_(Clock::now()) {}
+  double share() const {
+    double busy = busy_cpu_seconds();
+    auto cpus = static_cast<double>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 1L));
+    double wall = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (busy_ < 0 || busy < 0 || wall <= 0) return 0;
+    double others = (busy - busy_) - (own_cpu_seconds() - own_);
+    return std::clamp(others / (wall * cpus), 0.0, 1.0);
+  }
+
+private:
+  double busy_, own_;
+  Clock::time_point start_;
+};
 
 // The limit kernels, compiled and linked once per process.
 struct Kernels {
@@ -195,6 +234,7 @@ std::vector<CacheSize> data_caches() {
 }
 
 MachineLimits measure_machine_limits(const LimitsOptions& options) {
+  BusyElsewhere elsewhere;
   Meter meter(options);
   const Kernels& k = Kernels::get();
   MachineLimits limits;
@@ -258,6 +298,7 @@ MachineLimits measure_machine_limits(const LimitsOptions& options) {
   std::erase_if(limits.levels,
                 [&](const MemoryLevel& l) { return l.read_gbps < 1.1 * dram.read_gbps; });
   limits.levels.push_back(dram);
+  limits.busy_elsewhere = elsewhere.share();
   return limits;
 }
 

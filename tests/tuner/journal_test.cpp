@@ -3,6 +3,7 @@
 // survive kill -9 (resumed without re-measuring) and shard and merge to the unsharded cache.
 #include <gtest/gtest.h>
 
+#include "tests/busy_cpus.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/tuner/symbolic_task.hpp"
 
@@ -22,6 +23,7 @@
 #include "db/sqlite.hpp"
 #include "tuner/batch/policy.hpp"
 #include "tuner/batch/session.hpp"
+#include "tuner/store/device.hpp"
 #include "tuner/store/journal.hpp"
 #include "tuner/store/records.hpp"
 #include "tuner/store/run.hpp"
@@ -707,6 +709,21 @@ TEST_F(JournalTest, AnOlderRunWithoutATargetResumesItsJournaledKernels) {
       << session.note();
   EXPECT_EQ(session.settings().what.kernels, std::vector<std::string>{hash_hex(task.key)});
   EXPECT_EQ(session.settings().what.workload, "python");
+}
+
+// The machine's limits measured while other processes spin on every CPU are low (a build on
+// both cores once halved the FMA peak stored): they say how busy the machine was and are not
+// stored, so the next use measures again; measured idle, they are.
+TEST_F(JournalTest, LimitsMeasuredOnABusyMachineAreNotStored) {
+  db::Database db(file("limits.db"));
+  int64_t id = db.upsert_device(this_device());
+  {
+    test_support::BusyCpus busy;
+    MachineLimits l = device_limits(db, id, true);
+    EXPECT_GT(l.busy_elsewhere, kBusyElsewhere);
+    EXPECT_GT(l.fma_f32_gflops, 0);
+  }
+  EXPECT_FALSE(db.device(id)->limits);
 }
 
 } // namespace

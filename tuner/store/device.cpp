@@ -9,7 +9,10 @@ MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure)
   if (!remeasure)
     if (std::optional<db::Device> d = db.device(device_id); d && d->limits) return *d->limits;
   MachineLimits limits = measure_machine_limits();
-  if (!db.read_only()) db.set_device_limits(device_id, limits);
+  // Figures taken while other work shared the cores are low: not stored (the ones stored, if
+  // any, stay), measured again on the next use.
+  if (!db.read_only() && limits.busy_elsewhere <= kBusyElsewhere)
+    db.set_device_limits(device_id, limits);
   return limits;
 }
 

@@ -85,16 +85,65 @@ def load_onnx(path, **input_shapes):
     224)). Call it with its inputs by name (model(input=...)) or model(model.random_inputs()).
     A symbolic dim (dim_param) stays symbolic given as a Variable of its name:
     load_onnx("bert.onnx", seq=beamlab.Variable("seq", 1, 512)); its outputs then realize at any
-    length from one compile: beamlab.realize(*model(model.random_inputs()), seq=77)."""
+    length from one compile: model(input_ids=ids) with an array of 77 ids binds seq=77 and
+    returns them realized, or beamlab.realize(*model(model.random_inputs()), seq=77)."""
     kept = {k: v for k, v in input_shapes.items() if isinstance(v, Dim)}
     shapes = {k: list(v) for k, v in input_shapes.items() if not isinstance(v, Dim)}
     return _beamlab._load_onnx(_os.fspath(path), shapes, kept)
 
 
 def _call_model(self, feeds=None, **named):
-    """The model's outputs (lazy tensors, in the graph's order) over its inputs by name."""
+    """The model's outputs (lazy tensors, in the graph's order) over its inputs by name.
+
+    Where an input has symbolic dims (load_onnx with a Variable) and is given as an array, the
+    array's sizes bind those variables (seq=77 from an array of 77 rows): the outputs come back
+    realized at those values, from the one compile that serves every value in range."""
     feeds = dict(feeds or {}, **named)
-    return self._build({k: v if isinstance(v, Tensor) else Tensor(v) for k, v in feeds.items()})
+    variables = {str(v): v for v in self.variables}
+    shapes = {i["name"]: i["shape"] for i in self.inputs}
+    bound, tensors = {}, {}
+    for name, value in feeds.items():
+        shape = shapes.get(name)
+        if isinstance(value, Tensor) or not shape or all(isinstance(d, int) for d in shape):
+            tensors[name] = value if isinstance(value, Tensor) else Tensor(value)
+            continue
+        import numpy as np
+        array = np.asarray(value)
+        expected = "(" + ", ".join(str(d) for d in shape) + ")"
+        if array.ndim != len(shape):
+            raise UserError(f"{self.path}: input {name} has shape {expected}, not the array's "
+                            f"{array.shape}")
+        for d, n in zip(shape, array.shape):
+            if isinstance(d, int):
+                if d != n:
+                    raise UserError(f"{self.path}: input {name} has shape {expected}, not the "
+                                    f"array's {array.shape}")
+                continue
+            if str(d) not in variables:
+                raise UserError(f"{self.path}: input {name}'s dim {d} is not one variable, so an "
+                                f"array can't bind it: pass a Tensor and realize(..., "
+                                f"{', '.join(f'{v}=...' for v in variables)})")
+            if not d.min <= n <= d.max:
+                raise UserError(f"{self.path}: input {name} binds {d}={n}, outside {d}'s range "
+                                f"[{d.min}, {d.max}]")
+            if bound.setdefault(str(d), n) != n:
+                raise UserError(f"{self.path}: input {name} binds {d}={n}, another input bound "
+                                f"{d}={bound[str(d)]}")
+        # The array in the corner of a buffer of the dims' largest sizes, viewed at the variables'
+        # sizes: at each value the view's strides are the buffer's, whatever the layout.
+        base = np.zeros([d if isinstance(d, int) else d.max for d in shape], array.dtype)
+        base[tuple(slice(0, n) for n in array.shape)] = array
+        tensors[name] = Tensor(base).shrink(tuple((0, d) for d in shape))
+    outputs = self._build(tensors)
+    if bound:
+        unbound = [v for v in variables if v not in bound]
+        if unbound:
+            raise UserError(f"{self.path}: the arrays given bind "
+                            f"{', '.join(f'{k}={n}' for k, n in bound.items())} but not "
+                            f"{', '.join(unbound)}: give those inputs as arrays too, or every "
+                            f"input as a Tensor and realize(..., {unbound[0]}=...)")
+        realize(*outputs, **bound)
+    return outputs
 
 
 # ---- indexing: ints, slices (any step), None and ..., as numpy's basic indexing

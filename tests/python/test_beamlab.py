@@ -154,6 +154,17 @@ def test_onnx_symbolic_dim_runs_at_keyword_lengths(tmp_path):
         close(z, np.maximum(flat[:n * 3].reshape(n, 3) @ w, 0), rtol=1e-5)
     with pytest.raises(beamlab.UserError, match="must be the Variable of that name"):
         beamlab.load_onnx(path, seq=beamlab.Variable("len", 1, 8))
+    # Arrays bind seq by their length; the outputs come back realized at it.
+    rng = np.random.default_rng(3)
+    for n in (5, 1, 8, 5):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        (z,) = model(x=x)
+        assert z.shape == (n, 4)
+        close(z, np.maximum(x @ w, 0), rtol=1e-5)
+    with pytest.raises(beamlab.UserError, match=r"input x binds seq=9, outside seq's range \[1, 8\]"):
+        model(x=np.zeros((9, 3), np.float32))
+    with pytest.raises(beamlab.UserError, match=r"input x has shape \(seq, 3\), not the array's \(4, 2\)"):
+        model(x=np.zeros((4, 2), np.float32))
 
 
 # ---------------------------------------------------------------- memory

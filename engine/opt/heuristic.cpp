@@ -597,9 +597,13 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         // A row of 5 to 16 columns is the tile whole (7 columns compute in 112-lane vectors,
         // split into registers by codegen: MobileNetV2's 1x1 convolutions at 7x7 0.148 ->
         // 0.071 ms, ResNet-18's 3x3 ones 1.23 -> 1.10, over 8 columns padded); a shorter one is
-        // padded to a power of two.
-        columns = row.extent >= 5 && row.extent <= 16
-                      ? row.extent
+        // padded to a power of two. A longer row that gathers under a window (a stride-2
+        // convolution whose reduction is short, ResNet-18's 7x7/2 stem) takes 8 columns, so two
+        // vectors of channels share each broadcast input (0.686 -> 0.631 ms over 16 columns x
+        // 1 vector, 2 threads, Zen 5).
+        columns = row.extent >= 5 && row.extent <= 16 ? row.extent
+                  : row.extent > 16 && window && !long_window
+                      ? 8
                       : std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
         // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators at 8, as
         // two FMA pipes of 4-cycle latency need 8 in flight (MobileNetV2's 1x1 convolutions at

@@ -322,6 +322,12 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   EXPECT_EQ(k28.lanes, 256) << to_string(opts28);
   auto [opts_s2, k_s2] = conv(64, 56, 3, 2); // lanes along its rows would gather
   EXPECT_THAT(to_string(opts_s2), ::testing::StartsWith("UPCAST(0,64) UPCAST(1,4) PACK(1,0)"));
+  // ResNet-18's stem, 7x7/2 over 3 channels: rows of 112 gather, the reduction is short;
+  // 8 columns x two vectors of channels.
+  Tensor img3 = Tensor::rand({1, 3, 224, 224}, 5), w7 = Tensor::rand({64, 3, 7, 7}, 6);
+  Schedule stem = img3.conv2d(w7, std::nullopt, 2, 3).schedule();
+  EXPECT_THAT(to_string(heuristic_opts(stem.items.back().ast, 2)),
+              ::testing::StartsWith("UPCAST(0,32) UPCAST(2,8)"));
   auto [opts14, k14] = conv(256, 14, 3, 1); // a row of 14 columns whole (224 lanes, split)
   EXPECT_THAT(to_string(opts14), ::testing::StartsWith("UPCAST(0,16) UPCAST(2,14)"));
   auto [opts1x1, k1x1] = conv(384, 14, 1, 1); // no window: the row stays the vector

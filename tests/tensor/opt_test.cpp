@@ -434,6 +434,19 @@ TEST(Opts, HeuristicThreadsOnlyKernelsWorthIt) {
               ::testing::Not(::testing::HasSubstr("THREAD")));
 }
 
+// An elementwise row no quarter vector divides (an input image padded to 230 columns) is padded
+// to whole vectors; a row shorter than a vector (7) is left as it is; the copy's result is the
+// same either way.
+TEST(Opts, HeuristicPadsRowsOfElementwiseKernelsToVectors) {
+  auto image = [] {
+    return Tensor::rand({1, 3, 224, 224}, 1).pad({{0, 0}, {0, 0}, {3, 3}, {3, 3}});
+  };
+  EXPECT_THAT(to_string(heuristic_for(image())), ::testing::StartsWith("PADTO(2,16) UPCAST(2,16)"));
+  expect_same_result(image, heuristic_for(image()));
+  EXPECT_THAT(to_string(heuristic_for(Tensor::rand({512, 7, 7}, 1) * 2.0)),
+              ::testing::Not(::testing::HasSubstr("PADTO")));
+}
+
 TEST(Opts, ExplicitListThroughThePolicy) {
   Tensor a = Tensor::rand({64}, 3);
   HeuristicPolicy p;

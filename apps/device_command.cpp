@@ -35,12 +35,16 @@ int device(const DeviceArgs& args) {
   const MachineLimits l = tuner::device_limits(db, id, args.measure);
   db::Device d = *db.device(id);
   bool busy = l.busy_elsewhere > kBusyElsewhere;
+  bool stored = d.limits && d.limits->fma_f32_gflops == l.fma_f32_gflops &&
+                d.limits->busy_elsewhere == l.busy_elsewhere;
   if (busy)
     std::fprintf(stderr,
-                 "beamlab device: other processes took %.0f%% of the CPUs while measuring: the "
-                 "figures below are low and were not stored; measure on an idle machine with "
-                 "'beamlab device --measure'\n",
-                 100 * l.busy_elsewhere);
+                 "beamlab device: other processes took %.0f%% of the CPUs while these limits "
+                 "were measured: the figures below are low (%s); measure on an idle machine "
+                 "with 'beamlab device --measure'\n",
+                 100 * l.busy_elsewhere,
+                 stored ? "stored until a quieter measurement replaces them"
+                        : "not stored: the quieter ones stored stay");
   if (args.format == OutputFormat::Json) {
     Json doc = json_document("device");
     doc["fingerprint"] = d.fingerprint;
@@ -50,8 +54,8 @@ int device(const DeviceArgs& args) {
     doc["allowed_cpus"] = allowed_cpus();
     doc["isa"] = d.info.isa_flags.substr(0, d.info.isa_flags.find(' '));
     doc["db"] = db.path();
-    doc["limits_measured_at"] = busy ? Json(nullptr) : Json(d.limits_measured_at);
-    doc["limits_stored"] = !busy;
+    doc["limits_measured_at"] = stored ? Json(d.limits_measured_at) : Json(nullptr);
+    doc["limits_stored"] = stored;
     doc["busy_elsewhere"] = l.busy_elsewhere;
     doc.update(limits_json(l));
     LaunchOverhead launch = measure_launch_overhead();
@@ -64,7 +68,7 @@ int device(const DeviceArgs& args) {
   fmt::print("device {} ({}), {} cores{}\n  {}\n", d.fingerprint.substr(0, 12), d.info.cpu_model,
              d.info.cores, allocation_note(),
              d.info.isa_flags.substr(0, d.info.isa_flags.find(' ')));
-  if (busy)
+  if (!stored)
     fmt::print("limits measured now, not stored, with {} threads on {}-byte vectors\n", l.threads,
                l.vector_bytes);
   else

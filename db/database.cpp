@@ -212,6 +212,12 @@ ALTER TABLE tunings ADD COLUMN timing_s REAL NOT NULL DEFAULT 0;
     R"sql(
 ALTER TABLE candidates ADD COLUMN settled_in INTEGER NOT NULL DEFAULT -1;
 )sql",
+    // 7: the share of the CPUs other processes took while a device's limits were measured
+    // (MachineLimits::busy_elsewhere): figures taken on a busy machine are low, and a quieter
+    // measurement replaces them.
+    R"sql(
+ALTER TABLE device_limits ADD COLUMN busy_elsewhere REAL NOT NULL DEFAULT 0;
+)sql",
 };
 constexpr int kMigrationCount = sizeof(kMigrations) / sizeof(kMigrations[0]);
 static_assert(kMigrationCount == kSchemaVersion);
@@ -451,7 +457,8 @@ const Columns<MachineLimits> kDeviceLimits = {
     column("threads", &MachineLimits::threads),
     column("vector_bytes", &MachineLimits::vector_bytes),
     column("fma_f32_gflops", &MachineLimits::fma_f32_gflops),
-    column("fma_f64_gflops", &MachineLimits::fma_f64_gflops)};
+    column("fma_f64_gflops", &MachineLimits::fma_f64_gflops),
+    column("busy_elsewhere", &MachineLimits::busy_elsewhere)};
 const Columns<MemoryLevel> kDeviceMemory = {
     column("name", &MemoryLevel::name), column("capacity_bytes", &MemoryLevel::capacity_bytes),
     column("working_set_bytes", &MemoryLevel::working_set_bytes),

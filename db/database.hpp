@@ -29,7 +29,7 @@ namespace beamlab::db {
 class Connection;
 
 /// The schema this build writes; older files are migrated to it on open.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 /// What identifies a machine and compiler for timing purposes.
 struct DeviceInfo {

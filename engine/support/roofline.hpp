@@ -33,8 +33,9 @@ struct MemoryLevel {
 };
 
 /// The machine's limits, measured with `threads` threads.
-/// The share of the CPUs others may take while the limits are measured for them to be stored
-/// (a build on both cores of a 2-core machine once halved the FMA peak stored: 206 of 420).
+/// The share of the CPUs others may take while the limits are measured for the figures to be
+/// taken as the machine's (a build on both cores of a 2-core machine once halved the FMA peak
+/// stored: 206 GFLOP/s of 420).
 inline constexpr double kBusyElsewhere = 0.2;
 
 struct MachineLimits {
@@ -43,7 +44,8 @@ struct MachineLimits {
   double fma_f32_gflops = 0, fma_f64_gflops = 0;
   std::vector<MemoryLevel> levels; ///< closest first; DRAM last
   /// The share of the machine's CPU time other processes (or, in a virtual machine, the host)
-  /// took while these were measured: above kBusyElsewhere the figures are low and not stored.
+  /// took while these were measured: above kBusyElsewhere the figures are low, and a quieter
+  /// measurement replaces them (tuner/store/device.hpp).
   double busy_elsewhere = 0;
 
   bool known() const { return fma_f32_gflops > 0 && !levels.empty(); }

@@ -157,7 +157,12 @@ TEST_F(DatabaseTest, EveryFieldOfATuningRoundTrips) {
   EXPECT_TRUE(db.tuning(t.id)->in_process.has_value());
 }
 
+void drop_schema_7(Database& db) {
+  db.connection().exec("ALTER TABLE device_limits DROP COLUMN busy_elsewhere");
+}
+
 void drop_schema_6(Database& db) {
+  drop_schema_7(db);
   db.connection().exec("ALTER TABLE candidates DROP COLUMN settled_in");
 }
 
@@ -256,6 +261,29 @@ TEST_F(DatabaseTest, AVersionTwoFileGetsMachineLimitsThatRoundTrip) {
   EXPECT_EQ(db.device(dev)->limits->fma_f32_gflops, 440);
   EXPECT_EQ(db.device(dev)->limits->levels.size(), 2u);
   EXPECT_EQ(db.device(dev)->limits->levels[1].read_gbps, 50);
+}
+
+// A version-6 file's limits say nothing of how busy the machine was: migrated, they read 0 (as
+// measured on a quiet machine); limits stored since keep their share.
+TEST_F(DatabaseTest, AVersionSixFileGetsTheBusyShareOfItsLimits) {
+  int64_t dev = 0;
+  {
+    Database db(file("v6.db"));
+    journal_run(db, "k1", 2);
+    dev = db.runs()[0].device_id;
+    db.set_device_limits(dev, limits_for_test(430));
+    drop_schema_7(db);
+    db.connection().exec("PRAGMA user_version = 6");
+  }
+  Database db(file("v6.db"));
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  ASSERT_TRUE(db.device(dev)->limits);
+  EXPECT_EQ(db.device(dev)->limits->fma_f32_gflops, 430);
+  EXPECT_EQ(db.device(dev)->limits->busy_elsewhere, 0);
+  MachineLimits busy = limits_for_test(210);
+  busy.busy_elsewhere = 0.55;
+  db.set_device_limits(dev, busy);
+  EXPECT_EQ(db.device(dev)->limits->busy_elsewhere, 0.55);
 }
 
 /// A kernel of structure `structure` (recipe `version`) and a cache entry of it.

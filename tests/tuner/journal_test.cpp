@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/busy_cpus.hpp"
+#include "tests/synthetic_limits.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/tuner/symbolic_task.hpp"
 
@@ -712,18 +713,32 @@ TEST_F(JournalTest, AnOlderRunWithoutATargetResumesItsJournaledKernels) {
 }
 
 // The machine's limits measured while other processes spin on every CPU are low (a build on
-// both cores once halved the FMA peak stored): they say how busy the machine was and are not
-// stored, so the next use measures again; measured idle, they are.
-TEST_F(JournalTest, LimitsMeasuredOnABusyMachineAreNotStored) {
+// both cores once halved the FMA peak stored): they are stored with how busy the machine was
+// where none were, never over quieter ones, and busy ones are measured again at the next use.
+TEST_F(JournalTest, LimitsMeasuredOnABusyMachineGiveWayToQuieterOnes) {
   db::Database db(file("limits.db"));
   int64_t id = db.upsert_device(this_device());
   {
     test_support::BusyCpus busy;
     MachineLimits l = device_limits(db, id, true);
     EXPECT_GT(l.busy_elsewhere, kBusyElsewhere);
-    EXPECT_GT(l.fma_f32_gflops, 0);
+    ASSERT_TRUE(db.device(id)->limits); // better than none
+    EXPECT_EQ(db.device(id)->limits->busy_elsewhere, l.busy_elsewhere);
+    // A quiet measurement stored is not replaced by a busy one; --measure still shows it.
+    MachineLimits quiet = test_support::synthetic_limits(1000, 100, 50, 20);
+    db.set_device_limits(id, quiet);
+    MachineLimits again = device_limits(db, id, true);
+    EXPECT_GT(again.busy_elsewhere, kBusyElsewhere);
+    EXPECT_EQ(db.device(id)->limits->fma_f32_gflops, 1000);
+    EXPECT_EQ(device_limits(db, id).fma_f32_gflops, 1000); // used as they are
   }
-  EXPECT_FALSE(db.device(id)->limits);
+  // Busier stored ones are measured again at the next use, and replaced.
+  MachineLimits busier = test_support::synthetic_limits(1000, 100, 50, 20);
+  busier.busy_elsewhere = 0.95;
+  db.set_device_limits(id, busier);
+  MachineLimits now = device_limits(db, id);
+  EXPECT_NE(now.fma_f32_gflops, 1000);
+  EXPECT_LT(db.device(id)->limits->busy_elsewhere, 0.95);
 }
 
 } // namespace

@@ -6,14 +6,16 @@
 namespace beamlab::tuner {
 
 MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure) {
-  if (!remeasure)
-    if (std::optional<db::Device> d = db.device(device_id); d && d->limits) return *d->limits;
+  std::optional<db::Device> d = db.device(device_id);
+  std::optional<MachineLimits> stored = d ? d->limits : std::nullopt;
+  if (!remeasure && stored && stored->busy_elsewhere <= kBusyElsewhere) return *stored;
+  // Figures taken while other work shared the cores are low: measured again at each use until a
+  // quiet measurement (or a quieter one) replaces them; a busy one never replaces quieter ones.
   MachineLimits limits = measure_machine_limits();
-  // Figures taken while other work shared the cores are low: not stored (the ones stored, if
-  // any, stay), measured again on the next use.
-  if (!db.read_only() && limits.busy_elsewhere <= kBusyElsewhere)
-    db.set_device_limits(device_id, limits);
-  return limits;
+  bool store = !stored || limits.busy_elsewhere <= kBusyElsewhere ||
+               limits.busy_elsewhere < stored->busy_elsewhere;
+  if (store && !db.read_only()) db.set_device_limits(device_id, limits);
+  return store || remeasure ? limits : *stored;
 }
 
 KernelTraffic traffic_of(const KernelTask& task) {

@@ -11,8 +11,9 @@
 namespace beamlab::tuner {
 
 /// The device's limits: the stored ones, else (or with `remeasure`) measured now with every
-/// core (machine_limits.hpp: a few seconds) and stored when the database is writable and
-/// other processes took at most kBusyElsewhere of the CPUs meanwhile.
+/// core (machine_limits.hpp: a few seconds) and stored when the database is writable. Stored
+/// ones that other processes took more than kBusyElsewhere of the CPUs for are measured again
+/// at each use, and replaced by a quieter measurement only.
 /// `device_id` must be this machine's device (its fingerprint is this host's).
 MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure = false);
 

@@ -30,7 +30,7 @@ int device(const DeviceArgs& args) {
   db::Database db(db_path(args.db));
   int64_t id = db.upsert_device(tuner::this_device());
   std::optional<db::Device> before = db.device(id);
-  if (args.measure || !before->limits)
+  if (args.measure || !before->limits || before->limits->busy_elsewhere > kBusyElsewhere)
     std::fprintf(stderr, "beamlab device: measuring this machine's limits (a few seconds)...\n");
   const MachineLimits l = tuner::device_limits(db, id, args.measure);
   db::Device d = *db.device(id);

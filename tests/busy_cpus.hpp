@@ -1,8 +1,10 @@
-// Other work on every CPU, for tests of what a measurement does on a busy machine: one child
-// process per online CPU spinning until the object goes.
+// Other work on every CPU this process may use, for tests of what a measurement does on a busy
+// machine: one child process per online CPU spinning until the object goes.
 #pragma once
 
 #include <csignal>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -12,11 +14,20 @@ namespace beamlab::test_support {
 class BusyCpus {
 public:
   BusyCpus() {
-    for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN); ++i) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+    pid_t parent = getpid();
+    for (int i = 0; i < cpus; ++i) {
       pid_t pid = fork();
-      if (pid == 0)
+      if (pid == 0) {
+        // Gone with the test process, however it ends, and after two minutes at most.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);
+        alarm(120);
         for (volatile unsigned long n = 0;; n = n + 1) {
         }
+      }
       if (pid > 0) children_.push_back(pid);
     }
   }

@@ -602,7 +602,7 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         // vectors of channels share each broadcast input (0.686 -> 0.631 ms over 16 columns x
         // 1 vector, 2 threads, Zen 5).
         columns = row.extent >= 5 && row.extent <= 16 ? row.extent
-                  : row.extent > 16 && window && !long_window
+                  : row.extent > 16 && window && !long_window && tile.extent % (2 * width) == 0
                       ? 8
                       : std::min<int64_t>(std::bit_ceil(static_cast<uint64_t>(row.extent)), 16);
         // Rows of 8 columns or fewer take two vectors of channels: 16 accumulators at 8, as

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
+#include <sched.h>
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
@@ -77,16 +79,29 @@ std::vector<CacheSize> sysconf_caches() {
 
 using Clock = std::chrono::steady_clock;
 
-// The CPU time, in seconds, all CPUs spent busy (user, nice, system, irq, softirq and steal
-// time from /proc/stat's first line), or -1 where it can't be read.
-double busy_cpu_seconds() {
+// The CPU time, in seconds, the CPUs this process may run on spent busy (user, nice, system,
+// irq, softirq and steal time from their /proc/stat lines), and how many they are; -1 seconds
+// where it can't be read.
+std::pair<double, int> busy_cpu_seconds() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return {-1, 0};
   std::ifstream in("/proc/stat");
-  std::string cpu;
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-  if (!in || cpu != "cpu") return -1;
-  return static_cast<double>(user + nice + system + irq + softirq + steal) /
-         static_cast<double>(sysconf(_SC_CLK_TCK));
+  uint64_t ticks = 0;
+  int cpus = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("cpu", 0) != 0) break; // the cpu lines come first
+    int cpu = -1;
+    uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    if (std::sscanf(line.c_str(), "cpu%d %lu %lu %lu %lu %lu %lu %lu %lu", &cpu, &user, &nice,
+                    &system, &idle, &iowait, &irq, &softirq, &steal) != 9 ||
+        cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
+      continue; // the first line ("cpu  ...", all of them) doesn't parse a number
+    ticks += user + nice + system + irq + softirq + steal;
+    ++cpus;
+  }
+  if (cpus == 0) return {-1, 0};
+  return {static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK)), cpus};
 }
 
 // This process's CPU time (all its threads, user and system), in seconds.
@@ -97,21 +112,22 @@ double own_cpu_seconds() {
   return seconds(r.ru_utime) + seconds(r.ru_stime);
 }
 
-// The share of the machine's CPU time others took between construction and share().
+// The share of the CPU time of the CPUs this process may run on that others took between
+// construction and share() (work on other CPUs, a Slurm job's neighbours, doesn't count).
 class BusyElsewhere {
 public:
   BusyElsewhere() : busy_(busy_cpu_seconds()), own_(own_cpu_seconds()), start_(Clock::now()) {}
   double share() const {
-    double busy = busy_cpu_seconds();
-    auto cpus = static_cast<double>(std::max(sysconf(_SC_NPROCESSORS_ONLN), 1L));
+    auto [busy, cpus] = busy_cpu_seconds();
     double wall = std::chrono::duration<double>(Clock::now() - start_).count();
-    if (busy_ < 0 || busy < 0 || wall <= 0) return 0;
-    double others = (busy - busy_) - (own_cpu_seconds() - own_);
+    if (busy_.first < 0 || busy < 0 || cpus != busy_.second || wall <= 0) return 0;
+    double others = (busy - busy_.first) - (own_cpu_seconds() - own_);
     return std::clamp(others / (wall * cpus), 0.0, 1.0);
   }
 
 private:
-  double busy_, own_;
+  std::pair<double, int> busy_;
+  double own_;
   Clock::time_point start_;
 };
 

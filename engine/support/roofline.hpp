@@ -32,12 +32,12 @@ struct MemoryLevel {
   double bandwidth_for(double write_share) const;
 };
 
-/// The machine's limits, measured with `threads` threads.
 /// The share of the CPUs others may take while the limits are measured for the figures to be
 /// taken as the machine's (a build on both cores of a 2-core machine once halved the FMA peak
 /// stored: 206 GFLOP/s of 420).
 inline constexpr double kBusyElsewhere = 0.2;
 
+/// The machine's limits, measured with `threads` threads.
 struct MachineLimits {
   int threads = 0;
   int vector_bytes = 0; ///< the widest vector register the FMA peak used

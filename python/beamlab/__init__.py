@@ -101,6 +101,7 @@ def _call_model(self, feeds=None, **named):
     feeds = dict(feeds or {}, **named)
     variables = {str(v): v for v in self.variables}
     shapes = {i["name"]: i["shape"] for i in self.inputs}
+    dtypes = {i["name"]: str(i["dtype"]) for i in self.inputs}
     bound, tensors = {}, {}
     for name, value in feeds.items():
         shape = shapes.get(name)
@@ -108,7 +109,8 @@ def _call_model(self, feeds=None, **named):
             tensors[name] = value if isinstance(value, Tensor) else Tensor(value)
             continue
         import numpy as np
-        array = np.asarray(value)
+        # A list takes the input's element type (an array keeps its own, checked by the model).
+        array = value if isinstance(value, np.ndarray) else np.asarray(value, dtypes[name])
         expected = "(" + ", ".join(str(d) for d in shape) + ")"
         if array.ndim != len(shape):
             raise UserError(f"{self.path}: input {name} has shape {expected}, not the array's "
@@ -127,7 +129,7 @@ def _call_model(self, feeds=None, **named):
                 raise UserError(f"{self.path}: input {name} binds {d}={n}, outside {d}'s range "
                                 f"[{d.min}, {d.max}]")
             if bound.setdefault(str(d), n) != n:
-                raise UserError(f"{self.path}: input {name} binds {d}={n}, another input bound "
+                raise UserError(f"{self.path}: input {name} binds {d}={n}, another dim bound "
                                 f"{d}={bound[str(d)]}")
         # The array in the corner of a buffer of the dims' largest sizes, viewed at the variables'
         # sizes: at each value the view's strides are the buffer's, whatever the layout.

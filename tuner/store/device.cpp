@@ -12,8 +12,12 @@ MachineLimits device_limits(db::Database& db, int64_t device_id, bool remeasure)
   // Figures taken while other work shared the cores are low: measured again at each use until a
   // quiet measurement (or a quieter one) replaces them; a busy one never replaces quieter ones.
   MachineLimits limits = measure_machine_limits();
-  bool store = !stored || limits.busy_elsewhere <= kBusyElsewhere ||
-               limits.busy_elsewhere < stored->busy_elsewhere;
+  // (Measured again by itself, it replaces only limits of as many threads: not a measurement
+  // under `taskset -c 0` those of the whole machine.)
+  bool store =
+      !stored ||
+      ((remeasure || limits.threads >= stored->threads) &&
+       (limits.busy_elsewhere <= kBusyElsewhere || limits.busy_elsewhere < stored->busy_elsewhere));
   if (store && !db.read_only()) db.set_device_limits(device_id, limits);
   return store || remeasure ? limits : *stored;
 }

@@ -111,15 +111,12 @@ def _call_model(self, feeds=None, **named):
         import numpy as np
         # A list takes the input's element type (an array keeps its own, checked by the model).
         array = value if isinstance(value, np.ndarray) else np.asarray(value, dtypes[name])
-        expected = "(" + ", ".join(str(d) for d in shape) + ")"
-        if array.ndim != len(shape):
-            raise UserError(f"{self.path}: input {name} has shape {expected}, not the array's "
-                            f"{array.shape}")
+        if array.ndim != len(shape) or any(isinstance(d, int) and d != n
+                                           for d, n in zip(shape, array.shape)):
+            raise UserError(f"{self.path}: input {name} has shape "
+                            f"({', '.join(str(d) for d in shape)}), not the array's {array.shape}")
         for d, n in zip(shape, array.shape):
             if isinstance(d, int):
-                if d != n:
-                    raise UserError(f"{self.path}: input {name} has shape {expected}, not the "
-                                    f"array's {array.shape}")
                 continue
             if str(d) not in variables:
                 raise UserError(f"{self.path}: input {name}'s dim {d} is not one variable, so an "

@@ -173,16 +173,29 @@ public:
     // pool starting, or a core taken away on a loaded machine) once ended the calibration there,
     // and every trial then timed one launch's overhead (an FMA peak of 0.7 GFLOP/s stored).
     auto quickest = [&](int64_t reps) { return std::min({trial(reps), trial(reps), trial(reps)}); };
+    // Long enough is not enough: on an oversubscribed machine a launch waits for its descheduled
+    // threads, a time slice or several (4 ms and more), and a trial of one repetition then timed
+    // only that wait (a peak of 0.0003 GFLOP/s stored, under ctest -j2 beside a test's
+    // spinners). A trial lasts at least 20 launches with no work, and the repetitions double
+    // while twice as many take less than 1.5x as long (the time is still the launch's).
+    const double launch = quickest(0);
+    const double target = std::max(o_.trial_ms / 1e3, 20 * launch);
+    const int64_t most = int64_t{1} << 40;
     int64_t reps = 1;
     double seconds = quickest(reps); // also the warm-up
-    while (seconds < o_.trial_ms / 1e3 / 4 && reps < (int64_t{1} << 40)) {
-      reps = std::max(reps * 2,
-                      static_cast<int64_t>(reps * (o_.trial_ms / 1e3) / std::max(seconds, 1e-7)));
+    while (seconds < target / 4 && reps < most) {
+      reps = std::max(reps * 2, static_cast<int64_t>(reps * target / std::max(seconds, 1e-7)));
       seconds = quickest(reps);
+    }
+    while (seconds < 1.0 && reps < most) {
+      double twice = quickest(2 * reps);
+      if (twice >= 1.5 * seconds) break;
+      reps *= 2;
+      seconds = twice;
     }
     // Cores that idled while the data was prepared run slow for a few ms (clock ramp, a
     // hypervisor's scheduling): warm up for at least four trials' time first.
-    for (double warm = seconds; warm < 4 * o_.trial_ms / 1e3;) warm += trial(reps);
+    for (double warm = seconds; warm < 4 * target;) warm += trial(reps);
     double best = 0;
     for (int t = 0; t < o_.trials; ++t) best = std::max(best, units * reps / trial(reps));
     return best;

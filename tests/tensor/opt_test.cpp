@@ -410,16 +410,29 @@ TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
   EXPECT_THAT(matmul_opts(197), ::testing::HasSubstr("PADTO(0,8) UPCAST(0,8)"));
 }
 
-// Reductions along memory: a row's max and x @ W.T unroll their contiguous reduce axis four
-// vectors wide instead of gathering across output lanes; a projection whose loop computes a
-// GELU the output lanes would share keeps a register tile, its rows in lanes over a packed
-// input (80 GFLOP/s, 46 with its columns in lanes); softmax keeps its output vector.
+// Reductions along memory: a row's max unrolls its contiguous reduce axis four vectors wide
+// instead of gathering across output lanes, as does x @ W.T over too few rows to share a copy of
+// W; with 16 rows or more (x @ W.T, with a GELU on x or not; attention's q @ k^T) the input the
+// lanes would gather is PACKed into the register tile's panels, a matmul's B; softmax keeps
+// its output vector. Each plan computes what the kernel with no Opts does.
 TEST(Opts, HeuristicVectorizesReductionsAlongTheirData) {
   Tensor x = Tensor::rand({256, 1024}, 1), w = Tensor::rand({512, 1024}, 2);
   EXPECT_EQ(to_string(heuristic_for(x.max({1}))), "UNROLL(1,64) THREAD(0,2)");
-  EXPECT_EQ(to_string(heuristic_for(x.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
-  EXPECT_THAT(to_string(heuristic_for(x.gelu().matmul(w.transpose(0, 1)))),
-              ::testing::StartsWith("UPCAST(0,16) UPCAST(1,16) PACK(0,0)"));
+  Tensor few = Tensor::rand({8, 1024}, 3);
+  EXPECT_EQ(to_string(heuristic_for(few.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
+  for (const Tensor& t : {x.matmul(w.transpose(0, 1)), x.gelu().matmul(w.transpose(0, 1))})
+    EXPECT_THAT(to_string(heuristic_for(t)),
+                ::testing::AllOf(::testing::StartsWith("UPCAST(1,32) UPCAST(0,8)"),
+                                 ::testing::HasSubstr("PACK(1,0)")));
+  Tensor q = Tensor::rand({4, 128, 64}, 4), k = Tensor::rand({4, 128, 64}, 5);
+  auto scores = [&] { return q.matmul(k.transpose(1, 2)); };
+  std::vector<Opt> attention = heuristic_for(scores());
+  EXPECT_THAT(to_string(attention),
+              ::testing::AllOf(::testing::StartsWith("UPCAST(2,32) UPCAST(1,8)"),
+                               ::testing::HasSubstr("PACK(1,0)")));
+  expect_same_result(scores, attention);
+  expect_same_result([&] { return x.gelu().matmul(w.transpose(0, 1)); },
+                     heuristic_for(x.gelu().matmul(w.transpose(0, 1))), "*", 1e-3);
   EXPECT_THAT(to_string(heuristic_for(x.softmax(-1))),
               ::testing::StartsWith("UPCAST(1,16) UNROLL(2,64) UNROLL(3,64)"));
 }

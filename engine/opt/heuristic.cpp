@@ -19,8 +19,10 @@
 //     tile axis is the vector (a few vectors of it) and columns of the row are the tile;
 //   * with no register tile, rows of outputs whose windows overlap (a pooling's) are UPCAST
 //     together, so the rows' shared loads are loaded once;
-//   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max,
-//     x @ W.T) vectorizes the reduction instead, unless those lanes share its arithmetic;
+//   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max)
+//     vectorizes the reduction instead, unless those lanes share its arithmetic, or the input
+//     they would gather is read 16 times or more and can be PACKed into the register tile's
+//     panels (x @ W.T's weights, attention's keys), a matmul's B;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
 //     kernel stays within four vectors, unless a register tile was made;
 //   * the outermost loop runs across the cores (THREAD), in a kernel of at least 16K
@@ -523,8 +525,12 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         return a.kind == LoopKind::Reduce && walks(a, j) && a.extent % width == 0;
       });
       if (!strided || !along_reduce) continue;
+      // (Only an input PACK can copy: read at one place, along loops of fixed extent, a copy
+      // no more than twice the data; else the lanes would gather it, x @ x.T's second read.)
+      Planner probe = p;
       if (out.load_strides[j] && load_reuse(base, j) >= kPackReuse &&
-          register_tile_axis(base, static_cast<size_t>(contiguous)) >= 0) {
+          register_tile_axis(base, static_cast<size_t>(contiguous)) >= 0 &&
+          probe.try_apply({OptOp::Pack, inputs[j], 0})) {
         panel_packs.push_back(inputs[j]);
         continue;
       }

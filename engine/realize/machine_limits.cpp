@@ -160,7 +160,7 @@ public:
 
   // The best rate (units per second) of `trials` trials of `kernel`, where one trial of
   // `repetitions` does `units` x repetitions units of work; repetitions are calibrated so a
-  // trial lasts about trial_ms.
+  // trial lasts about trial_ms, or more where a launch alone takes long (below).
   double best_rate(const LoadedKernel& kernel, void* const* buffers, std::vector<int64_t> vars,
                    size_t repetition_var, double units) const {
     auto trial = [&](int64_t reps) {
@@ -177,7 +177,8 @@ public:
     // threads, a time slice or several (4 ms and more), and a trial of one repetition then timed
     // only that wait (a peak of 0.0003 GFLOP/s stored, under ctest -j2 beside a test's
     // spinners). A trial lasts at least 20 launches with no work, and the repetitions double
-    // while twice as many take less than 1.5x as long (the time is still the launch's).
+    // while twice as many take less than 1.5x as long (the time is still the launch's), up to
+    // trials of 8 times that.
     const double launch = quickest(0);
     const double target = std::max(o_.trial_ms / 1e3, 20 * launch);
     const int64_t most = int64_t{1} << 40;
@@ -187,7 +188,7 @@ public:
       reps = std::max(reps * 2, static_cast<int64_t>(reps * target / std::max(seconds, 1e-7)));
       seconds = quickest(reps);
     }
-    while (seconds < 1.0 && reps < most) {
+    while (seconds < 8 * target && reps < most) {
       double twice = quickest(2 * reps);
       if (twice >= 1.5 * seconds) break;
       reps *= 2;

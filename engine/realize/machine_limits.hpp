@@ -25,7 +25,7 @@ std::vector<CacheSize> data_caches();
 
 struct LimitsOptions {
   int threads = 0;      ///< 0: every core
-  double trial_ms = 10; ///< each trial's length; repetitions are calibrated to it
+  double trial_ms = 10; ///< each trial's least length; repetitions are calibrated to it
   int trials = 5;       ///< the best trial is the limit
 };
 

@@ -412,14 +412,17 @@ TEST(Opts, HeuristicTilesChannelBlockConvolutions) {
 
 // Reductions along memory: a row's max unrolls its contiguous reduce axis four vectors wide
 // instead of gathering across output lanes, as does x @ W.T over too few rows to share a copy of
-// W; with 16 rows or more (x @ W.T, with a GELU on x or not; attention's q @ k^T) the input the
-// lanes would gather is PACKed into the register tile's panels, a matmul's B; softmax keeps
-// its output vector. Each plan computes what the kernel with no Opts does.
+// W (and x @ x.T, its input read twice); with 16 rows or more (x @ W.T, with a GELU on x or not;
+// attention's q @ k^T) the input the lanes would gather is PACKed into the register tile's panels,
+// a matmul's B; softmax keeps its output vector. Each plan computes what the kernel with no Opts
+// does.
 TEST(Opts, HeuristicVectorizesReductionsAlongTheirData) {
   Tensor x = Tensor::rand({256, 1024}, 1), w = Tensor::rand({512, 1024}, 2);
   EXPECT_EQ(to_string(heuristic_for(x.max({1}))), "UNROLL(1,64) THREAD(0,2)");
   Tensor few = Tensor::rand({8, 1024}, 3);
   EXPECT_EQ(to_string(heuristic_for(few.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
+  // (Nor x @ x.T: its one input is read at two places, which PACK doesn't copy.)
+  EXPECT_EQ(to_string(heuristic_for(x.matmul(x.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
   for (const Tensor& t : {x.matmul(w.transpose(0, 1)), x.gelu().matmul(w.transpose(0, 1))})
     EXPECT_THAT(to_string(heuristic_for(t)),
                 ::testing::AllOf(::testing::StartsWith("UPCAST(1,32) UPCAST(0,8)"),

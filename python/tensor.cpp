@@ -116,6 +116,27 @@ Tensor from_numpy(py::array a, const py::object& dtype) {
   return t;
 }
 
+// A numpy array of `shape` over `buffer`'s first bytes (row-major), which keeps the buffer alive;
+// read-only unless `writable`.
+py::array array_over(std::shared_ptr<const Buffer> buffer, const std::vector<int64_t>& dims,
+                     const py::dtype& np, bool writable) {
+  std::vector<py::ssize_t> shape(dims.begin(), dims.end()), strides(shape.size());
+  py::ssize_t stride = np.itemsize();
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  const void* data = buffer->data();
+  auto* held = new std::shared_ptr<const Buffer>(std::move(buffer));
+  py::capsule owner(held, kCapsule, [](PyObject* c) {
+    delete static_cast<std::shared_ptr<const Buffer>*>(PyCapsule_GetPointer(c, kCapsule));
+  });
+  py::array out(np, shape, strides, data, owner);
+  if (!writable)
+    py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return out;
+}
+
 py::array to_numpy(Tensor& t) {
   std::optional<py::dtype> np = numpy_dtype(t.dtype());
   if (!np) { // bfloat16: as float32, a new array
@@ -128,18 +149,18 @@ py::array to_numpy(Tensor& t) {
     py::gil_scoped_release release;
     buffer = t.storage(options);
   }
-  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
-  py::ssize_t stride = t.dtype().itemsize();
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= shape[i];
-  }
-  auto* held = new std::shared_ptr<const Buffer>(buffer);
-  py::capsule owner(held, kCapsule, [](PyObject* c) {
-    delete static_cast<std::shared_ptr<const Buffer>*>(PyCapsule_GetPointer(c, kCapsule));
-  });
-  py::array out(*np, shape, strides, buffer->data(), owner);
-  py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return array_over(std::move(buffer), t.shape(), *np, false);
+}
+
+// A plan's output `i` at its last run's sizes, copied into a new array (the next run rewrites
+// the buffer).
+py::array plan_output(const TensorPlan& plan, size_t i) {
+  std::optional<py::dtype> np = numpy_dtype(plan.dtype(i));
+  user_assert(np) << "plan output " << i << " is bfloat16, which numpy has no type for: "
+                  << "cast it to float32 before planning it";
+  const std::vector<int64_t>& dims = plan.shape(i);
+  py::array out(*np, std::vector<py::ssize_t>(dims.begin(), dims.end()));
+  std::memcpy(out.mutable_data(), plan.output(i)->data(), static_cast<size_t>(out.nbytes()));
   return out;
 }
 
@@ -596,6 +617,54 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
         py::arg("axis") = py::none(), py::arg("keepdim") = false);
   for (const Operator& o : kOperators)
     t.def(o.name, [o](const T& a, const py::object& b) { return binary(a, b, o.op, o.reversed); });
+
+  py::class_<TensorPlan>(m, "Plan",
+                         R"(Tensors compiled once into one plan (beamlab.plan): run(seq=77)
+computes them at the variables' values, compiling nothing, and returns their values as new
+arrays. Inputs read from storage written in place between runs are read anew.)")
+      .def(py::init([](const std::vector<Tensor>& tensors, std::optional<int> beam,
+                       std::optional<std::string> db, int threads) {
+             user_assert(!tensors.empty()) << "plan: give at least one tensor";
+             RealizeOptions o = realize_options(beam, db, threads);
+             py::gil_scoped_release release;
+             return std::make_unique<TensorPlan>(tensors, o);
+           }),
+           py::arg("tensors"), py::arg("beam") = py::none(), py::arg("db") = py::none(),
+           py::arg("threads") = 0)
+      .def_property_readonly("variables",
+                             [](const TensorPlan& p) {
+                               py::list out; // as beamlab.Variable makes them
+                               for (const Variable& v : p.variables()) out.append(Dim(v));
+                               return out;
+                             })
+      .def_property_readonly(
+          "kernels", [](const TensorPlan& p) { return p.plan().kernels().size(); },
+          "How many kernels a run launches (kernels of constants included, run once)")
+      .def(
+          "run",
+          [](TensorPlan& p, const py::kwargs& values) {
+            VarValues v = var_values(values);
+            {
+              py::gil_scoped_release release;
+              p.run(v);
+            }
+            py::list out;
+            for (size_t i = 0; i < p.size(); ++i) out.append(plan_output(p, i));
+            return out;
+          },
+          "Computes the tensors at the variables' values (seq=77); returns their values, new "
+          "arrays in the plan's order");
+  m.def(
+      "_storage",
+      [](const std::vector<int64_t>& shape, const py::object& dtype) {
+        DType d = dtype_arg(dtype);
+        std::optional<py::dtype> np = numpy_dtype(d);
+        user_assert(np) << "storage of " << d.str() << ": numpy has no such type";
+        auto bytes = static_cast<size_t>(shape_numel(Shape(shape)).value() * d.itemsize());
+        return array_over(std::make_shared<Buffer>(bytes), shape, *np, true);
+      },
+      "A zeroed, writable array in a beamlab buffer: Tensor(it) shares its memory, so a plan "
+      "reads what is written to it before each run");
 }
 
 } // namespace beamlab::python

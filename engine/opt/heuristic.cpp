@@ -515,10 +515,10 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // (Zen 5, 2 threads: the mlp workload's 256 x 1024 x 1024 layers 8.2 -> 1.8 ms, 4.5x over
   // vectors along the reduction; BERT's 12 x 128 x 128 x 64 scores 0.23-0.28 -> 0.067-0.076).
   auto walks = [](const AxisAccess& a, size_t j) { return a.load_strides[j] == 1; };
+  const std::vector<int> inputs = load_inputs(base_stage); // the input each load reads
   std::vector<int> panel_packs; // such inputs, packed once the tile is in place
   if (contiguous >= 0) {
     const AxisAccess& out = base[static_cast<size_t>(contiguous)];
-    std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < out.load_strides.size(); ++j) {
       bool strided = !out.load_strides[j] || (*out.load_strides[j] != 0 && !walks(out, j));
       bool along_reduce = std::any_of(base.begin(), base.end(), [&](const AxisAccess& a) {
@@ -527,10 +527,9 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       if (!strided || !along_reduce) continue;
       // (Only an input PACK can copy: read at one place, along loops of fixed extent, a copy
       // no more than twice the data; else the lanes would gather it, x @ x.T's second read.)
-      Planner probe = p;
       if (out.load_strides[j] && load_reuse(base, j) >= kPackReuse &&
           register_tile_axis(base, static_cast<size_t>(contiguous)) >= 0 &&
-          probe.try_apply({OptOp::Pack, inputs[j], 0})) {
+          Planner(p).try_apply({OptOp::Pack, inputs[j], 0})) {
         panel_packs.push_back(inputs[j]);
         continue;
       }
@@ -577,7 +576,6 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
                      &tile = base[static_cast<size_t>(tile_axis)];
     bool blocked_load = false, gathered = false, window = false;
     int packable = -1;
-    std::vector<int> inputs = load_inputs(base_stage);
     for (size_t j = 0; j < row.load_strides.size(); ++j) {
       if (std::find(panel_packs.begin(), panel_packs.end(), inputs[j]) != panel_packs.end())
         continue; // packed to walk the row

@@ -1,5 +1,6 @@
 // The Tensor API; see tensor.hpp.
 #include "engine/tensor/tensor.hpp"
+#include "engine/tensor/plan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -279,41 +280,63 @@ void Tensor::collect_inputs(const Tensor& t, BufferMap& out) {
 
 Schedule Tensor::schedule() const { return create_schedule({uop_}); }
 
-void Tensor::realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options) {
+namespace {
+
+Schedule schedule_of(std::span<const Tensor> tensors) {
   std::vector<UOpPtr> roots;
+  for (const Tensor& t : tensors) roots.push_back(t.uop());
+  return create_schedule(roots);
+}
+
+BufferMap inputs_of(std::span<const Tensor> tensors) {
   BufferMap inputs;
-  for (Tensor* t : tensors) {
-    roots.push_back(t->uop_);
-    collect_inputs(*t, inputs);
-  }
-  Schedule s = create_schedule(roots);
-  RealizeOptions unbound = options;
-  unbound.vars.clear();
-  ExecutionPlan plan = ExecutionPlan::prepare(s, inputs, unbound);
-  // The values name the plan's variables and the outputs' sizes' (a size no kernel runs over:
-  // an input's rows, viewed).
-  std::vector<Variable> known = plan.variables();
-  std::vector<Shape> shapes;
-  for (Tensor* t : tensors) {
-    for (const Variable& v : shape_variables(t->shape_))
-      if (std::none_of(known.begin(), known.end(),
+  for (const Tensor& t : tensors) Tensor::collect_inputs(t, inputs);
+  return inputs;
+}
+
+RealizeOptions unbound(RealizeOptions options) {
+  options.vars.clear();
+  return options;
+}
+
+} // namespace
+
+TensorPlan::TensorPlan(std::span<const Tensor> tensors, const RealizeOptions& options)
+    : tensors_(tensors.begin(), tensors.end()), schedule_(schedule_of(tensors_)),
+      plan_(ExecutionPlan::prepare(schedule_, inputs_of(tensors_), unbound(options))),
+      variables_(plan_.variables()), shapes_(tensors_.size()) {
+  for (const Tensor& t : tensors_)
+    for (const Variable& v : shape_variables(t.shape()))
+      if (std::none_of(variables_.begin(), variables_.end(),
                        [&](const Variable& k) { return k.name == v.name; }))
-        known.push_back(v);
-    shapes.emplace_back(shape_at(t->shape_, options.vars));
-  }
-  check_values(known, options.vars);
+        variables_.push_back(v);
+  for (const UOpPtr& buf : schedule_.outputs) outputs_.push_back(plan_.buffer(*buf));
+}
+
+void TensorPlan::run(const VarValues& values) {
+  check_values(variables_, values);
+  std::vector<std::vector<int64_t>> shapes; // every shape known before anything runs
+  for (const Tensor& t : tensors_) shapes.push_back(shape_at(t.shape(), values));
   VarValues of_plan;
-  for (const Variable& v : plan.variables())
-    if (auto it = options.vars.find(v.name); it != options.vars.end()) of_plan.insert(*it);
-  plan.bind(of_plan);
-  plan.run();
+  for (const Variable& v : plan_.variables())
+    if (auto it = values.find(v.name); it != values.end()) of_plan.insert(*it);
+  plan_.bind(of_plan);
+  plan_.run();
+  shapes_ = std::move(shapes);
+}
+
+void Tensor::realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options) {
+  std::vector<Tensor> values;
+  for (Tensor* t : tensors) values.push_back(*t);
+  TensorPlan plan(values, options);
+  plan.run(options.vars);
   // A symbolic tensor, realized, is its values at the given sizes.
   for (size_t i = 0; i < tensors.size(); ++i) {
     Tensor* t = tensors[i];
-    const UOpPtr& buf = s.outputs[i];
-    t->shape_ = shapes[i];
+    const UOpPtr& buf = plan.schedule().outputs[i];
+    t->shape_ = Shape(plan.shape(i));
     t->uop_ = tensor_reshape(buf, t->shape_);
-    t->lineage_ = leaf(buffer_id(*buf), plan.buffer(*buf));
+    t->lineage_ = leaf(buffer_id(*buf), plan.output(i));
   }
 }
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import os as _os
 
 from . import _beamlab
-from ._beamlab import (Dim, DType, OnnxModel, RuntimeFailure, Tensor, UserError, Variable,
+from ._beamlab import (Dim, DType, OnnxModel, Plan, RuntimeFailure, Tensor, UserError, Variable,
                        cache_entries, candidates, compiler_identity, default_db, dtypes, runs,
                        tunings, workload, workloads)
 
 __version__ = _beamlab.__version__
 __all__ = ["Tensor", "Variable", "Dim", "DType", "dtypes", "UserError", "RuntimeFailure", "realize", "tune", "expr",
-           "load_onnx", "OnnxModel", "workload", "workloads", "runs", "tunings", "candidates",
+           "load_onnx", "OnnxModel", "CompiledModel", "Plan", "plan", "storage", "workload", "workloads", "runs", "tunings", "candidates",
            "cache_entries", "default_db", "compiler_identity"]
 
 
@@ -92,16 +92,66 @@ def load_onnx(path, **input_shapes):
     return _beamlab._load_onnx(_os.fspath(path), shapes, kept)
 
 
+def _feed_array(model, name, value, variables, bound):
+    """Input `name` of `model` as an array (a list takes the input's element type; an array
+    keeps its own, checked against the input's), checked against the input's shape; its sizes
+    bind the variables of the input's symbolic dims into `bound` (each in its range, and equal
+    wherever a variable appears twice)."""
+    import numpy as np
+    spec = next((i for i in model.inputs if i["name"] == name), None)
+    if spec is None:
+        raise UserError(f"{model.path}: the model has no input {name}; its inputs are "
+                        f"{', '.join(i['name'] for i in model.inputs)}")
+    shape = spec["shape"]
+    array = value if isinstance(value, np.ndarray) else np.asarray(value, str(spec["dtype"]))
+    if array.ndim != len(shape) or any(isinstance(d, int) and d != n
+                                       for d, n in zip(shape, array.shape)):
+        raise UserError(f"{model.path}: input {name} has shape "
+                        f"({', '.join(str(d) for d in shape)}), not the array's {array.shape}")
+    for d, n in zip(shape, array.shape):
+        if isinstance(d, int):
+            continue
+        if str(d) not in variables:
+            raise UserError(f"{model.path}: input {name}'s dim {d} is not one variable, so an "
+                            f"array can't bind it: pass a Tensor and realize(..., "
+                            f"{', '.join(f'{v}=...' for v in variables)})")
+        if not d.min <= n <= d.max:
+            raise UserError(f"{model.path}: input {name} binds {d}={n}, outside {d}'s range "
+                            f"[{d.min}, {d.max}]")
+        if bound.setdefault(str(d), n) != n:
+            raise UserError(f"{model.path}: input {name} binds {d}={n}, another dim bound "
+                            f"{d}={bound[str(d)]}")
+    return array
+
+
+def _check_all_bound(model, bound, variables):
+    unbound = [v for v in variables if v not in bound]
+    if unbound:
+        raise UserError(f"{model.path}: the arrays given bind "
+                        f"{', '.join(f'{k}={n}' for k, n in bound.items()) or 'nothing'} but not "
+                        f"{', '.join(unbound)}: give those inputs as arrays too, or every "
+                        f"input as a Tensor and realize(..., {unbound[0]}=...)")
+
+
+def _largest(shape):
+    return [d if isinstance(d, int) else d.max for d in shape]
+
+
+def _corner(shape):
+    """The view of an input's largest-size storage at its variables' sizes."""
+    return tuple((0, d) for d in shape)
+
+
 def _call_model(self, feeds=None, **named):
     """The model's outputs (lazy tensors, in the graph's order) over its inputs by name.
 
     Where an input has symbolic dims (load_onnx with a Variable) and is given as an array, the
     array's sizes bind those variables (seq=77 from an array of 77 rows): the outputs come back
-    realized at those values, from the one compile that serves every value in range."""
+    realized at those values. Each call schedules the graph anew (about 0.1 s for a BERT
+    layer); a serving loop compiles the model once with model.compile()."""
     feeds = dict(feeds or {}, **named)
     variables = {str(v): v for v in self.variables}
     shapes = {i["name"]: i["shape"] for i in self.inputs}
-    dtypes = {i["name"]: str(i["dtype"]) for i in self.inputs}
     bound, tensors = {}, {}
     for name, value in feeds.items():
         shape = shapes.get(name)
@@ -109,40 +159,85 @@ def _call_model(self, feeds=None, **named):
             tensors[name] = value if isinstance(value, Tensor) else Tensor(value)
             continue
         import numpy as np
-        # A list takes the input's element type (an array keeps its own, checked by the model).
-        array = value if isinstance(value, np.ndarray) else np.asarray(value, dtypes[name])
-        if array.ndim != len(shape) or any(isinstance(d, int) and d != n
-                                           for d, n in zip(shape, array.shape)):
-            raise UserError(f"{self.path}: input {name} has shape "
-                            f"({', '.join(str(d) for d in shape)}), not the array's {array.shape}")
-        for d, n in zip(shape, array.shape):
-            if isinstance(d, int):
-                continue
-            if str(d) not in variables:
-                raise UserError(f"{self.path}: input {name}'s dim {d} is not one variable, so an "
-                                f"array can't bind it: pass a Tensor and realize(..., "
-                                f"{', '.join(f'{v}=...' for v in variables)})")
-            if not d.min <= n <= d.max:
-                raise UserError(f"{self.path}: input {name} binds {d}={n}, outside {d}'s range "
-                                f"[{d.min}, {d.max}]")
-            if bound.setdefault(str(d), n) != n:
-                raise UserError(f"{self.path}: input {name} binds {d}={n}, another dim bound "
-                                f"{d}={bound[str(d)]}")
+        array = _feed_array(self, name, value, variables, bound)
         # The array in the corner of a buffer of the dims' largest sizes, viewed at the variables'
         # sizes: at each value the view's strides are the buffer's, whatever the layout.
-        base = np.zeros([d if isinstance(d, int) else d.max for d in shape], array.dtype)
+        base = np.zeros(_largest(shape), array.dtype)
         base[tuple(slice(0, n) for n in array.shape)] = array
-        tensors[name] = Tensor(base).shrink(tuple((0, d) for d in shape))
+        tensors[name] = Tensor(base).shrink(_corner(shape))
     outputs = self._build(tensors)
     if bound:
-        unbound = [v for v in variables if v not in bound]
-        if unbound:
-            raise UserError(f"{self.path}: the arrays given bind "
-                            f"{', '.join(f'{k}={n}' for k, n in bound.items())} but not "
-                            f"{', '.join(unbound)}: give those inputs as arrays too, or every "
-                            f"input as a Tensor and realize(..., {unbound[0]}=...)")
+        _check_all_bound(self, bound, variables)
         realize(*outputs, **bound)
     return outputs
+
+
+class CompiledModel:
+    """An ONNX model compiled once (OnnxModel.compile): calling it with arrays by name runs
+    the one plan at the sizes they bind and returns the outputs as new numpy arrays, in the
+    graph's order, as onnxruntime's session.run(None, feeds) does. Nothing is scheduled or
+    compiled per call; a symbolic dim (load_onnx(..., seq=Variable("seq", 1, 512))) takes any
+    size in its range."""
+
+    def __init__(self, model, beam=None, db=None, threads=0):
+        self.model = model
+        self._variables = {str(v): v for v in model.variables}
+        # Each input lives in a beamlab buffer of its largest sizes that every call writes
+        # into; the graph reads the corner at the variables' sizes.
+        self._storage = {i["name"]: storage(_largest(i["shape"]), i["dtype"])
+                         for i in model.inputs}
+        feeds = {i["name"]: Tensor(self._storage[i["name"]]).shrink(_corner(i["shape"]))
+                 for i in model.inputs}
+        self.plan = _beamlab.Plan(model._build(feeds), beam, db, threads)
+
+    @property
+    def variables(self):
+        return list(self._variables.values())
+
+    @property
+    def outputs(self):
+        return self.model.outputs
+
+    def __call__(self, feeds=None, **named):
+        feeds = dict(feeds or {}, **named)
+        missing = [i["name"] for i in self.model.inputs if i["name"] not in feeds]
+        if missing:
+            raise UserError(f"{self.model.path}: no value for input {', '.join(missing)}")
+        bound, arrays = {}, {}
+        for name, value in feeds.items():
+            if isinstance(value, Tensor):
+                value = value.numpy()
+            array = _feed_array(self.model, name, value, self._variables, bound)
+            store = self._storage[name]
+            if array.dtype != store.dtype:
+                raise UserError(f"{self.model.path}: input {name} is {store.dtype}, not the "
+                                f"array's {array.dtype}: pass np.asarray(x, '{store.dtype}')")
+            arrays[name] = array
+        _check_all_bound(self.model, bound, self._variables)
+        for name, array in arrays.items():
+            self._storage[name][tuple(slice(0, n) for n in array.shape)] = array
+        return self.plan.run(**bound)
+
+
+def _compile_model(self, beam=None, db=None, threads=0):
+    """The model compiled once for a serving loop: compiled(input_ids=ids) returns its outputs
+    as numpy arrays at the sizes the arrays bind, compiling nothing per call (see
+    CompiledModel). beam, db and threads as realize() takes them."""
+    return CompiledModel(self, beam, db, threads)
+
+
+def plan(*tensors, beam=None, db=None, threads=0):
+    """The tensors compiled once into one plan (beamlab.Plan): plan.run(seq=77) computes them
+    at those values with nothing compiled and returns their values as new arrays. An input
+    made from a storage() array is read anew each run, so writing into it between runs serves
+    new requests."""
+    return _beamlab.Plan(list(tensors), beam, db, threads)
+
+
+def storage(shape, dtype="float32"):
+    """A zeroed, writable numpy array in beamlab's own memory: Tensor(a) shares it rather than
+    copying it, so a plan over that tensor reads whatever was written to `a` before each run."""
+    return _beamlab._storage(list(shape), dtype)
 
 
 # ---- indexing: ints, slices (any step), None and ..., as numpy's basic indexing
@@ -212,3 +307,4 @@ def _slice_axis(t, dim, start, stop, step):
 
 Tensor.__getitem__ = _getitem
 OnnxModel.__call__ = _call_model
+OnnxModel.compile = _compile_model

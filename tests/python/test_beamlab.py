@@ -16,7 +16,7 @@ from beamlab import Tensor, dtypes
 
 
 def close(t, ref, rtol=1e-5, atol=1e-5):
-    got = t.numpy()
+    got = t if isinstance(t, np.ndarray) else t.numpy()
     assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
 
@@ -165,6 +165,71 @@ def test_onnx_symbolic_dim_runs_at_keyword_lengths(tmp_path):
         model(x=np.zeros((9, 3), np.float32))
     with pytest.raises(beamlab.UserError, match=r"input x has shape \(seq, 3\), not the array's \(4, 2\)"):
         model(x=np.zeros((4, 2), np.float32))
+
+
+def test_a_compiled_model_serves_every_length_from_one_plan(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.arange(12, dtype=np.float32).reshape(3, 4) / 10 - 0.5
+    b = np.arange(4, dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"]),
+         helper.make_node("Add", ["z", "b"], ["out"])],
+        "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", 3]),
+                 helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["seq", 4])],
+        [numpy_helper.from_array(w, "w")])
+    path = tmp_path / "tiny.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    seq = beamlab.Variable("seq", 1, 8)
+    model = beamlab.load_onnx(path, seq=seq)
+    compiled = model.compile(threads=1)
+    assert compiled.variables == [seq] and compiled.outputs == ["out"]
+    kernels = compiled.plan.kernels
+    rng = np.random.default_rng(5)
+    results = []
+    for n in (8, 3, 1, 5, 8):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        bias = rng.standard_normal(4).astype(np.float32)
+        (out,) = compiled(x=x, b=bias)
+        assert isinstance(out, np.ndarray) and out.shape == (n, 4)
+        close(out, np.maximum(x @ w, 0) + bias, rtol=1e-5)
+        (again,) = model(x=x, b=bias)  # the per-call path agrees
+        close(again, out, rtol=1e-6)
+        results.append((out.copy(), out))
+    assert compiled.plan.kernels == kernels  # one plan, nothing compiled per call
+    for kept, returned in results:
+        np.testing.assert_array_equal(kept, returned)  # each call's arrays are its own
+    with pytest.raises(beamlab.UserError, match=r"input x binds seq=9, outside seq's range"):
+        compiled(x=np.zeros((9, 3), np.float32), b=np.zeros(4, np.float32))
+    with pytest.raises(beamlab.UserError, match=r"input x is float32, not the array's float64"):
+        compiled(x=np.zeros((2, 3)), b=np.zeros(4, np.float32))
+    with pytest.raises(beamlab.UserError, match="no value for input b"):
+        compiled(x=np.zeros((2, 3), np.float32))
+    with pytest.raises(beamlab.UserError, match="the model has no input y; its inputs are x, b"):
+        compiled(x=np.zeros((2, 3), np.float32), b=np.zeros(4, np.float32), y=1)
+
+
+def test_a_plan_reads_its_storage_anew_each_run():
+    seq = beamlab.Variable("seq", 1, 16)
+    rows = beamlab.storage((16, 8))
+    assert rows.flags.writeable and not rows.any()
+    x = Tensor(rows).shrink(((0, seq), (0, 8)))
+    w = np.random.default_rng(6).standard_normal((8, 4)).astype(np.float32)
+    p = beamlab.plan((x @ Tensor(w)).softmax(1), x.sum(1), threads=1)
+    assert p.variables == [seq] and p.kernels >= 2
+    rng = np.random.default_rng(7)
+    for n in (16, 4, 1, 9):
+        data = rng.standard_normal((n, 8)).astype(np.float32)
+        rows[:n] = data
+        probs, sums = p.run(seq=n)
+        e = np.exp(data @ w - (data @ w).max(1, keepdims=True))
+        close(probs, e / e.sum(1, keepdims=True), rtol=1e-4)
+        close(sums, data.sum(1), rtol=1e-4)
+    with pytest.raises(beamlab.UserError, match="seq"):
+        p.run(seq=17)
+    with pytest.raises(beamlab.UserError, match="plan: give at least one tensor"):
+        beamlab.plan()
 
 
 # ---------------------------------------------------------------- memory

@@ -266,5 +266,43 @@ TEST(SymbolicShapes, OnePlanMatchesTheFixedShapeProgramAtEveryValue) {
   }
 }
 
+// A serving loop: one TensorPlan over an input whose storage each request rewrites in place
+// (a request of v rows in the storage's first v rows), run at the request's length. Each output
+// must match the fixed-shape program over that request, with nothing compiled after the first.
+TEST(SymbolicShapes, ATensorPlanServesNewInputsInPlaceAtEachValue) {
+  uint64_t seed = static_cast<uint64_t>(knob_int("BEAMLAB_SYMBOLIC_SHAPE_SEED", 1));
+  Programs programs(seed + 1);
+  std::mt19937_64 rng(seed * 104729);
+  Dim seq = kSeq;
+  for (int c = 0; c < 4; ++c) {
+    int64_t d = 4 * std::uniform_int_distribution<int64_t>(1, 4)(rng);
+    Program f = programs.next(d);
+    auto storage = std::make_shared<Buffer>(static_cast<size_t>(kSeq.hi * d) * sizeof(float));
+    Tensor x = Tensor::from_storage(storage, {kSeq.hi, d}, Scalar::Float32);
+    Tensor y = f(x.shrink({{0, seq}, {0, d}}));
+    TensorPlan plan(std::span<const Tensor>(&y, 1));
+    ASSERT_EQ(plan.variables().size(), 1u);
+    EXPECT_EQ(plan.variables()[0].name, "seq");
+    size_t kernels = plan.plan().kernels().size();
+    for (int request = 0; request < 4; ++request) {
+      int64_t v = request == 0 ? kSeq.hi : std::uniform_int_distribution<int64_t>(1, 24)(rng);
+      std::string what = "case " + std::to_string(c) + " request " + std::to_string(request) +
+                         " at seq=" + std::to_string(v);
+      SCOPED_TRACE(what);
+      std::vector<float> rows = Tensor::randn({v, d}, 500 + 10 * c + request).to_vector<float>();
+      std::copy(rows.begin(), rows.end(), static_cast<float*>(storage->data()));
+      plan.run({{"seq", v}});
+      Tensor fixed = f(Tensor(rows, {v, d}));
+      EXPECT_EQ(plan.shape(0), std::vector<int64_t>(fixed.shape()));
+      const auto* out = static_cast<const float*>(plan.output(0)->data());
+      expect_near({out, out + fixed.numel()}, fixed.to_vector<float>(), what);
+      if (HasFailure()) return;
+    }
+    EXPECT_EQ(plan.plan().kernels().size(), kernels);
+    EXPECT_THAT(error_of([&] { plan.run({{"seq", 25}}); }), HasSubstr("seq"));
+    EXPECT_THAT(error_of([&] { plan.run(); }), HasSubstr("seq has no value"));
+  }
+}
+
 } // namespace
 } // namespace beamlab

@@ -8,6 +8,7 @@
 #include "engine/opt/opt.hpp"
 #include "engine/realize/realize.hpp"
 #include "engine/support/statistics.hpp"
+#include "engine/tensor/plan.hpp"
 #include "engine/tensor/tensor.hpp"
 #include <beamlab/program.hpp>
 #include <beamlab/workloads.hpp>

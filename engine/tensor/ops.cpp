@@ -350,21 +350,26 @@ Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
   if (dtype().is_float()) return -neg().max(std::move(axes), keepdim);
   return bitwise_not().max(std::move(axes), keepdim).bitwise_not();
 }
-// The elements each result of a reduction from `in` to `out` sums: a number, the reduced axes
-// being fixed ones (a layernorm's over the features of a symbolic sequence).
-static double reduced_count(const Shape& in, const Shape& out) {
-  return static_cast<double>((shape_numel(in) / shape_numel(out)).value());
+// `s`, the sum of `x` over `axes` (kept with `keepdim`), divided by the elements each of its
+// results sums, less `correction` (floored at 0): a multiplication by the reciprocal where the
+// reduced axes are fixed (a layernorm's over the features of a symbolic sequence), else a
+// division by the count taken at run time, the sum of ones over the same axes (a mean over a
+// sequence of any length), which the simplifier folds to the variable's value.
+static Tensor per_element(const Tensor& s, const Tensor& x, const std::vector<int64_t>& axes,
+                          bool keepdim, int64_t correction = 0) {
+  Dim n = shape_numel(x.shape()) / shape_numel(s.shape());
+  if (n.is_const()) return s * (1.0 / std::max(0.0, static_cast<double>(n.value() - correction)));
+  Tensor count = Tensor::full(x.shape(), 1, s.dtype()).sum(axes, keepdim);
+  if (correction != 0) count = (count - static_cast<double>(correction)).relu();
+  return s.div(count);
 }
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
-  Tensor s = cast(float_of(dtype())).sum(axes, keepdim);
-  return s * (1.0 / reduced_count(shape_, s.shape()));
+  return per_element(cast(float_of(dtype())).sum(axes, keepdim), *this, axes, keepdim);
 }
 Tensor Tensor::var(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
   Tensor x = cast(float_of(dtype()));
   Tensor d = x - x.mean(axes, true);
-  Tensor s = (d * d).sum(axes, keepdim);
-  double n = reduced_count(shape_, s.shape());
-  return s * (1.0 / std::max(0.0, n - static_cast<double>(correction)));
+  return per_element((d * d).sum(axes, keepdim), *this, axes, keepdim, correction);
 }
 Tensor Tensor::std(std::vector<int64_t> axes, bool keepdim, int64_t correction) const {
   return var(std::move(axes), keepdim, correction).sqrt();

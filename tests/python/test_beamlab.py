@@ -360,6 +360,8 @@ def test_a_symbolic_sequence_runs_at_keyword_values_from_one_compile():
     pos = x + Tensor.arange(seq, dtype=np.float32).reshape(seq, 1)  # position ids
     close(Tensor(pos).realize(seq=5), base[:5] + np.arange(5, dtype=np.float32)[:, None])
     close(Tensor(Tensor.arange(0, seq)).realize(seq=3), np.arange(3))
+    for n in (1, 7):  # a mean over the sequence divides by its length at run time
+        close(Tensor(x.mean(0)).realize(seq=n), base[:n].mean(0), rtol=1e-5)
     with pytest.raises(beamlab.UserError, match="a symbolic arange counts from 0 by 1"):
         Tensor.arange(seq, 8)
     with pytest.raises(beamlab.UserError, match="variable seq has no value"):

@@ -266,6 +266,30 @@ TEST(SymbolicShapes, OnePlanMatchesTheFixedShapeProgramAtEveryValue) {
   }
 }
 
+// A mean or variance over the variable divides by its value, counted at run time; over fixed
+// axes beside it, by the number, as before.
+TEST(SymbolicShapes, AMeanOverTheVariableDividesByItsValue) {
+  Dim seq = kSeq;
+  Tensor base = Tensor::randn({kSeq.hi, 6}, 11);
+  Tensor x = base.shrink({{0, seq}, {0, 6}});
+  std::vector<Tensor> ys = {x.mean({0}), x.var({0}), x.var({0}, true, 0), x.mean(),
+                            x.mean({1}, true)};
+  TensorPlan plan(ys);
+  for (int64_t v : {kSeq.lo + 1, int64_t{7}, kSeq.hi}) {
+    SCOPED_TRACE("seq=" + std::to_string(v));
+    plan.run({{"seq", v}});
+    Tensor rows = base.slice(0, 0, v);
+    std::vector<Tensor> want = {rows.mean({0}), rows.var({0}), rows.var({0}, true, 0), rows.mean(),
+                                rows.mean({1}, true)};
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(plan.shape(i), std::vector<int64_t>(want[i].shape())) << "output " << i;
+      const auto* out = static_cast<const float*>(plan.output(i)->data());
+      expect_near({out, out + want[i].numel()}, want[i].to_vector<float>(),
+                  "output " + std::to_string(i));
+    }
+  }
+}
+
 // A serving loop: one TensorPlan over an input whose storage each request rewrites in place
 // (a request of v rows in the storage's first v rows), run at the request's length. Each output
 // must match the fixed-shape program over that request, with nothing compiled after the first.

@@ -5,6 +5,7 @@
 // copies it once. .numpy() is a read-only view of the realized tensor's own buffer: no copy.
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -151,6 +152,15 @@ py::array to_numpy(Tensor& t) {
   }
   return array_over(std::move(buffer), t.shape(), *np, false);
 }
+
+// A TensorPlan served to Python: runs from several threads take turns (each run rewrites the
+// plan's buffers, and its outputs are copied out before the next begins).
+struct ServedPlan {
+  ServedPlan(std::vector<Tensor> tensors, const RealizeOptions& options)
+      : plan(std::move(tensors), options) {}
+  TensorPlan plan;
+  std::mutex turn;
+};
 
 // A plan's output `i` at its last run's sizes, copied into a new array (the next run rewrites
 // the buffer).
@@ -618,38 +628,45 @@ its values with numpy(), tolist(), item()) compiles fused kernels and runs them.
   for (const Operator& o : kOperators)
     t.def(o.name, [o](const T& a, const py::object& b) { return binary(a, b, o.op, o.reversed); });
 
-  py::class_<TensorPlan>(m, "Plan",
+  py::class_<ServedPlan>(m, "Plan",
                          R"(Tensors compiled once into one plan (beamlab.plan): run(seq=77)
 computes them at the variables' values, compiling nothing, and returns their values as new
-arrays. Inputs read from storage written in place between runs are read anew.)")
+arrays. Inputs read from storage written in place between runs are read anew. Runs from
+several threads take turns.)")
       .def(py::init([](const std::vector<Tensor>& tensors, std::optional<int> beam,
                        std::optional<std::string> db, int threads) {
              user_assert(!tensors.empty()) << "plan: give at least one tensor";
+             for (size_t i = 0; i < tensors.size(); ++i)
+               user_assert(numpy_dtype(tensors[i].dtype()).has_value())
+                   << "plan: tensor " << i << " is " << tensors[i].dtype().str()
+                   << ", which numpy has no type for: cast it to float32 first";
              RealizeOptions o = realize_options(beam, db, threads);
              py::gil_scoped_release release;
-             return std::make_unique<TensorPlan>(tensors, o);
+             return std::make_unique<ServedPlan>(tensors, o);
            }),
            py::arg("tensors"), py::arg("beam") = py::none(), py::arg("db") = py::none(),
            py::arg("threads") = 0)
       .def_property_readonly("variables",
-                             [](const TensorPlan& p) {
+                             [](const ServedPlan& p) {
                                py::list out; // as beamlab.Variable makes them
-                               for (const Variable& v : p.variables()) out.append(Dim(v));
+                               for (const Variable& v : p.plan.variables()) out.append(Dim(v));
                                return out;
                              })
       .def_property_readonly(
-          "kernels", [](const TensorPlan& p) { return p.plan().kernels().size(); },
+          "kernels", [](const ServedPlan& p) { return p.plan.plan().kernels().size(); },
           "How many kernels a run launches (kernels of constants included, run once)")
       .def(
           "run",
-          [](TensorPlan& p, const py::kwargs& values) {
+          [](ServedPlan& p, const py::kwargs& values) {
             VarValues v = var_values(values);
+            std::unique_lock turn(p.turn, std::defer_lock);
             {
               py::gil_scoped_release release;
-              p.run(v);
+              turn.lock();
+              p.plan.run(v);
             }
-            py::list out;
-            for (size_t i = 0; i < p.size(); ++i) out.append(plan_output(p, i));
+            py::list out; // copied before the next run may begin
+            for (size_t i = 0; i < p.plan.size(); ++i) out.append(plan_output(p.plan, i));
             return out;
           },
           "Computes the tensors at the variables' values (seq=77); returns their values, new "
@@ -660,8 +677,12 @@ arrays. Inputs read from storage written in place between runs are read anew.)")
         DType d = dtype_arg(dtype);
         std::optional<py::dtype> np = numpy_dtype(d);
         user_assert(np) << "storage of " << d.str() << ": numpy has no such type";
+        for (int64_t n : shape)
+          user_assert(n >= 0) << "storage: a size of " << n << ": sizes are 0 or more";
         auto bytes = static_cast<size_t>(shape_numel(Shape(shape)).value() * d.itemsize());
-        return array_over(std::make_shared<Buffer>(bytes), shape, *np, true);
+        auto buffer = std::make_shared<Buffer>(bytes);
+        buffer->mark_varying();
+        return array_over(std::move(buffer), shape, *np, true);
       },
       "A zeroed, writable array in a beamlab buffer: Tensor(it) shares its memory, so a plan "
       "reads what is written to it before each run");

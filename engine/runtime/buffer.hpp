@@ -35,6 +35,11 @@ public:
   /// buffer afterwards leaves what they made from it stale.
   void mark_constant() { constant_ = true; }
   bool constant() const { return constant_; }
+  /// Marks the contents as rewritten between runs of one plan (a compiled model's input
+  /// storage, written in place before each request): what a graph computes from them must
+  /// not be read while the graph is built (an ONNX Reshape's shape), only when a plan runs.
+  void mark_varying() { varying_ = true; }
+  bool varying() const { return varying_; }
 
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
@@ -61,6 +66,7 @@ private:
   std::unique_ptr<void, Free> data_;
   size_t bytes_ = 0;
   bool constant_ = false;
+  bool varying_ = false;
 };
 
 /// Writes the `bytes` bytes at `data` back from every level of the caches and drops them there

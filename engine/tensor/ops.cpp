@@ -359,9 +359,9 @@ static Tensor per_element(const Tensor& s, const Tensor& x, const std::vector<in
                           bool keepdim, int64_t correction = 0) {
   Dim n = shape_numel(x.shape()) / shape_numel(s.shape());
   if (n.is_const()) return s * (1.0 / std::max(0.0, static_cast<double>(n.value() - correction)));
-  Tensor count = Tensor::full(x.shape(), 1, s.dtype()).sum(axes, keepdim);
+  Tensor count = Tensor::full(x.shape(), 1, Scalar::Float32).sum(axes, keepdim); // exact
   if (correction != 0) count = (count - static_cast<double>(correction)).relu();
-  return s.div(count);
+  return s.div(count.cast(s.dtype()));
 }
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
   return per_element(cast(float_of(dtype())).sum(axes, keepdim), *this, axes, keepdim);

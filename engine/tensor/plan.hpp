@@ -10,7 +10,6 @@
 #pragma once
 
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "engine/tensor/tensor.hpp"
@@ -21,12 +20,13 @@ class TensorPlan {
 public:
   /// Schedules the tensors together (shared work once) and compiles every kernel; `options`'
   /// vars are ignored (run takes the values).
-  explicit TensorPlan(std::span<const Tensor> tensors, const RealizeOptions& options = {});
+  explicit TensorPlan(std::vector<Tensor> tensors, const RealizeOptions& options = {});
 
   /// The variables a run needs: the kernels' and the outputs' shapes' (an input's rows, viewed).
   const std::vector<Variable>& variables() const { return variables_; }
   /// Computes every tensor at `values`, each checked against its variable's range (a UserError
-  /// names one out of range, unknown, or missing); nothing is compiled.
+  /// names one out of range, unknown, or missing: no value is kept from an earlier run);
+  /// nothing is compiled. One run at a time: the plan's buffers are its own.
   void run(const VarValues& values = {});
   /// Tensor `i`'s buffer: after a run, its values at that run's sizes, row-major from the start.
   const std::shared_ptr<Buffer>& output(size_t i) const { return outputs_[i]; }

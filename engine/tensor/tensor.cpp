@@ -301,8 +301,8 @@ RealizeOptions unbound(RealizeOptions options) {
 
 } // namespace
 
-TensorPlan::TensorPlan(std::span<const Tensor> tensors, const RealizeOptions& options)
-    : tensors_(tensors.begin(), tensors.end()), schedule_(schedule_of(tensors_)),
+TensorPlan::TensorPlan(std::vector<Tensor> tensors, const RealizeOptions& options)
+    : tensors_(std::move(tensors)), schedule_(schedule_of(tensors_)),
       plan_(ExecutionPlan::prepare(schedule_, inputs_of(tensors_), unbound(options))),
       variables_(plan_.variables()), shapes_(tensors_.size()) {
   for (const Tensor& t : tensors_)
@@ -315,6 +315,7 @@ TensorPlan::TensorPlan(std::span<const Tensor> tensors, const RealizeOptions& op
 
 void TensorPlan::run(const VarValues& values) {
   check_values(variables_, values);
+  for (const Variable& v : variables_) (void)Dim(v).at(values); // each has a value
   std::vector<std::vector<int64_t>> shapes; // every shape known before anything runs
   for (const Tensor& t : tensors_) shapes.push_back(shape_at(t.shape(), values));
   VarValues of_plan;
@@ -328,7 +329,7 @@ void TensorPlan::run(const VarValues& values) {
 void Tensor::realize_all(std::span<Tensor* const> tensors, const RealizeOptions& options) {
   std::vector<Tensor> values;
   for (Tensor* t : tensors) values.push_back(*t);
-  TensorPlan plan(values, options);
+  TensorPlan plan(std::move(values), options);
   plan.run(options.vars);
   // A symbolic tensor, realized, is its values at the given sizes.
   for (size_t i = 0; i < tensors.size(); ++i) {

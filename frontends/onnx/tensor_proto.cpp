@@ -194,6 +194,13 @@ Tensor to_constant(const HostTensor& h) {
   return Tensor::from_storage(std::move(storage), h.shape, h.dtype);
 }
 
-HostTensor to_host(const Tensor& t) { return {t.dtype(), t.shape(), t.to_bytes()}; }
+HostTensor to_host(const Tensor& t) {
+  for (const auto& [id, buffer] : t.inputs())
+    user_assert(!buffer || !buffer->varying())
+        << "reads the values of a model input while the graph is built (a shape, a condition, a "
+        << "count), so a compiled model would keep the first ones: call the model per request "
+        << "(model(...)) or make that input a constant of the model";
+  return {t.dtype(), t.shape(), t.to_bytes()};
+}
 
 } // namespace beamlab::onnx

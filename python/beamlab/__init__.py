@@ -92,7 +92,7 @@ def load_onnx(path, **input_shapes):
     return _beamlab._load_onnx(_os.fspath(path), shapes, kept)
 
 
-def _feed_array(model, name, value, variables, bound):
+def _feed_array(model, name, value, variables, bound, compiled=False):
     """Input `name` of `model` as an array (a list takes the input's element type; an array
     keeps its own, checked against the input's), checked against the input's shape; its sizes
     bind the variables of the input's symbolic dims into `bound` (each in its range, and equal
@@ -112,9 +112,10 @@ def _feed_array(model, name, value, variables, bound):
         if isinstance(d, int):
             continue
         if str(d) not in variables:
+            fix = (f"load the model with input {name}'s shape fixed" if compiled else
+                   f"pass a Tensor and realize(..., {', '.join(f'{v}=...' for v in variables)})")
             raise UserError(f"{model.path}: input {name}'s dim {d} is not one variable, so an "
-                            f"array can't bind it: pass a Tensor and realize(..., "
-                            f"{', '.join(f'{v}=...' for v in variables)})")
+                            f"array can't bind it: {fix}")
         if not d.min <= n <= d.max:
             raise UserError(f"{model.path}: input {name} binds {d}={n}, outside {d}'s range "
                             f"[{d.min}, {d.max}]")
@@ -124,13 +125,14 @@ def _feed_array(model, name, value, variables, bound):
     return array
 
 
-def _check_all_bound(model, bound, variables):
+def _check_all_bound(model, bound, variables, compiled=False):
     unbound = [v for v in variables if v not in bound]
     if unbound:
         raise UserError(f"{model.path}: the arrays given bind "
                         f"{', '.join(f'{k}={n}' for k, n in bound.items()) or 'nothing'} but not "
-                        f"{', '.join(unbound)}: give those inputs as arrays too, or every "
-                        f"input as a Tensor and realize(..., {unbound[0]}=...)")
+                        f"{', '.join(unbound)}: give those inputs as arrays too"
+                        + ("" if compiled else f", or every input as a Tensor and "
+                           f"realize(..., {unbound[0]}=...)"))
 
 
 def _largest(shape):
@@ -173,14 +175,18 @@ def _call_model(self, feeds=None, **named):
 
 
 class CompiledModel:
-    """An ONNX model compiled once (OnnxModel.compile): calling it with arrays by name runs
-    the one plan at the sizes they bind and returns the outputs as new numpy arrays, in the
-    graph's order, as onnxruntime's session.run(None, feeds) does. Nothing is scheduled or
-    compiled per call; a symbolic dim (load_onnx(..., seq=Variable("seq", 1, 512))) takes any
-    size in its range."""
+    """An ONNX model compiled once (OnnxModel.compile): calling it with arrays by name (a
+    Tensor is realized to one) runs the one plan at the sizes they bind and returns the outputs
+    as new numpy arrays, in the graph's order, as onnxruntime's session.run(None, feeds) does.
+    Nothing is scheduled or compiled per call; a symbolic dim (load_onnx(..., seq=Variable("seq",
+    1, 512))) takes any size in its range. Calls from several threads take turns. A model that
+    reads an input's values to build its graph (a Reshape to a shape given as an input) can't be
+    compiled: compile() names the node."""
 
     def __init__(self, model, beam=None, db=None, threads=0):
+        import threading
         self.model = model
+        self._turn = threading.Lock()
         self._variables = {str(v): v for v in model.variables}
         # Each input lives in a beamlab buffer of its largest sizes that every call writes
         # into; the graph reads the corner at the variables' sizes.
@@ -200,23 +206,25 @@ class CompiledModel:
 
     def __call__(self, feeds=None, **named):
         feeds = dict(feeds or {}, **named)
-        missing = [i["name"] for i in self.model.inputs if i["name"] not in feeds]
-        if missing:
-            raise UserError(f"{self.model.path}: no value for input {', '.join(missing)}")
         bound, arrays = {}, {}
         for name, value in feeds.items():
             if isinstance(value, Tensor):
                 value = value.numpy()
-            array = _feed_array(self.model, name, value, self._variables, bound)
+            array = _feed_array(self.model, name, value, self._variables, bound, compiled=True)
             store = self._storage[name]
             if array.dtype != store.dtype:
                 raise UserError(f"{self.model.path}: input {name} is {store.dtype}, not the "
                                 f"array's {array.dtype}: pass np.asarray(x, '{store.dtype}')")
             arrays[name] = array
-        _check_all_bound(self.model, bound, self._variables)
-        for name, array in arrays.items():
-            self._storage[name][tuple(slice(0, n) for n in array.shape)] = array
-        return self.plan.run(**bound)
+        missing = [i["name"] for i in self.model.inputs if i["name"] not in feeds]
+        if missing:
+            raise UserError(f"{self.model.path}: no value for input {', '.join(missing)}")
+        _check_all_bound(self.model, bound, self._variables, compiled=True)
+        used = {str(v) for v in self.plan.variables}  # an input's dim no output depends on
+        with self._turn:
+            for name, array in arrays.items():
+                self._storage[name][tuple(slice(0, n) for n in array.shape)] = array
+            return self.plan.run(**{k: n for k, n in bound.items() if k in used})
 
 
 def _compile_model(self, beam=None, db=None, threads=0):

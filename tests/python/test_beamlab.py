@@ -208,6 +208,21 @@ def test_a_compiled_model_serves_every_length_from_one_plan(tmp_path):
         compiled(x=np.zeros((2, 3), np.float32))
     with pytest.raises(beamlab.UserError, match="the model has no input y; its inputs are x, b"):
         compiled(x=np.zeros((2, 3), np.float32), b=np.zeros(4, np.float32), y=1)
+    # A model whose graph depends on an input's values (a Reshape to a shape given as an input)
+    # runs per call, but can't be compiled: the plan would keep the first values.
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")], "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    dyn = beamlab.load_onnx(path)
+    (y,) = dyn(x=np.arange(6, dtype=np.float32).reshape(2, 3), shape=np.array([3, 2]))
+    assert y.shape == (3, 2)
+    with pytest.raises(beamlab.UserError, match=r"node 'reshape' .*reads the values of a model "
+                       r"input while the graph is built"):
+        dyn.compile()
 
 
 def test_a_plan_reads_its_storage_anew_each_run():

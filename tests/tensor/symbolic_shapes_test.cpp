@@ -304,7 +304,7 @@ TEST(SymbolicShapes, ATensorPlanServesNewInputsInPlaceAtEachValue) {
     auto storage = std::make_shared<Buffer>(static_cast<size_t>(kSeq.hi * d) * sizeof(float));
     Tensor x = Tensor::from_storage(storage, {kSeq.hi, d}, Scalar::Float32);
     Tensor y = f(x.shrink({{0, seq}, {0, d}}));
-    TensorPlan plan(std::span<const Tensor>(&y, 1));
+    TensorPlan plan({y});
     ASSERT_EQ(plan.variables().size(), 1u);
     EXPECT_EQ(plan.variables()[0].name, "seq");
     size_t kernels = plan.plan().kernels().size();
@@ -325,6 +325,10 @@ TEST(SymbolicShapes, ATensorPlanServesNewInputsInPlaceAtEachValue) {
     EXPECT_EQ(plan.plan().kernels().size(), kernels);
     EXPECT_THAT(error_of([&] { plan.run({{"seq", 25}}); }), HasSubstr("seq"));
     EXPECT_THAT(error_of([&] { plan.run(); }), HasSubstr("seq has no value"));
+    // A variable no output's shape has (a sum over it) is needed all the same.
+    TensorPlan sums({x.shrink({{0, seq}, {0, d}}).sum({0})});
+    sums.run({{"seq", 3}});
+    EXPECT_THAT(error_of([&] { sums.run(); }), HasSubstr("seq has no value"));
   }
 }
 

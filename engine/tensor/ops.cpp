@@ -354,7 +354,7 @@ Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
 // results sums, less `correction` (floored at 0): a multiplication by the reciprocal where the
 // reduced axes are fixed (a layernorm's over the features of a symbolic sequence), else a
 // division by the count taken at run time, the sum of ones over the same axes (a mean over a
-// sequence of any length), which the simplifier folds to the variable's value.
+// sequence of any length), fused into the sum's kernel as a second reduction.
 static Tensor per_element(const Tensor& s, const Tensor& x, const std::vector<int64_t>& axes,
                           bool keepdim, int64_t correction = 0) {
   Dim n = shape_numel(x.shape()) / shape_numel(s.shape());

@@ -120,6 +120,13 @@ private:
   void computes(const UOpPtr& node) {
     if (computed_.insert(node.get()).second) nodes_.push_back(node);
   }
+  // What computing `node` in this kernel reads: its loads (of buffers and realized nodes; 2^20
+  // at most) and whether it fuses a reduction.
+  struct Reads {
+    int64_t loads = 0;
+    bool reduces = false;
+  };
+  Reads reads_of(const UOpPtr& node);
 
   Scheduler& s_;
   UOpPtr root_;
@@ -133,6 +140,7 @@ private:
   std::vector<UOpPtr> keep_; // the nodes the keys above point to
   std::vector<UOpPtr> nodes_;
   std::unordered_set<const UOp*> computed_;
+  std::unordered_map<const UOp*, Reads> reads_;
   bool retry_ = false;
 };
 
@@ -152,6 +160,7 @@ public:
       placed = placed_.size();
       out_ = {};
       done_.clear();
+      ++pass_;
       for (const UOpPtr& r : roots) {
         schedule(r);
         out_.outputs.push_back(buffer_for(r));
@@ -169,6 +178,9 @@ public:
 
   // Whether `node` is read from a buffer rather than computed in the kernel that uses it.
   bool realized(const UOp* node) const { return buffer_of_.count(node) != 0; }
+  // Whether an earlier pass realized what this one's kernels read: the realized set is then
+  // known (nearly) whole, not only what the kernels built so far needed.
+  bool later_pass() const { return pass_ > 1; }
   // Whether `node` is computed from a reduction (fused or realized): a reduction's epilogue.
   bool after_reduce(const UOp* node) {
     if (auto it = after_reduce_.find(node); it != after_reduce_.end()) return it->second;
@@ -312,6 +324,7 @@ private:
   }
 
   std::unordered_map<const UOp*, UOpPtr> buffer_of_;
+  int pass_ = 0;
   std::unordered_map<const UOp*, Placement> placed_; // by the node placed
   std::unordered_map<const UOp*, UOpPtr> placed_in_; // padded node -> the node placed in it
   std::unordered_set<UOpPtr> roots_;
@@ -413,6 +426,21 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
       return load_realized(node, idxs, valid);
   }
   if (node->op() == Op::ReduceAxis) return emit_reduce(node, idxs, valid);
+  // An epilogue that is a large computation of its own, 16 loads or more an element beside a
+  // reduction this kernel fuses (a Winograd output transform, 36 reads of its GEMMs' result,
+  // added to a downsampling 1x1 convolution), is realized by a kernel of its own: there its
+  // lanes fold the constants it selects by row and column, and the reduction keeps its register
+  // tile (ResNet-18's layer2.0: fused 0.30-0.37 ms and 12 s to compile).
+  // (Decided once an earlier pass has realized what it reads: a residual read from a buffer is
+  // no fused reduction.)
+  if (node != root_ && !is_movement(node->op()) && s_.later_pass() && s_.after_reduce(node.get()) &&
+      reads_of(root_).reduces) {
+    std::vector<const UOp*> used = ranges_in(idxs);
+    bool epilogue = std::none_of(used.begin(), used.end(),
+                                 [](const UOp* r) { return loop_kind(*r) == LoopKind::Reduce; });
+    Reads r = reads_of(node);
+    if (epilogue && !r.reduces && r.loads >= 16) return load_realized(node, idxs, valid);
+  }
   // A reduction's epilogue (bias, residual add, activation) read through a window would be
   // recomputed, with all its loads, once per tap: computed once where the reduction is, it is
   // one load per tap instead.
@@ -435,6 +463,25 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   std::vector<UOpPtr> src;
   for (const UOpPtr& s : node->src()) src.push_back(emit(s, idxs, valid));
   return node->replace_src(std::move(src));
+}
+
+KernelBuilder::Reads KernelBuilder::reads_of(const UOpPtr& node) {
+  if (auto it = reads_.find(node.get()); it != reads_.end()) return it->second;
+  Reads r;
+  if (node->op() == Op::Buffer ||
+      (node != root_ && (s_.realized(node.get()) || node->op() == Op::Contiguous))) {
+    r.loads = 1;
+  } else if (node->op() == Op::ReduceAxis) {
+    r.reduces = true;
+  } else {
+    for (const UOpPtr& src : node->src()) {
+      Reads in = reads_of(src);
+      r.loads = std::min<int64_t>(r.loads + in.loads, int64_t{1} << 20);
+      r.reduces |= in.reduces;
+    }
+  }
+  reads_.emplace(node.get(), r);
+  return r;
 }
 
 // The indices of a movement op's source for the op's output at `idxs`; `cond` is set to where

@@ -301,96 +301,175 @@ Window unpadded(Window w, int64_t slack) {
   return w;
 }
 
-// --- Winograd F(2x2, 3x3) ----------------------------------------------------------------
+// --- Winograd F(m x m, 3x3) ----------------------------------------------------------------
 //
-// A 3x3 stride-1 convolution computed on 2x2 output tiles (Lavin and Gray, 2016): each tile's
-// 4x4 input patch d and each 3x3 filter g are taken to a 4x4 transform domain, V = Bt d B and
-// U = G g Gt, multiplied there elementwise and summed over input channels, M = sum_c U V, and
-// the tile is At M A. The sum over channels is 16 independent GEMMs (one per transform-domain
-// element, M[e] = U[e] V[e]) of 16/36 the multiplications of the direct convolution; the three
-// transforms are small matrix products with the constant matrices below. The filter transform
-// reads only the weight: a model's weights are constants, so it runs once, when its plan first
-// runs (realize.hpp's prepared kernels).
+// A 3x3 stride-1 convolution computed on m x m output tiles (Lavin and Gray, 2016): each tile's
+// a x a input patch d (a = m + 2) and each 3x3 filter g are taken to an a x a transform domain,
+// V = Bt d B and U = G g Gt, multiplied there elementwise and summed over input channels,
+// M = sum_c U V, and the tile is At M A. The sum over channels is a*a independent GEMMs (one per
+// transform-domain element, M[e] = U[e] V[e]): a*a / (9 m*m) the multiplications of the direct
+// convolution, 16/36 for F(2x2, 3x3) and 36/144 for F(4x4, 3x3), whose transforms also write
+// and read 2.25 floats per output instead of 4. The input and output transforms are products
+// with the constant matrices below, one side at a time, as sums of constants selected per point
+// (constant_product); the filter transform is a product with a matrix in memory. It reads only
+// the weight: a model's weights are constants, so it runs once, when its plan first runs
+// (realize.hpp's prepared kernels).
+struct WinogradTile {
+  int64_t m;       // outputs per tile side; the patch is m + 2 wide
+  const float* bt; // (m+2) x (m+2): patch -> transform domain
+  const float* g;  // (m+2) x 3: filter -> transform domain
+  const float* at; // m x (m+2): transform domain -> outputs
+  int64_t a() const { return m + 2; }
+};
 
-// 4x4 patch -> transform domain (Bt), 3x3 filter -> transform domain (G), back to 2x2 (At).
-constexpr float kWinogradBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-constexpr float kWinogradG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-constexpr float kWinogradAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+// F(2x2, 3x3) at the points 0, 1, -1 and infinity.
+constexpr float kF2Bt[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+constexpr float kF2G[] = {1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f, -0.5f, 0.5f, 0, 0, 1};
+constexpr float kF2At[] = {1, 1, 1, 0, 0, 1, -1, -1};
+// F(4x4, 3x3) at the points 0, 1, -1, 2, -2 and infinity.
+constexpr float kF4Bt[] = {4, 0,  -5, 0, 1, 0, 0, -4, -4, 1,  1, 0, 0, 4, -4, -1, 1, 0,
+                           0, -2, -1, 2, 1, 0, 0, 2,  -1, -2, 1, 0, 0, 4, 0,  -5, 0, 1};
+constexpr float kF4G[] = {1.0f / 4,  0,          0,         -1.0f / 6, -1.0f / 6, -1.0f / 6,
+                          -1.0f / 6, 1.0f / 6,   -1.0f / 6, 1.0f / 24, 1.0f / 12, 1.0f / 6,
+                          1.0f / 24, -1.0f / 12, 1.0f / 6,  0,         0,         1};
+constexpr float kF4At[] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0,
+                           0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1};
+constexpr WinogradTile kF2{2, kF2Bt, kF2G, kF2At}, kF4{4, kF4Bt, kF4G, kF4At};
 
-// The two-sided product T x Tt of an R x C matrix over flattened 2-D indices, as a constant of
-// shape (R*R, C*C): entry (a*R + b, i*C + j) = T[a][i] * T[b][j]. Stored transposed (the
-// (i, j) index outermost) with `transposed`, which only the loads' strides see.
-template <size_t R, size_t C>
-Tensor two_sided(const float (&t)[R][C], bool transposed = false) {
-  constexpr auto rows = static_cast<int64_t>(R * R), cols = static_cast<int64_t>(C * C);
+// The two-sided product T x Tt of an r x c matrix t (row-major) over flattened 2-D indices, as
+// a constant of shape (r*r, c*c): entry (i*r + j, k*c + l) = t[i][k] * t[j][l].
+Tensor two_sided(const float* t, int64_t r, int64_t c) {
+  const int64_t rows = r * r, cols = c * c;
   auto storage = std::make_shared<Buffer>(static_cast<size_t>(rows * cols) * sizeof(float));
-  float* m = storage->as<float>().data();
-  for (size_t a = 0; a < R; ++a)
-    for (size_t b = 0; b < R; ++b)
-      for (size_t i = 0; i < C; ++i)
-        for (size_t j = 0; j < C; ++j) {
-          size_t row = a * R + b, col = i * C + j;
-          m[transposed ? col * R * R + row : row * C * C + col] = t[a][i] * t[b][j];
+  float* out = storage->as<float>().data();
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < r; ++j)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t l = 0; l < c; ++l) {
+          int64_t row = i * r + j, col = k * c + l;
+          out[row * cols + col] = t[i * c + k] * t[j * c + l];
         }
   storage->mark_constant();
-  if (!transposed) return Tensor::from_storage(std::move(storage), {rows, cols}, Scalar::Float32);
-  return Tensor::from_storage(std::move(storage), {cols, rows}, Scalar::Float32).permute({1, 0});
+  return Tensor::from_storage(std::move(storage), {rows, cols}, Scalar::Float32);
 }
 
-// Whether conv_nd computes this convolution by winograd_conv2d: a dense 2-D float32 3x3
+// The product of the r x c matrix t (row-major) with a c-long vector of tensors of one shape:
+// sum over k of t's column k times parts[k], the column a tensor of constants shaped
+// `column_shape` (r at the output axis' place, 1 elsewhere). Each column is constants padded
+// into place, no buffer, and each term is selected only where its constant is nonzero (the
+// other lanes add -0.0): a kernel with the output axis in lanes multiplies by immediates, and
+// the zeros and ones fold away (Bt d B of F(4x4, 3x3), one side then the other: 2 x 6 x 22 =
+// 264 multiply-adds a tile where the dense product took 36 x 36 = 1296).
+Tensor constant_product(const float* t, int64_t r, int64_t c, std::span<const Tensor> parts,
+                        const Shape& column_shape) {
+  std::optional<Tensor> sum;
+  for (int64_t k = 0; k < c; ++k) {
+    std::optional<Tensor> column, nonzero;
+    for (int64_t i = 0; i < r; ++i) {
+      float value = t[i * c + k];
+      if (value == 0) continue;
+      Tensor at = Tensor::full({1}, value).pad({{i, r - i - 1}});
+      Tensor on = Tensor::full({1}, 1, Scalar::Bool).pad({{i, r - i - 1}});
+      column = column ? *column + at : at;
+      nonzero = nonzero ? nonzero->logical_or(on) : on;
+    }
+    if (!column) continue;
+    Tensor term = nonzero->reshape(column_shape)
+                      .where(column->reshape(column_shape) * parts[static_cast<size_t>(k)],
+                             Tensor::full({1}, -0.0));
+    sum = sum ? *sum + term : term;
+  }
+  return *sum;
+}
+
+// The Winograd tile conv_nd computes this convolution with, if any: a dense 2-D float32 3x3
 // convolution of stride and dilation 1, with enough channels that its GEMMs outweigh the
-// transforms (64 in and out), and enough tiles that each transformed weight, 16/9 the bytes
-// of the filter's, is reused from registers (32: ResNet-18's 7x7 layers have 16 and ran 1.4x
-// slower, streaming the weights). A weight that is no constant is transformed on every run,
-// 16 floats written per filter against 20 multiplications per filter and tile saved: then at
-// least 256 tiles (a 32x32 map). BEAMLAB_WINOGRAD=0 turns it off, =1 takes every such
-// convolution.
-bool use_winograd(const Tensor& x, const Tensor& weight, int64_t groups, const Window& w) {
+// transforms (64 in and out), and enough tiles that each transformed weight is reused from
+// registers (32: ResNet-18's 7x7 layers have 16 and ran 1.4x slower, streaming the weights). A
+// weight that is no constant is transformed on every run, 16 floats written per filter against
+// 20 multiplications per filter and 2x2 tile saved: then at least 256 tiles (a 32x32 map). Tiles of
+// 4x4 where both output sides are multiples of 4 and there are 32 of them (ResNet-18's 56 and
+// 28-wide layers), else of 2x2. BEAMLAB_WINOGRAD=0 turns it off; =2 or =4 takes every such
+// convolution with that tile, =1 with the tile chosen as above.
+std::optional<WinogradTile> winograd_tile(const Tensor& x, const Tensor& weight, int64_t groups,
+                                          const Window& w) {
   if (x.ndim() != 4 || groups != 1 || x.dtype() != Scalar::Float32 ||
       weight.dtype() != Scalar::Float32)
-    return false;
+    return std::nullopt;
   for (size_t i = 0; i < 2; ++i)
-    if (w.kernel[i] != 3 || w.stride[i] != 1 || w.dilation[i] != 1 || w.trim[i] != 0) return false;
+    if (w.kernel[i] != 3 || w.stride[i] != 1 || w.dilation[i] != 1 || w.trim[i] != 0)
+      return std::nullopt;
+  auto tiles = [&](int64_t m) {
+    return x.shape()[0] * ((w.out[0] + m - 1) / m) * ((w.out[1] + m - 1) / m);
+  };
+  const int64_t enough = weight.reads_only_constants() ? 32 : 256;
+  WinogradTile tile = w.out[0] % 4 == 0 && w.out[1] % 4 == 0 && tiles(4) >= enough ? kF4 : kF2;
   int64_t knob = knob_int("BEAMLAB_WINOGRAD", -1);
-  if (knob >= 0) return knob != 0;
-  int64_t tiles = x.shape()[0] * ((w.out[0] + 1) / 2) * ((w.out[1] + 1) / 2);
-  return x.shape()[1] >= 64 && weight.shape()[0] >= 64 &&
-         tiles >= (weight.reads_only_constants() ? 32 : 256);
+  if (knob == 0) return std::nullopt;
+  if (knob == 2 || knob == 4) return knob == 2 ? kF2 : kF4;
+  if (knob > 0) return tile;
+  if (x.shape()[1] < 64 || weight.shape()[0] < 64 || tiles(2) < enough) return std::nullopt;
+  return tile;
 }
 
 // The convolution of x (N, C, H, W) with weight (Cout, C, 3, 3), padded by w.pads, by Winograd
-// F(2x2, 3x3); no bias.
-Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const Window& w) {
+// F(m x m, 3x3); no bias.
+Tensor winograd_conv2d(const Tensor& x, const Tensor& weight, const Window& w,
+                       const WinogradTile& tile) {
   const Shape& xs = x.shape();
-  int64_t n = xs[0], c = xs[1], cout = weight.shape()[0];
-  int64_t ho = w.out[0], wo = w.out[1], th = (ho + 1) / 2, tw = (wo + 1) / 2, tiles = th * tw;
+  const int64_t n = xs[0], c = xs[1], cout = weight.shape()[0], m = tile.m, a = tile.a();
+  int64_t ho = w.out[0], wo = w.out[1], th = (ho + m - 1) / m, tw = (wo + m - 1) / m;
+  int64_t tiles = th * tw, points = a * a;
   // The input padded to whole tiles (the last row and column of tiles may overhang the output)
-  // as a buffer of its own (padded_input's reasons), viewed as overlapping 4x4 patches 2 apart:
-  // (N, C, th, tw, 4, 4).
+  // as a buffer of its own (padded_input's reasons), viewed as overlapping a x a patches m
+  // apart: (N, C, th, tw, a, a).
   Pads pads = {{0, 0},
                {0, 0},
-               {w.pads[0].first, 2 * th + 2 - xs[2] - w.pads[0].first},
-               {w.pads[1].first, 2 * tw + 2 - xs[3] - w.pads[1].first}};
-  Tensor patches = sliding_windows(x.pad(pads).contiguous(), {4, 4}, {2, 2}, {1, 1});
-  // V (16, N, C, th, tw): each patch in the transform domain, the tiles of a row contiguous
-  // (their patches are stride-2 rows of the input: one vector load and a shuffle).
-  Tensor v = (patches.reshape({1, n, c, th, tw, 4, 4}) *
-              two_sided(kWinogradBt).reshape({16, 1, 1, 1, 1, 4, 4}))
-                 .sum({-2, -1})
-                 .reshape({16, n, c, tiles});
-  // U (16, C, Cout), output channels innermost: each filter in the transform domain.
+               {w.pads[0].first, m * th + 2 - xs[2] - w.pads[0].first},
+               {w.pads[1].first, m * tw + 2 - xs[3] - w.pads[1].first}};
+  Tensor patches = sliding_windows(x.pad(pads).contiguous(), {a, a}, {m, m}, {1, 1});
+  // V (a*a, N, C, th, tw): each patch in the transform domain, Bt d then (Bt d) B, the tiles of
+  // a row contiguous.
+  auto patch = [&](int64_t i, int64_t j) {
+    return patches
+        .shrink(std::vector<std::pair<int64_t, int64_t>>{
+            {0, n}, {0, c}, {0, th}, {0, tw}, {i, i + 1}, {j, j + 1}})
+        .reshape({1, 1, n, c, th, tw})
+        .expand({1, a, n, c, th, tw}); // before the arithmetic: an expanded result is realized
+  };
+  std::vector<Tensor> rows; // Bt d: (a, a, N, C, th, tw) per column of d, the same along axis 1
+  for (int64_t j = 0; j < a; ++j) {
+    std::vector<Tensor> column;
+    for (int64_t i = 0; i < a; ++i) column.push_back(patch(i, j));
+    rows.push_back(constant_product(tile.bt, a, a, column, {a, 1, 1, 1, 1, 1}));
+  }
+  // A kernel of its own (not recomputed for each output channel), with the points' two axes.
+  Tensor v = constant_product(tile.bt, a, a, rows, {1, a, 1, 1, 1, 1})
+                 .contiguous()
+                 .reshape({points, n, c, tiles});
+  // U (a*a, C, Cout), output channels innermost: each filter in the transform domain.
   Tensor u = (weight.permute({1, 0, 2, 3}).reshape({1, c, cout, 3, 3}) *
-              two_sided(kWinogradG).reshape({16, 1, 1, 3, 3}))
+              two_sided(tile.g, a, 3).reshape({points, 1, 1, 3, 3}))
                  .sum({-2, -1});
-  // M (16, N, Cout, tiles): the 16 GEMMs, summing over input channels.
-  Tensor m = u.permute({0, 2, 1}).reshape({16, 1, cout, c}).matmul(v);
-  // Back from the transform domain: (N, Cout, th, 2, tw, 2) -> (N, Cout, Ho, Wo). The matrix
-  // is stored with the transform-domain index outermost: a load that walked the reduction
-  // contiguously would make the output's rows a reduction to vectorize instead.
-  Tensor y = (m.reshape({16, n, cout, th, 1, tw, 1}).permute({1, 2, 3, 4, 5, 6, 0}) *
-              two_sided(kWinogradAt, true).reshape({1, 1, 1, 2, 1, 2, 16}))
-                 .sum({-1});
-  return y.reshape({n, cout, 2 * th, 2 * tw}).shrink({{0, n}, {0, cout}, {0, ho}, {0, wo}});
+  // M (a*a, N, Cout, tiles): the GEMMs, summing over input channels.
+  Tensor mm = u.permute({0, 2, 1}).reshape({points, 1, cout, c}).matmul(v);
+  // Back from the transform domain, At M then (At M) A, constants selected by the output's row
+  // and column in its tile: (N, Cout, th, m, tw, m) -> (N, Cout, Ho, Wo).
+  auto point = [&](int64_t i, int64_t j) {
+    return mm
+        .shrink(std::vector<std::pair<int64_t, int64_t>>{
+            {i * a + j, i * a + j + 1}, {0, n}, {0, cout}, {0, tiles}})
+        .reshape({n, cout, th, 1, tw, 1})
+        .expand({n, cout, th, m, tw, m});
+  };
+  std::vector<Tensor> columns; // At M: (N, Cout, th, m, tw, m) per column of M, the same along q
+  for (int64_t j = 0; j < a; ++j) {
+    std::vector<Tensor> column;
+    for (int64_t i = 0; i < a; ++i) column.push_back(point(i, j));
+    columns.push_back(constant_product(tile.at, m, a, column, {1, 1, 1, m, 1, 1}));
+  }
+  Tensor y = constant_product(tile.at, m, a, columns, {1, 1, 1, 1, 1, m});
+  return y.reshape({n, cout, m * th, m * tw}).shrink({{0, n}, {0, cout}, {0, ho}, {0, wo}});
 }
 
 // Convolution of x (N, C, d1..dk) with weight (Cout, C/groups, k1..kk); `op` names it in errors.
@@ -430,8 +509,8 @@ Tensor conv_nd(const char* op, const Tensor& x, const Tensor& weight,
     summed.push_back(4 + nd + i);
   }
   DType dt = detail::product_dtype(x.dtype(), weight.dtype());
-  if (use_winograd(x, weight, groups, w)) {
-    Tensor out = winograd_conv2d(x, weight, w);
+  if (std::optional<WinogradTile> tile = winograd_tile(x, weight, groups, w)) {
+    Tensor out = winograd_conv2d(x, weight, w, *tile);
     return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
   }
   bool stage = has_padding(w);

@@ -1003,57 +1003,72 @@ TEST(WindowOps, ConvMatchesTheReference) {
   });
 }
 
-// Winograd F(2x2, 3x3) on every 3x3 stride-1 convolution (BEAMLAB_WINOGRAD=1): odd and even
-// sizes, maps smaller than a tile, asymmetric pads, batches and bias, against the direct
-// reference. The transforms' rounding grows with the channels like the direct sum's.
-TEST(WindowOps, WinogradConvMatchesTheReference) {
-  test::ScopedEnv winograd("BEAMLAB_WINOGRAD", "1");
-  run_window_cases([](CaseGen& g) {
-    int64_t n = g.pick(1, 2), c = g.pick(1, 6), cout = g.pick(1, 6);
-    nd::WindowSpec spec{.kernel = {3, 3}, .stride = {1, 1}, .dilation = {1, 1}};
-    for (int i = 0; i < 2; ++i) spec.pads.emplace_back(g.pick(0, 2), g.pick(0, 2));
-    Shape xs = {n, c};
-    for (const auto& [b, e] : spec.pads)
-      xs.push_back(std::max<int64_t>(1, 3 - b - e) + g.pick(0, 6));
-    g.note("pads " + pairs(spec.pads));
-    Both x = g.input(xs), wt = g.input({cout, c, 3, 3});
-    std::optional<Both> bias;
-    if (g.chance(0.5)) bias = g.input({cout});
-    Tensor out =
-        x.t.conv(wt.t, bias ? std::optional(bias->t) : std::nullopt, 1, {.padding = spec.pads});
-    bool transformed = false;
-    for (const ScheduleItem& k : out.schedule().items)
-      transformed |= k.name.size() > 4 && k.name.ends_with("_4_4");
-    if (!transformed) return std::string("no Winograd input transform among the kernels");
-    NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, 1, spec);
-    return mismatch(out.to_vector<double>(), want, 1e-5 * static_cast<double>(9 * c));
-  });
+// The Winograd tile a schedule computes a convolution with (its GEMMs over 16 or 36 points of
+// the transform domain: r_16_... or r_36_...), 0 for none.
+int winograd_tile(const Schedule& s) {
+  for (const ScheduleItem& k : s.items) {
+    if (k.name.starts_with("r_16_")) return 2;
+    if (k.name.starts_with("r_36_")) return 4;
+  }
+  return 0;
 }
 
-// Which convolutions take Winograd by default: dense 3x3 stride-1 ones with 64 channels or more
-// in and out and at least 32 tiles of 2x2 outputs when the weight is a constant (ResNet-18's
-// 56, 28 and 14-wide layers, not its 7x7 ones, its stride-2 ones or a 32-channel layer), 256
-// when it is not (its transform then runs on every run).
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) on every 3x3 stride-1 convolution (BEAMLAB_WINOGRAD=2
+// and 4): odd and even sizes, maps smaller than a tile, asymmetric pads, batches and bias,
+// against the direct reference. The transforms' rounding grows with the channels like the
+// direct sum's; F(4x4)'s larger constants (up to 8 in At, 5 in Bt) round 4x more.
+TEST(WindowOps, WinogradConvMatchesTheReference) {
+  for (int tile : {2, 4}) {
+    SCOPED_TRACE("F(" + std::to_string(tile) + "x" + std::to_string(tile) + ", 3x3)");
+    test::ScopedEnv winograd("BEAMLAB_WINOGRAD", std::to_string(tile).c_str());
+    run_window_cases([&](CaseGen& g) {
+      int64_t n = g.pick(1, 2), c = g.pick(1, 6), cout = g.pick(1, 6);
+      nd::WindowSpec spec{.kernel = {3, 3}, .stride = {1, 1}, .dilation = {1, 1}};
+      for (int i = 0; i < 2; ++i) spec.pads.emplace_back(g.pick(0, 2), g.pick(0, 2));
+      Shape xs = {n, c};
+      for (const auto& [b, e] : spec.pads)
+        xs.push_back(std::max<int64_t>(1, 3 - b - e) + g.pick(0, 9));
+      g.note("pads " + pairs(spec.pads));
+      Both x = g.input(xs), wt = g.input({cout, c, 3, 3});
+      std::optional<Both> bias;
+      if (g.chance(0.5)) bias = g.input({cout});
+      Tensor out =
+          x.t.conv(wt.t, bias ? std::optional(bias->t) : std::nullopt, 1, {.padding = spec.pads});
+      if (int got = winograd_tile(out.schedule()); got != tile)
+        return "tile " + std::to_string(got) + " among the kernels, not " + std::to_string(tile);
+      NdArray want = nd::conv(x.ref, wt.ref, bias ? &bias->ref : nullptr, 1, spec);
+      double rounding = tile == 4 ? 4e-5 : 1e-5;
+      return mismatch(out.to_vector<double>(), want, rounding * static_cast<double>(9 * c));
+    });
+  }
+}
+
+// Which convolutions take Winograd by default, and with which tile: dense 3x3 stride-1 ones with
+// 64 channels or more in and out and at least 32 tiles of 2x2 outputs when the weight is a
+// constant (ResNet-18's 56, 28 and 14-wide layers, not its 7x7 ones, its stride-2 ones or a
+// 32-channel layer), 256 when it is not (its transform then runs on every run); 4x4 tiles where
+// both output sides are multiples of 4 with as many of them (the 56 and 28-wide layers).
 TEST(WindowOps, WinogradIsChosenWhereItPays) {
   auto winograd = [](int64_t c, int64_t hw, int64_t stride, int64_t groups, bool constant) {
     Tensor x = Tensor::rand({1, c, hw, hw}, 1);
     auto storage = std::make_shared<Buffer>(static_cast<size_t>(c * c / groups * 9) * 4);
     if (constant) storage->mark_constant();
     Tensor w = Tensor::from_storage(storage, {c, c / groups, 3, 3}, Scalar::Float32);
-    for (const ScheduleItem& k : x.conv2d(w, std::nullopt, stride, 1, 1, groups).schedule().items)
-      if (k.name.ends_with("_4_4")) return true;
-    return false;
+    return winograd_tile(x.conv2d(w, std::nullopt, stride, 1, 1, groups).schedule());
   };
-  EXPECT_TRUE(winograd(64, 56, 1, 1, true));
-  EXPECT_TRUE(winograd(256, 14, 1, 1, true));
-  EXPECT_FALSE(winograd(512, 7, 1, 1, true));
-  EXPECT_FALSE(winograd(64, 56, 2, 1, true));
-  EXPECT_FALSE(winograd(32, 56, 1, 1, true));
-  EXPECT_FALSE(winograd(64, 56, 1, 64, true));
-  EXPECT_TRUE(winograd(64, 56, 1, 1, false));   // 784 tiles
-  EXPECT_FALSE(winograd(256, 14, 1, 1, false)); // 49
+  EXPECT_EQ(winograd(64, 56, 1, 1, true), 4);
+  EXPECT_EQ(winograd(128, 28, 1, 1, true), 4);
+  EXPECT_EQ(winograd(256, 14, 1, 1, true), 2);
+  EXPECT_EQ(winograd(64, 16, 1, 1, true), 2); // 16 tiles of 4x4, 64 of 2x2
+  EXPECT_EQ(winograd(512, 7, 1, 1, true), 0);
+  EXPECT_EQ(winograd(64, 56, 2, 1, true), 0);
+  EXPECT_EQ(winograd(32, 56, 1, 1, true), 0);
+  EXPECT_EQ(winograd(64, 56, 1, 64, true), 0);
+  EXPECT_EQ(winograd(64, 56, 1, 1, false), 2);  // 784 tiles of 2x2, 196 of 4x4
+  EXPECT_EQ(winograd(64, 64, 1, 1, false), 4);  // 256 of 4x4
+  EXPECT_EQ(winograd(256, 14, 1, 1, false), 0); // 49
   test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
-  EXPECT_FALSE(winograd(64, 56, 1, 1, true));
+  EXPECT_EQ(winograd(64, 56, 1, 1, true), 0);
 }
 
 // Convolutions on channel blocks (the ONNX import's depthwise and 1x1 layers): to_channel_blocks,

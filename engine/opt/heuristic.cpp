@@ -692,11 +692,14 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // Without a reduction, a row at least a vector long that no quarter vector divides (an
     // input image padded to 230 or 226 columns) is padded too: unvectorized it copied 0.64 MB
     // in 0.063-0.079 ms.
-    // So is a shorter one of an elementwise kernel that selects constants (a Winograd transform
-    // over 14 or 7 tiles a row: 0.138 -> 0.076 ms as 16 over unvectorized).
+    // So is a shorter one of an elementwise kernel that selects constants, where padding to a
+    // half vector wastes an eighth of it or less (a Winograd transform over 14 or 7 tiles a row:
+    // 0.138 -> 0.076 ms as 16 over unvectorized).
+    int64_t halves = (n + width / 2 - 1) / (width / 2) * (width / 2);
     bool pad_row = tile_axis >= 0 ? n % (width / 2) != 0
-                   : selecting    ? n > width / 4 && n % (width / 4) != 0
-                                  : !has_reduce && n >= width && n % (width / 4) != 0;
+                   : selecting && n < width
+                       ? n > width / 4 && n % (width / 4) != 0 && 7 * halves <= 8 * n
+                       : !has_reduce && n >= width && n % (width / 4) != 0;
     if (pad_row)
       for (int64_t to : {width, width / 2}) {
         int64_t padded = (n + to - 1) / to * to;

@@ -120,13 +120,15 @@ private:
   void computes(const UOpPtr& node) {
     if (computed_.insert(node.get()).second) nodes_.push_back(node);
   }
-  // What computing `node` in this kernel reads: its loads (of buffers and realized nodes; 2^20
-  // at most) and whether it fuses a reduction.
+  // What computing `node` in this kernel reads: its loads (each node's read of a buffer or of a
+  // realized node, once however often the node is used) and whether it fuses a reduction;
+  // `known` is false for a graph too large to walk (4096 nodes).
   struct Reads {
     int64_t loads = 0;
-    bool reduces = false;
+    bool reduces = false, known = true;
   };
   Reads reads_of(const UOpPtr& node);
+  bool read_from_buffer(const UOp* node) const;
 
   Scheduler& s_;
   UOpPtr root_;
@@ -155,12 +157,14 @@ public:
   Schedule run(const std::vector<UOpPtr>& roots) {
     for (const UOpPtr& r : roots) realize_at(r);
     roots_.insert(roots.begin(), roots.end());
-    for (size_t before = 0, placed = 0; before != buffer_of_.size() || placed != placed_.size();) {
+    for (size_t before = 0, placed = 0;
+         before != buffer_of_.size() || placed != placed_.size() || again_;) {
       before = buffer_of_.size();
       placed = placed_.size();
       out_ = {};
       done_.clear();
       ++pass_;
+      again_ = false;
       for (const UOpPtr& r : roots) {
         schedule(r);
         out_.outputs.push_back(buffer_for(r));
@@ -181,6 +185,7 @@ public:
   // Whether an earlier pass realized what this one's kernels read: the realized set is then
   // known (nearly) whole, not only what the kernels built so far needed.
   bool later_pass() const { return pass_ > 1; }
+  void want_another_pass() { again_ = true; }
   // Whether `node` is computed from a reduction (fused or realized): a reduction's epilogue.
   bool after_reduce(const UOp* node) {
     if (auto it = after_reduce_.find(node); it != after_reduce_.end()) return it->second;
@@ -325,6 +330,7 @@ private:
 
   std::unordered_map<const UOp*, UOpPtr> buffer_of_;
   int pass_ = 0;
+  bool again_ = false; // a kernel asked for a pass that knows the realized set
   std::unordered_map<const UOp*, Placement> placed_; // by the node placed
   std::unordered_map<const UOp*, UOpPtr> placed_in_; // padded node -> the node placed in it
   std::unordered_set<UOpPtr> roots_;
@@ -431,15 +437,19 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   // added to a downsampling 1x1 convolution), is realized by a kernel of its own: there its
   // lanes fold the constants it selects by row and column, and the reduction keeps its register
   // tile (ResNet-18's layer2.0: fused 0.30-0.37 ms and 12 s to compile).
-  // (Decided once an earlier pass has realized what it reads: a residual read from a buffer is
-  // no fused reduction.)
-  if (node != root_ && !is_movement(node->op()) && s_.later_pass() && s_.after_reduce(node.get()) &&
+  // It is decided in a pass after the first, when the realized set is known (a residual read
+  // from a buffer is no fused reduction); a first pass that would decide it asks for another.
+  // A node realized so stays realized in later passes.
+  if (node != root_ && !is_movement(node->op()) && s_.after_reduce(node.get()) &&
       reads_of(root_).reduces) {
     std::vector<const UOp*> used = ranges_in(idxs);
     bool epilogue = std::none_of(used.begin(), used.end(),
                                  [](const UOp* r) { return loop_kind(*r) == LoopKind::Reduce; });
     Reads r = reads_of(node);
-    if (epilogue && !r.reduces && r.loads >= 16) return load_realized(node, idxs, valid);
+    if (epilogue && r.known && !r.reduces && r.loads >= 16) {
+      if (s_.later_pass()) return load_realized(node, idxs, valid);
+      s_.want_another_pass();
+    }
   }
   // A reduction's epilogue (bias, residual add, activation) read through a window would be
   // recomputed, with all its loads, once per tap: computed once where the reduction is, it is
@@ -465,20 +475,34 @@ UOpPtr KernelBuilder::emit_uncached(const UOpPtr& node, const std::vector<UOpPtr
   return node->replace_src(std::move(src));
 }
 
+bool KernelBuilder::read_from_buffer(const UOp* node) const {
+  return node->op() == Op::Buffer ||
+         (node != root_.get() && (s_.realized(node) || node->op() == Op::Contiguous));
+}
+
 KernelBuilder::Reads KernelBuilder::reads_of(const UOpPtr& node) {
   if (auto it = reads_.find(node.get()); it != reads_.end()) return it->second;
+  // A load is a read of a buffer or realized node through a chain of movement ops, told apart
+  // by the chain's top (the Winograd transform's 36 shrinks of one realized result).
   Reads r;
-  if (node->op() == Op::Buffer ||
-      (node != root_ && (s_.realized(node.get()) || node->op() == Op::Contiguous))) {
-    r.loads = 1;
-  } else if (node->op() == Op::ReduceAxis) {
-    r.reduces = true;
-  } else {
-    for (const UOpPtr& src : node->src()) {
-      Reads in = reads_of(src);
-      r.loads = std::min<int64_t>(r.loads + in.loads, int64_t{1} << 20);
-      r.reduces |= in.reduces;
-    }
+  std::vector<const UOp*> todo;
+  std::unordered_set<const UOp*> seen, sites;
+  auto reach = [&](const UOp* top) {
+    const UOp* x = top;
+    while (x != root_.get() && is_movement(x->op()) && !read_from_buffer(x)) x = x->src(0).get();
+    if (read_from_buffer(x))
+      r.loads += sites.insert(top).second ? 1 : 0;
+    else if (x->op() == Op::ReduceAxis)
+      r.reduces = true;
+    else if (seen.insert(x).second)
+      todo.push_back(x);
+  };
+  reach(node.get());
+  while (!todo.empty() && r.known) {
+    const UOp* u = todo.back();
+    todo.pop_back();
+    for (const UOpPtr& src : u->src()) reach(src.get());
+    r.known = seen.size() <= 4096;
   }
   reads_.emplace(node.get(), r);
   return r;

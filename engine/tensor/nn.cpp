@@ -387,10 +387,10 @@ Tensor constant_product(const float* t, int64_t r, int64_t c, std::span<const Te
 // transforms (64 in and out), and enough tiles that each transformed weight is reused from
 // registers (32: ResNet-18's 7x7 layers have 16 and ran 1.4x slower, streaming the weights). A
 // weight that is no constant is transformed on every run, 16 floats written per filter against
-// 20 multiplications per filter and 2x2 tile saved: then at least 256 tiles (a 32x32 map). Tiles of
-// 4x4 where both output sides are multiples of 4 and there are 32 of them (ResNet-18's 56 and
-// 28-wide layers), else of 2x2. BEAMLAB_WINOGRAD=0 turns it off; =2 or =4 takes every such
-// convolution with that tile, =1 with the tile chosen as above.
+// 20 multiplications per filter and 2x2 tile saved: then at least 256 tiles (a 32x32 map). The
+// tiles are 4x4 where both output sides are multiples of 4 and as many 4x4 tiles are enough
+// (ResNet-18's 56 and 28-wide layers), else 2x2. BEAMLAB_WINOGRAD=0 turns it off; =1 takes
+// every such convolution with the tile chosen as above, =2 or =4 with that tile.
 std::optional<WinogradTile> winograd_tile(const Tensor& x, const Tensor& weight, int64_t groups,
                                           const Window& w) {
   if (x.ndim() != 4 || groups != 1 || x.dtype() != Scalar::Float32 ||
@@ -405,9 +405,12 @@ std::optional<WinogradTile> winograd_tile(const Tensor& x, const Tensor& weight,
   const int64_t enough = weight.reads_only_constants() ? 32 : 256;
   WinogradTile tile = w.out[0] % 4 == 0 && w.out[1] % 4 == 0 && tiles(4) >= enough ? kF4 : kF2;
   int64_t knob = knob_int("BEAMLAB_WINOGRAD", -1);
+  user_assert(knob >= -1 && knob <= 4 && knob != 3)
+      << "BEAMLAB_WINOGRAD=" << knob
+      << ": use 0 (off), 1 (on, the tile chosen), 2 or 4 (on, 2x2 or 4x4 tiles), or unset";
   if (knob == 0) return std::nullopt;
   if (knob == 2 || knob == 4) return knob == 2 ? kF2 : kF4;
-  if (knob > 0) return tile;
+  if (knob == 1) return tile;
   if (x.shape()[1] < 64 || weight.shape()[0] < 64 || tiles(2) < enough) return std::nullopt;
   return tile;
 }

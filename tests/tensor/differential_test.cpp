@@ -1067,8 +1067,18 @@ TEST(WindowOps, WinogradIsChosenWhereItPays) {
   EXPECT_EQ(winograd(64, 56, 1, 1, false), 2);  // 784 tiles of 2x2, 196 of 4x4
   EXPECT_EQ(winograd(64, 64, 1, 1, false), 4);  // 256 of 4x4
   EXPECT_EQ(winograd(256, 14, 1, 1, false), 0); // 49
-  test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
-  EXPECT_EQ(winograd(64, 56, 1, 1, true), 0);
+  {
+    test::ScopedEnv off("BEAMLAB_WINOGRAD", "0");
+    EXPECT_EQ(winograd(64, 56, 1, 1, true), 0);
+  }
+  test::ScopedEnv bad("BEAMLAB_WINOGRAD", "3");
+  try {
+    winograd(64, 56, 1, 1, true);
+    ADD_FAILURE() << "BEAMLAB_WINOGRAD=3 was taken";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("BEAMLAB_WINOGRAD=3: use 0 (off), 1"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Convolutions on channel blocks (the ONNX import's depthwise and 1x1 layers): to_channel_blocks,

@@ -219,10 +219,11 @@ private:
     return gate ? index(buf, addr, gate) : index(buf, addr);
   }
 
-  // Runs at a small stride (a stride-2 convolution's or pool's row) merged into one covering
-  // run while it stays at least half read: one vector load, a power of two long, whose gaps and
-  // tail are masked off (run_gate), from which the lanes are picked, where each lane would be
-  // a load of its own.
+  // Runs at a small stride (a stride-2 convolution's or pool's row, a Winograd F(4x4) input
+  // transform's patches 4 apart) merged into one covering run while it stays at least a quarter
+  // read: one vector load, a power of two long, whose gaps and tail are masked off (run_gate),
+  // from which the lanes are picked (a few two-source shuffles), where each lane would be a
+  // load of its own and an insert.
   static std::vector<Run> covering_runs(const std::vector<Run>& runs) {
     std::vector<Run> out;
     int64_t read = 0; // offsets the last covering run's lanes read
@@ -231,7 +232,7 @@ private:
         Run& c = out.back();
         int64_t span = r.start + r.length - c.start;
         auto cover = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(span)));
-        if (cover <= kMaxRun && span <= 2 * (read + r.length)) {
+        if (cover <= kMaxRun && span <= 4 * (read + r.length)) {
           c.length = cover;
           read += r.length;
           continue;

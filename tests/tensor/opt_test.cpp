@@ -219,23 +219,32 @@ TEST(Opts, EveryActionKeepsABlockedWeightConvolution) {
   expect_every_action_keeps_the_result(conv);
 }
 
-// Lanes two elements apart (a stride-2 row) read one vector over their span and pick their
-// lanes from it, not a load per lane; gated ones (a stride-2 depthwise convolution over a padded
-// view) mask what no lane reads or whose gate is off.
+// Lanes two or four elements apart (a stride-2 row, a Winograd F(4x4) input transform's
+// patches) read one vector over their span and pick their lanes from it, not a load per lane;
+// eight apart, a load per lane. Gated ones (a stride-2 depthwise convolution over a padded view)
+// mask what no lane reads or whose gate is off.
 TEST(Opts, StridedLanesReadOneCoveringVector) {
-  Tensor x = Tensor::rand({4, 64}, 1);
-  auto strided = [&] {
-    return x.reshape({4, 32, 2}).shrink({{0, 4}, {0, 32}, {0, 1}}).reshape({4, 32}) + 1.0;
+  Tensor x = Tensor::rand({4, 128}, 1);
+  auto strided = [&](int64_t stride) {
+    return [&x, stride] {
+      return x.reshape({4, 128 / stride, stride})
+                 .shrink({{0, 4}, {0, 16}, {0, 1}})
+                 .reshape({4, 16}) +
+             1.0;
+    };
   };
-  Expected<OptimizedKernel> k =
-      apply_opts(strided().schedule().items.at(0).ast, {{OptOp::Upcast, 1, 16}});
-  ASSERT_TRUE(k) << k.error();
-  std::vector<int> loads_by_lanes(65);
-  for (const UOpPtr& u : toposort(expand_upcasts(k->stages[0])))
-    if (u->op() == Op::Load) ++loads_by_lanes[static_cast<size_t>(u->dtype().lanes())];
-  EXPECT_EQ(loads_by_lanes[32], 1); // lanes 0, 2, .., 30 of one 32-lane load
-  EXPECT_EQ(loads_by_lanes[1], 0);
-  expect_every_action_keeps_the_result(strided);
+  for (auto [stride, cover] : {std::pair(2, 32), std::pair(4, 64), std::pair(8, 1)}) {
+    Expected<OptimizedKernel> k =
+        apply_opts(strided(stride)().schedule().items.at(0).ast, {{OptOp::Upcast, 1, 16}});
+    ASSERT_TRUE(k) << k.error();
+    std::vector<int> loads_by_lanes(65);
+    for (const UOpPtr& u : toposort(expand_upcasts(k->stages[0])))
+      if (u->op() == Op::Load) ++loads_by_lanes[static_cast<size_t>(u->dtype().lanes())];
+    // lanes 0, 2, .., 30 of one 32-lane load; 0, 4, .., 60 of one 64-lane load; 16 loads
+    EXPECT_EQ(loads_by_lanes[static_cast<size_t>(cover)], cover == 1 ? 16 : 1) << stride;
+    if (cover > 1) EXPECT_EQ(loads_by_lanes[1], 0) << stride;
+    expect_every_action_keeps_the_result(strided(stride));
+  }
   Tensor img = Tensor::rand({1, 4, 9, 12}, 2), w = Tensor::rand({4, 1, 3, 3}, 3);
   expect_every_action_keeps_the_result([&] {
     return img.pad({{0, 0}, {0, 0}, {1, 1}, {1, 1}}).conv2d(w, std::nullopt, 2, 0, 1, 4);

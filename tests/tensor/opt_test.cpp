@@ -358,6 +358,16 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   Tensor c = Tensor::rand({256, 256}, 7), d = Tensor::rand({256, 256}, 8);
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::Not(::testing::HasSubstr("TILE")));
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::StartsWith("UPCAST(1,32)"));
+  // A reduction so long that one column of tiles streams 384 KiB of B (BERT's down projection,
+  // 128 x 3072 @ 3072 x 768): the columns run outermost, each one's B reused from L2.
+  Tensor h = Tensor::rand({128, 3072}, 7), w2 = Tensor::rand({3072, 768}, 8);
+  EXPECT_THAT(to_string(heuristic_for(h.matmul(w2))), ::testing::HasSubstr("SWAP(0,1)"));
+  // A batched matmul's B is one batch's matrix (256 KiB): neither blocked nor packed.
+  Tensor ba = Tensor::rand({8, 256, 256}, 7), bb = Tensor::rand({8, 256, 256}, 8);
+  std::string batched = to_string(heuristic_for(ba.matmul(bb)));
+  EXPECT_THAT(batched, ::testing::StartsWith("UPCAST(2,32) UPCAST(1,8)"));
+  EXPECT_THAT(batched, ::testing::Not(::testing::HasSubstr("TILE")));
+  EXPECT_THAT(batched, ::testing::Not(::testing::HasSubstr("PACK")));
 }
 
 // A Winograd GEMM over a 7x7 map (ResNet-18's layer 4: 16 points x channels x 49 tiles, its

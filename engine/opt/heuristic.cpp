@@ -868,11 +868,26 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // rows of outputs whose windows overlap (a row's next window starts inside this one) share
   // loads when they are lanes together, so the row axis takes up to 8 of them (ResNet-18's
   // 3x3/2 max pool: 8 columns x 8 rows ran 2x as fast as 8 columns).
+  // The window's taps, 16 or fewer, are then unrolled whole: a row's load under one tap is the
+  // next row's under another, one load for both (the max pool in ResNet-18: 0.21-0.26 -> 0.09
+  // ms, as fast as ONNX Runtime's; 0.098 -> 0.073 alone).
   if (lanes > 1 && tile_axis < 0 && !tiled) {
     int rows = overlapping_rows(base, contiguous);
     if (rows >= 0)
-      if (auto t = largest_divisor(base[static_cast<size_t>(rows)].extent, {8, 4, 2}))
-        upcast(rows, *t);
+      if (auto t = largest_divisor(base[static_cast<size_t>(rows)].extent, {8, 4, 2});
+          t && upcast(rows, *t)) {
+        int64_t taps = 1;
+        for (const AxisAccess& a : p.axes())
+          if (a.kind == LoopKind::Reduce) taps *= a.extent;
+        for (size_t i = 0; taps <= 16 && i < p.axes().size(); ++i) {
+          const AxisAccess& a = p.axes()[i];
+          size_t before = p.axes().size();
+          if (a.kind == LoopKind::Reduce && a.extent > 1 &&
+              p.try_apply({OptOp::Unroll, static_cast<int>(i), a.extent}) &&
+              p.axes().size() < before)
+            --i; // the whole axis became lanes
+        }
+      }
   }
   // Cache blocking: when the data a row of tiles streams through (matmul's B) is larger than a
   // core's L2 (1 MiB is typical), the contiguous axis runs in blocks whose share of it is about

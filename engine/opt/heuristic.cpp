@@ -17,12 +17,17 @@
 //     short, would gather, or take a long window of taps (a 3x3 convolution), and some LOAD
 //     walks the tile axis contiguously (blocked weights) or is PACKed to (OIHW weights), the
 //     tile axis is the vector (a few vectors of it) and columns of the row are the tile;
+//   * a tiled row whole vectors don't divide is padded: to three vectors under 8 rows where
+//     that wastes a quarter or less (24 accumulators), else to one;
 //   * with no register tile, rows of outputs whose windows overlap (a pooling's) are UPCAST
-//     together, so the rows' shared loads are loaded once;
+//     together under the window's taps unrolled, so the rows' shared loads are loaded once;
 //   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max)
 //     vectorizes the reduction instead, unless those lanes share its arithmetic, or the input
 //     they would gather is read 16 times or more and can be PACKed into the register tile's
 //     panels (x @ W.T's weights, attention's keys), a matmul's B;
+//   * the data a row of tiles streams (matmul's B; one batch's, in a batched matmul) past a
+//     core's L2 is cache-blocked (TILE), or the columns run outermost (SWAP) where even one
+//     column of tiles streams more than a quarter of L2;
 //   * a reduce axis some LOAD walks contiguously is UNROLLed, four vectors wide where the
 //     kernel stays within four vectors, unless a register tile was made;
 //   * the outermost loop runs across the cores (THREAD), in a kernel of at least 16K

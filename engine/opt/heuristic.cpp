@@ -18,8 +18,8 @@
 //     walks the tile axis contiguously (blocked weights) or is PACKed to (OIHW weights), the
 //     tile axis is the vector (a few vectors of it) and columns of the row are the tile;
 //   * a tiled row of whole three-vector steps takes three vectors under 8 rows (24
-//     accumulators); one whole vectors don't divide is padded: to three vectors where that
-//     wastes a quarter or less, else to one;
+//     accumulators); one whole vectors don't divide is padded to three vectors where that
+//     wastes a quarter or less, else (if no half vector divides it) to one;
 //   * with no register tile, rows of outputs whose windows overlap (a pooling's) are UPCAST
 //     together under the window's taps unrolled, so the rows' shared loads are loaded once;
 //   * a kernel whose reduction loop would be gathered by lanes along the output (a row's max)
@@ -710,8 +710,8 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // half vector wastes an eighth of it or less (a Winograd transform over 14 or 7 tiles a row:
     // 0.138 -> 0.076 ms as 16 over unvectorized).
     int64_t halves = (n + width / 2 - 1) / (width / 2) * (width / 2);
-    // Under a register tile of 8 rows, a row padded to whole vectors anyway takes three of them
-    // where that wastes a quarter of it or less: 24 accumulators, 11 loads a step for 24 FMAs
+    // Under a register tile of 8 rows, a row whole vectors don't divide is padded to three of
+    // them where that wastes a quarter of it or less: 24 accumulators, 11 loads a step for 24 FMAs
     // (one vector x 16 rows: 17 for 16). A Winograd F(4x4) GEMM's 196 tiles a row as 240, 64
     // channels x 64: 0.189 -> 0.160 ms alone, 0.31 -> 0.23 in ResNet-18 (2 x 8 at 224: 0.181).
     const int64_t three = 3 * width, padded_three = (n + three - 1) / three * three;
@@ -744,12 +744,13 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // its 128 x 3072 x 768 up projection 2.18-2.24 -> 1.96-1.99 ms alone).
     bool threes = tile_axis >= 0 && !padded_row && n > three && n % three == 0 &&
                   base[static_cast<size_t>(tile_axis)].extent % 8 == 0;
-    std::optional<int64_t> w = three_vectors ? std::nullopt
-                               : threes      ? std::optional<int64_t>(three)
-                               : tile_axis >= 0
+    std::optional<int64_t> w = tile_axis >= 0
                                    ? largest_divisor(n, {2 * width, width, width / 2, width / 4})
                                    : largest_divisor(n, {width, width / 2, width / 4});
-    if (w && p.try_apply({OptOp::Upcast, contiguous, *w})) {
+    if (threes && p.try_apply({OptOp::Upcast, contiguous, three})) {
+      lanes = lanes_along_contiguous = three;
+      gone[static_cast<size_t>(contiguous)] = n == three;
+    } else if (!three_vectors && w && p.try_apply({OptOp::Upcast, contiguous, *w})) {
       lanes = lanes_along_contiguous = *w;
       gone[static_cast<size_t>(contiguous)] = n == *w;
     }
@@ -891,12 +892,12 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
         for (const AxisAccess& a : p.axes())
           if (a.kind == LoopKind::Reduce) taps *= a.extent;
         for (size_t i = 0; taps <= 16 && i < p.axes().size(); ++i) {
-          const AxisAccess& a = p.axes()[i];
-          size_t before = p.axes().size();
-          if (a.kind == LoopKind::Reduce && a.extent > 1 &&
-              p.try_apply({OptOp::Unroll, static_cast<int>(i), a.extent}) &&
-              p.axes().size() < before)
-            --i; // the whole axis became lanes
+          const LoopKind kind = p.axes()[i].kind;
+          const int64_t extent = p.axes()[i].extent;
+          const size_t before = p.axes().size();
+          if (kind == LoopKind::Reduce && extent > 1 &&
+              p.try_apply({OptOp::Unroll, static_cast<int>(i), extent}) && p.axes().size() < before)
+            --i; // the whole axis became lanes (i = 0 wraps, and the loop's ++i brings it back)
         }
       }
   }
@@ -910,7 +911,9 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
       if (row.load_strides[j] == 0)
         streamed = std::max(streamed, bytes_per_batch(base, j, itemsize_of_output(ast),
                                                       static_cast<size_t>(tile_axis)));
-    int64_t steps = base[static_cast<size_t>(contiguous)].extent / lanes_along_contiguous;
+    const int64_t steps =
+        (base[static_cast<size_t>(contiguous)].extent + lanes_along_contiguous - 1) /
+        lanes_along_contiguous; // a padded row's last step too
     int64_t block = 1;
     while (block * 2 < steps && steps % (block * 2) == 0 &&
            streamed / steps * block * 2 <= (int64_t{512} << 10))
@@ -918,11 +921,12 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     if (streamed > (int64_t{1} << 20) && block >= 2)
       p.try_apply({OptOp::Tile, position(contiguous), block});
     // A single step's share already past 256 KiB (a long reduction: BERT's 128 x 768 x 3072
-    // down projection, 384 KiB of B a column of tiles) leaves no block to take: the columns then
-    // run outermost, each one's share read from memory once and from L2 by every row of tiles
-    // (2.42 -> 1.92 ms, Zen 5, 2 threads).
-    else if (streamed > (int64_t{1} << 20) && block == 1 && tile_axis < contiguous &&
-             streamed / steps > (int64_t{256} << 10))
+    // down projection, 576 KiB of B a column of 48-wide tiles) leaves no block to take: the
+    // columns then run outermost, each one's share read from memory once and from L2 by every
+    // row of tiles (2.42 -> 1.92 ms with 32-wide tiles, Zen 5, 2 threads). Not where the tile
+    // took the rows whole: one row of tiles reuses nothing.
+    else if (streamed > (int64_t{1} << 20) && block == 1 && steps > 0 && tile_axis < contiguous &&
+             !gone[static_cast<size_t>(tile_axis)] && streamed / steps > (int64_t{256} << 10))
       p.try_apply({OptOp::Swap, position(tile_axis), position(contiguous)});
   }
   // Reductions along contiguous memory, unless a register tile already fills the registers:

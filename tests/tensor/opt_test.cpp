@@ -364,7 +364,7 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   Tensor c = Tensor::rand({256, 256}, 7), d = Tensor::rand({256, 256}, 8);
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::Not(::testing::HasSubstr("TILE")));
   EXPECT_THAT(to_string(heuristic_for(c.matmul(d))), ::testing::StartsWith("UPCAST(1,32)"));
-  // A reduction so long that one column of tiles streams 384 KiB of B (BERT's down projection,
+  // A reduction so long that one column of tiles streams 576 KiB of B (BERT's down projection,
   // 128 x 3072 @ 3072 x 768): the columns run outermost, each one's B reused from L2.
   Tensor h = Tensor::rand({128, 3072}, 7), w2 = Tensor::rand({3072, 768}, 8);
   EXPECT_THAT(to_string(heuristic_for(h.matmul(w2))), ::testing::HasSubstr("SWAP(0,1)"));

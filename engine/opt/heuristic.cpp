@@ -335,11 +335,11 @@ constexpr int64_t kPackReuse = 16;
 // is the axis' own extent, 16 or less, where the condition reads the axis itself and no load
 // moves along it (a transform-domain element's axis), or k where it reads the axis only as
 // axis % k, k <= 16 dividing the extent (an output's position in its Winograd tile).
+// `order` is the stage's nodes in topological order.
 std::optional<int64_t> selection_period(const std::vector<AxisAccess>& axes, size_t i,
-                                        const UOpPtr& stage) {
+                                        const std::vector<UOpPtr>& order) {
   const AxisAccess& a = axes[i];
   if (a.kind != LoopKind::Loop || a.symbolic || a.extent < 2) return std::nullopt;
-  const std::vector<UOpPtr> order = toposort(stage);
   // Whether each node varies with the axis other than through axis % k; the k's seen.
   std::unordered_map<const UOp*, bool> direct;
   std::vector<int64_t> periods;
@@ -604,9 +604,11 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
   // The period with which each axis selects constants (elementwise kernels only).
   std::vector<std::optional<int64_t>> periods(base.size());
   bool selecting = false;
-  if (!has_reduce)
+  if (!has_reduce) {
+    const std::vector<UOpPtr> order = toposort(base_stage); // the stage's, once for every axis
     for (size_t i = 0; i < base.size(); ++i)
-      selecting |= (periods[i] = selection_period(base, i, base_stage)).has_value();
+      selecting |= (periods[i] = selection_period(base, i, order)).has_value();
+  }
   int64_t lanes = 1, lanes_along_contiguous = 1;
   bool padded_row = false, tiled = false;
   // Output channels in lanes: the tile axis is the vector (or a few vectors of it) and columns
@@ -710,18 +712,23 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
     // half vector wastes an eighth of it or less (a Winograd transform over 14 or 7 tiles a row:
     // 0.138 -> 0.076 ms as 16 over unvectorized).
     int64_t halves = (n + width / 2 - 1) / (width / 2) * (width / 2);
-    // Under a register tile of 8 rows, a row whole vectors don't divide is padded to three of
-    // them where that wastes a quarter of it or less: 24 accumulators, 11 loads a step for 24 FMAs
-    // (one vector x 16 rows: 17 for 16). A Winograd F(4x4) GEMM's 196 tiles a row as 240, 64
-    // channels x 64: 0.189 -> 0.160 ms alone, 0.31 -> 0.23 in ResNet-18 (2 x 8 at 224: 0.181).
+    // Under a register tile of 8 rows, a row of whole three-vector steps takes three vectors, and
+    // one whole vectors don't divide is padded to three of them where that wastes a quarter of
+    // it or less: 24 accumulators, 11 loads a step for 24 FMAs (one vector x 16 rows: 17 for
+    // 16). A Winograd F(4x4) GEMM's 196 tiles a row as 240, 64 channels x 64: 0.189 -> 0.160 ms
+    // alone, 0.31 -> 0.23 in ResNet-18 (2 x 8 at 224: 0.181); BERT's 768 and 3072 columns as
+    // they are: its 128 x 3072 x 768 up projection 2.18-2.24 -> 1.96-1.99 ms alone.
     const int64_t three = 3 * width, padded_three = (n + three - 1) / three * three;
+    const bool whole_threes = n % three == 0;
     bool three_vectors = false;
-    if (tile_axis >= 0 && n % width != 0 && n > three && 4 * padded_three <= 5 * n &&
-        base[static_cast<size_t>(tile_axis)].extent % 8 == 0) {
+    if (tile_axis >= 0 && n > three && base[static_cast<size_t>(tile_axis)].extent % 8 == 0 &&
+        (whole_threes || (n % width != 0 && 4 * padded_three <= 5 * n))) {
       Planner before = p;
-      if (p.try_apply({OptOp::Padto, contiguous, three}) && upcast(contiguous, three)) {
+      if ((whole_threes || p.try_apply({OptOp::Padto, contiguous, three})) &&
+          upcast(contiguous, three)) {
         lanes = lanes_along_contiguous = three;
-        padded_row = three_vectors = true;
+        padded_row = !whole_threes;
+        three_vectors = true;
       } else {
         p = std::move(before);
       }
@@ -740,17 +747,10 @@ std::vector<Opt> heuristic_opts(const UOpPtr& ast, int threads) {
           break;
         }
       }
-    // So does a row of whole three-vector steps, longer than one (BERT's 768 and 3072 columns:
-    // its 128 x 3072 x 768 up projection 2.18-2.24 -> 1.96-1.99 ms alone).
-    bool threes = tile_axis >= 0 && !padded_row && n > three && n % three == 0 &&
-                  base[static_cast<size_t>(tile_axis)].extent % 8 == 0;
     std::optional<int64_t> w = tile_axis >= 0
                                    ? largest_divisor(n, {2 * width, width, width / 2, width / 4})
                                    : largest_divisor(n, {width, width / 2, width / 4});
-    if (threes && p.try_apply({OptOp::Upcast, contiguous, three})) {
-      lanes = lanes_along_contiguous = three;
-      gone[static_cast<size_t>(contiguous)] = n == three;
-    } else if (!three_vectors && w && p.try_apply({OptOp::Upcast, contiguous, *w})) {
+    if (!three_vectors && w && p.try_apply({OptOp::Upcast, contiguous, *w})) {
       lanes = lanes_along_contiguous = *w;
       gone[static_cast<size_t>(contiguous)] = n == *w;
     }

@@ -376,15 +376,20 @@ TEST(Opts, HeuristicTilesConvolutionsAndLargeMatmuls) {
   EXPECT_THAT(batched, ::testing::Not(::testing::HasSubstr("PACK")));
 }
 
+// The heuristic's plan for `make`'s one kernel starts with `prefix`, and computes what the
+// unoptimized kernel does.
+void expect_heuristic_plan(const std::function<Tensor()>& make, const std::string& prefix) {
+  std::vector<Opt> opts = heuristic_opts(make().schedule().items.at(0).ast, 2);
+  EXPECT_THAT(to_string(opts), ::testing::StartsWith(prefix));
+  expect_same_result(make, opts);
+}
+
 // A Winograd GEMM over a 7x7 map (ResNet-18's layer 4: 16 points x channels x 49 tiles, its
 // transformed weight stored channels-last): 7 tiles whole a step under two vectors of output
 // channels, not the 49 padded to 64 in lanes (0.63 -> 0.54 ms at 256 channels).
 TEST(Opts, HeuristicTakesAWinogradGemmsTilesSevenAtATime) {
   Tensor w = Tensor::rand({16, 64, 64}, 1), v = Tensor::rand({16, 64, 49}, 2);
-  auto make = [&] { return w.permute({0, 2, 1}).matmul(v); };
-  std::vector<Opt> opts = heuristic_opts(make().schedule().items.at(0).ast, 2);
-  EXPECT_THAT(to_string(opts), ::testing::StartsWith("UPCAST(1,32) UPCAST(2,7)"));
-  expect_same_result(make, opts);
+  expect_heuristic_plan([&] { return w.permute({0, 2, 1}).matmul(v); }, "UPCAST(1,32) UPCAST(2,7)");
 }
 
 // A row under a register tile that whole vectors don't divide is padded to three vectors where
@@ -394,23 +399,18 @@ TEST(Opts, HeuristicTakesAWinogradGemmsTilesSevenAtATime) {
 // A row of 100 (144 would waste 44%) keeps one vector padded.
 TEST(Opts, HeuristicPadsTiledRowsToThreeVectors) {
   Tensor w = Tensor::rand({36, 64, 64}, 1), v = Tensor::rand({36, 64, 196}, 2);
-  auto winograd = [&] { return w.permute({0, 2, 1}).matmul(v); };
-  std::vector<Opt> opts = heuristic_opts(winograd().schedule().items.at(0).ast, 2);
-  EXPECT_THAT(to_string(opts), ::testing::StartsWith("PADTO(2,48) UPCAST(2,48) UPCAST(1,8)"));
-  expect_same_result(winograd, opts);
+  expect_heuristic_plan(
+      [&] {
+        return w.permute({0, 2, 1}).matmul(v);
+      },
+      "PADTO(2,48) UPCAST(2,48) UPCAST(1,8)");
   Tensor a = Tensor::rand({64, 96}, 3), b = Tensor::rand({96, 200}, 4);
-  auto matmul = [&] { return a.matmul(b); };
-  opts = heuristic_opts(matmul().schedule().items.at(0).ast, 2);
-  EXPECT_THAT(to_string(opts), ::testing::StartsWith("PADTO(1,48) UPCAST(1,48) UPCAST(0,8)"));
-  expect_same_result(matmul, opts);
+  expect_heuristic_plan([&] { return a.matmul(b); }, "PADTO(1,48) UPCAST(1,48) UPCAST(0,8)");
   Tensor c = Tensor::rand({96, 100}, 5);
   EXPECT_THAT(to_string(heuristic_for(a.matmul(c))), ::testing::StartsWith("PADTO(1,16)"));
   // A row of whole three-vector steps takes them too (BERT's 768 columns: 1.05-1.1x).
   Tensor e = Tensor::rand({96, 96}, 6);
-  auto square = [&] { return a.matmul(e); };
-  opts = heuristic_opts(square().schedule().items.at(0).ast, 2);
-  EXPECT_THAT(to_string(opts), ::testing::StartsWith("UPCAST(1,48) UPCAST(0,8)"));
-  expect_same_result(square, opts);
+  expect_heuristic_plan([&] { return a.matmul(e); }, "UPCAST(1,48) UPCAST(0,8)");
 }
 
 // An elementwise kernel's axes that select constants go into lanes by their period, so each

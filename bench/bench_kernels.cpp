@@ -25,6 +25,7 @@
 #include "db/database.hpp"
 #include "engine/ir/kernel_ops.hpp"
 #include "engine/rewrite/graph_rewrite.hpp"
+#include "engine/runtime/buffer.hpp"
 #include "engine/runtime/launch.hpp"
 #include "engine/support/statistics.hpp"
 #include "tuner/batch/corpus.hpp"
@@ -184,6 +185,51 @@ BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The GEMMs of the real networks as they run there: activations (m x k) times a constant
+// weight stored (n x k) and read transposed (`x @ W.T`, ONNX's Gemm with transB and MatMul
+// after a transposed initializer): the BERT layer's projections at sequence 128 (each must
+// reach 0.8 of the FMA peak: limit_frac) and a batch-1 classifier (m = 1, bound by reading
+// its weights). oneDNN's matmul of the same size, its weights packed as it prefers, is `ratio`.
+struct GemmShape {
+  const char* name;
+  int64_t m, n, k;
+};
+constexpr GemmShape kNetworkGemms[] = {
+    {"bert_768x768", 128, 768, 768},
+    {"bert_up_3072x768", 128, 3072, 768},
+    {"bert_down_768x3072", 128, 768, 3072},
+    {"classifier_1000x1280", 1, 1000, 1280},
+};
+
+void BM_NetworkGemm(benchmark::State& state, const GemmShape& g, bool tuned) {
+  // The weight is a model's: constant, so a plan packs it once, before its first run.
+  auto storage = std::make_shared<Buffer>(sizeof(float) * static_cast<size_t>(g.n * g.k));
+  uint32_t seed = 2;
+  for (float& v : storage->as<float>()) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  storage->mark_constant();
+  Tensor w = Tensor::from_storage(std::move(storage), {g.n, g.k}, Scalar::Float32);
+  Tensor out = Tensor::rand({g.m, g.k}, 1).matmul(w.transpose());
+  double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
+  double bytes = 4.0 * static_cast<double>(g.m * g.k + g.n * g.k + g.m * g.n),
+         written = 4.0 * static_cast<double>(g.m * g.n);
+  report_flops(state, flops, bytes, written, run_plan(state, out, tuned),
+               bench::onednn_matmul_gflops(g.m, g.n, g.k));
+}
+
+[[maybe_unused]] const bool network_gemm_benchmarks = [] {
+  for (const GemmShape& g : kNetworkGemms)
+    for (bool tuned : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string("BM_NetworkGemm/") + g.name + (tuned ? "/beam4" : "/heuristic")).c_str(),
+          BM_NetworkGemm, g, tuned)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  return true;
+}();
 
 // Batch-1 convolutions of the real networks: ResNet-18's 3x3 at 56 and 28 wide and its
 // stride-2 downsampling, MobileNetV2's 1x1 expansion and 3x3 depthwise.

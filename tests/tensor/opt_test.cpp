@@ -384,6 +384,22 @@ void expect_heuristic_plan(const std::function<Tensor()>& make, const std::strin
   expect_same_result(make, opts);
 }
 
+// Across the cores goes the axis whose split leaves each thread the fewest bytes to read: a
+// 1x1 convolution whose input outweighs its weights (MobileNetV2's 384 -> 64 projection at
+// 14 x 14) splits its rows, so a thread reads half the input; the expansion back (64 -> 384,
+// writing more than it reads) keeps its output channels, where the next kernel reads them.
+TEST(Opts, HeuristicSplitsTheAxisThatLeavesEachThreadLeastToRead) {
+  auto plan = [](int64_t in, int64_t out) {
+    Tensor x = Tensor::rand({1, in, 14, 14}, 1), w = Tensor::rand({out, in, 1, 1}, 2);
+    auto make = [=] { return x.conv2d(w); };
+    std::vector<Opt> opts = heuristic_opts(make().schedule().items.at(0).ast, 2);
+    expect_same_result(make, opts);
+    return to_string(opts);
+  };
+  EXPECT_THAT(plan(384, 64), ::testing::EndsWith("THREAD(1,2)"));
+  EXPECT_THAT(plan(64, 384), ::testing::EndsWith("THREAD(0,2)"));
+}
+
 // A Winograd GEMM over a 7x7 map (ResNet-18's layer 4: 16 points x channels x 49 tiles, its
 // transformed weight stored channels-last): 7 tiles whole a step under two vectors of output
 // channels, not the 49 padded to 64 in lanes (0.63 -> 0.54 ms at 256 channels).
@@ -537,7 +553,8 @@ TEST(Opts, HeuristicVectorizesReductionsAlongTheirData) {
   Tensor x = Tensor::rand({256, 1024}, 1), w = Tensor::rand({512, 1024}, 2);
   EXPECT_EQ(to_string(heuristic_for(x.max({1}))), "UNROLL(1,64) THREAD(0,2)");
   Tensor few = Tensor::rand({8, 1024}, 3);
-  EXPECT_EQ(to_string(heuristic_for(few.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
+  // (Its 8 rows share the weight's rows across the cores: each thread reads half of W.)
+  EXPECT_EQ(to_string(heuristic_for(few.matmul(w.transpose(0, 1)))), "UNROLL(2,64) THREAD(1,2)");
   // (Nor x @ x.T: its one input is read at two places, which PACK doesn't copy.)
   EXPECT_EQ(to_string(heuristic_for(x.matmul(x.transpose(0, 1)))), "UNROLL(2,64) THREAD(0,2)");
   for (const Tensor& t : {x.matmul(w.transpose(0, 1)), x.gelu().matmul(w.transpose(0, 1))})
@@ -868,9 +885,10 @@ TEST(Opts, ParallelProfileByHand) {
   EXPECT_EQ(threads_worth(int64_t{1} << 40, 64), 64);
 }
 
-// The heuristic sizes its split by the threads it is given: a 3x3 convolution whose register
-// tile leaves two blocks of 32 channels goes on into rows, then columns (the plan on 16 cores
-// once ran on 2 of them); a 7x7 layer's tiles, too few for 64 threads, split the reduction.
+// The heuristic sizes its split by the threads it is given: a 3x3 convolution whose input
+// outweighs its weights splits its rows (a thread reads half the input), on 16 cores all 56
+// and then its register tile's two blocks of 32 channels (the plan on 16 cores once ran on 2 of
+// them); a 7x7 layer's tiles, too few for 64 threads, split the reduction.
 TEST(Opts, HeuristicSplitsByTheThreadsItIsGiven) {
   test::ScopedEnv direct("BEAMLAB_WINOGRAD", "0"); // the direct convolution's schedule
   auto conv_ast = [](int64_t c, int64_t hw) {
@@ -884,8 +902,8 @@ TEST(Opts, HeuristicSplitsByTheThreadsItIsGiven) {
     EXPECT_EQ(p.used, threads) << to_string(opts);
     EXPECT_GE(p.balance, kMinBalance) << to_string(opts);
   }
-  EXPECT_THAT(to_string(heuristic_opts(conv, 2)), ::testing::EndsWith("THREAD(0,2)"));
-  EXPECT_THAT(to_string(heuristic_opts(conv, 16)), ::testing::EndsWith("THREAD(0,2) THREAD(1,8)"));
+  EXPECT_THAT(to_string(heuristic_opts(conv, 2)), ::testing::EndsWith("THREAD(1,2)"));
+  EXPECT_THAT(to_string(heuristic_opts(conv, 16)), ::testing::EndsWith("THREAD(1,56) THREAD(1,2)"));
   UOpPtr small = conv_ast(512, 7);
   std::vector<Opt> opts = heuristic_opts(small, 64);
   EXPECT_THAT(to_string(opts), ::testing::HasSubstr("GROUP")) << to_string(opts);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -186,11 +187,22 @@ BENCHMARK_CAPTURE(BM_Matmul, beam4, true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// A weight of `shape`: standard normal values times `scale`, in a buffer marked constant (as a
+// model's initializers are; with `constant`), so a plan computes what only they feed once.
+Tensor constant_weight(const Shape& shape, uint64_t seed, double scale, bool constant = true) {
+  std::vector<float> v = (Tensor::randn(shape, seed) * scale).to_vector<float>();
+  auto storage = std::make_shared<Buffer>(v.size() * sizeof(float));
+  std::copy(v.begin(), v.end(), storage->as<float>().data());
+  if (constant) storage->mark_constant();
+  return Tensor::from_storage(std::move(storage), shape, Scalar::Float32);
+}
+
 // The GEMMs of the real networks as they run there: activations (m x k) times a constant
 // weight stored (n x k) and read transposed (`x @ W.T`, ONNX's Gemm with transB and MatMul
 // after a transposed initializer): the BERT layer's projections at sequence 128 (each must
-// reach 0.8 of the FMA peak: limit_frac) and a batch-1 classifier (m = 1, bound by reading
-// its weights). oneDNN's matmul of the same size, its weights packed as it prefers, is `ratio`.
+// reach 0.8 of the FMA peak, the target: limit_frac) and a batch-1 classifier (m = 1, bound by
+// reading its weights). oneDNN's matmul of the same size, its weights packed as it prefers, is
+// `ratio`.
 struct GemmShape {
   const char* name;
   int64_t m, n, k;
@@ -204,14 +216,7 @@ constexpr GemmShape kNetworkGemms[] = {
 
 void BM_NetworkGemm(benchmark::State& state, const GemmShape& g, bool tuned) {
   // The weight is a model's: constant, so a plan packs it once, before its first run.
-  auto storage = std::make_shared<Buffer>(sizeof(float) * static_cast<size_t>(g.n * g.k));
-  uint32_t seed = 2;
-  for (float& v : storage->as<float>()) {
-    seed = seed * 1664525u + 1013904223u;
-    v = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
-  }
-  storage->mark_constant();
-  Tensor w = Tensor::from_storage(std::move(storage), {g.n, g.k}, Scalar::Float32);
+  Tensor w = constant_weight({g.n, g.k}, 2, 1 / std::sqrt(static_cast<double>(g.k)));
   Tensor out = Tensor::rand({g.m, g.k}, 1).matmul(w.transpose());
   double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
   double bytes = 4.0 * static_cast<double>(g.m * g.k + g.n * g.k + g.m * g.n),
@@ -503,16 +508,6 @@ BENCHMARK(BM_SymbolicMatmul)
     ->Arg(512)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-
-// A weight of `shape`: standard normal values times `scale`, in a buffer marked constant (as a
-// model's initializers are; with `constant`), so a plan computes what only they feed once.
-Tensor constant_weight(const Shape& shape, uint64_t seed, double scale, bool constant = true) {
-  std::vector<float> v = (Tensor::randn(shape, seed) * scale).to_vector<float>();
-  auto storage = std::make_shared<Buffer>(v.size() * sizeof(float));
-  std::copy(v.begin(), v.end(), storage->as<float>().data());
-  if (constant) storage->mark_constant();
-  return Tensor::from_storage(std::move(storage), shape, Scalar::Float32);
-}
 
 // A BERT-base encoder layer (post-norm: 12 heads of 64, a 3072-wide GELU MLP) over the rows of
 // `x`, (rows, 768), its weights fixed by their seeds.

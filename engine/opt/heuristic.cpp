@@ -33,7 +33,8 @@
 //     kernel stays within four vectors, unless a register tile was made;
 //   * the outermost loop runs across the cores (THREAD), in a kernel of at least 16K
 //     iterations (a smaller one runs faster than the threads start), unless a loop inside it
-//     leaves each thread much less to read (a 1x1 projection's rows, not its channels).
+//     leaves each thread much less to read in a kernel that reads more than it writes (a 1x1
+//     projection's rows, not its channels).
 #include <algorithm>
 #include <bit>
 #include <iterator>
@@ -408,7 +409,9 @@ int first_loop(const Planner& p) {
 }
 
 // The bytes each LOAD of the main stage reads in one run, in accesses()'s order, and the bytes
-// its STORE writes: the itemsize times the extents of the axes each moves along, lanes too.
+// its STOREs write: the itemsize times the elements each moves over, counted once (the span
+// of an affine index, where a convolution's windows overlap; else the product of the extents
+// of the axes it moves along, lanes too).
 struct Footprints {
   std::vector<double> loads;
   double stored = 0;
@@ -416,12 +419,7 @@ struct Footprints {
 Footprints footprints(const OptimizedKernel& k) {
   std::vector<UOpPtr> ranges;
   Footprints out;
-  auto bytes = [&](const UOpPtr& load_or_store, const UOpPtr& index) {
-    double b = static_cast<double>(load_or_store->op() == Op::Load
-                                       ? load_or_store->dtype().itemsize()
-                                       : load_or_store->src(1)->dtype().itemsize());
-    // The elements it moves over, counted at most once: the span of an affine index (a
-    // convolution's windows overlap), else the product of the extents.
+  auto bytes = [&](const UOpPtr& index, DType dtype) {
     double product = 1, span = 1;
     bool affine = true;
     for (const UOpPtr& r : ranges) {
@@ -433,29 +431,31 @@ Footprints footprints(const OptimizedKernel& k) {
       else
         affine = false;
     }
-    return b * (affine ? std::min(product, span) : product);
+    return static_cast<double>(dtype.itemsize()) * (affine ? std::min(product, span) : product);
   };
   for (const UOpPtr& u : toposort(k.main_stage())) {
     if (u->op() == Op::Range) ranges.push_back(u);
     if (u->op() == Op::Load && u->src(0)->op() == Op::Index)
-      out.loads.push_back(bytes(u, u->src(0)->src(1)));
-    if (u->op() == Op::Store && out.stored == 0) out.stored = bytes(u, u->src(0)->src(1));
+      out.loads.push_back(bytes(u->src(0)->src(1), u->dtype()));
+    if (u->op() == Op::Store) out.stored += bytes(u->src(0)->src(1), u->src(1)->dtype());
   }
   return out;
 }
 
-// The loop axis to split across `threads` cores first, where it isn't the outermost: the one
-// whose split leaves each thread the fewest bytes to read (each load's footprint, shared out
-// where the load moves along the split axis), if that is under 0.8x of the outermost's. In a
-// network a kernel's input comes from the last kernel, in the other cores' caches, so the
-// bytes a thread pulls in are what it waits for: a 1x1 convolution whose input outweighs its
-// weights (more pixels than output channels) reads half the input and all the weights in a
-// thread's rows, all the input in its output channels (MobileNetV2's 384 -> 64 projections at
-// 14 x 14: 0.031-0.066 ms by run -> 0.033 in the network, Zen 5, 2 threads). A kernel that writes
-// more than it reads (an expansion) keeps the outermost: the next kernel (a depthwise convolution,
-// by channels) reads its output where it was written (its 32 -> 192 expansions at 28 x 28: 0.029
-// split by channels, 0.039 by rows). -1: the outermost it is.
-int least_read_axis(const Planner& p, int threads) {
+// The loop axis to split across the `worth` threads the kernel pays for first, where it isn't
+// the outermost: the one whose split leaves each thread the fewest bytes to read (each load's
+// footprint, shared out where the load moves along the split axis), if that is under 0.8x of
+// the outermost's and the kernel reads more than it writes. In a network a kernel's input
+// comes from the last kernel, in the other cores' caches, so the bytes a thread pulls in are
+// what it waits for: a 1x1 convolution whose input outweighs its weights (more pixels than
+// output channels) reads half the input and all the weights in a thread's rows, all the input
+// in its output channels (MobileNetV2's 384 -> 64 projections at 14 x 14: 0.031-0.066 ms by
+// run -> 0.033 in the network, Zen 5, 2 threads). A kernel that writes more than it reads (an
+// expansion) keeps the outermost: the next kernel (a depthwise convolution, by channels) reads
+// its output where it was written (its 32 -> 192 expansions at 28 x 28: 0.029 split by
+// channels, 0.039 by rows). An axis the reductions don't vary with is not a candidate (each
+// thread would recompute them). -1: the outermost it is.
+int least_read_axis(const Planner& p, int64_t worth) {
   const std::vector<AxisAccess>& axes = p.axes();
   const int outer = first_loop(p);
   if (outer < 0) return -1;
@@ -464,17 +464,22 @@ int least_read_axis(const Planner& p, int threads) {
   auto per_thread = [&](size_t split) {
     double bytes = 0;
     for (size_t j = 0; j < f.loads.size(); ++j)
-      bytes += axes[split].load_strides[j] != 0 ? f.loads[j] / threads : f.loads[j];
+      bytes +=
+          axes[split].load_strides[j] != 0 ? f.loads[j] / static_cast<double>(worth) : f.loads[j];
     return bytes;
   };
-  int best = outer;
-  for (size_t i = static_cast<size_t>(outer) + 1; i < axes.size(); ++i)
-    if (axes[i].kind == LoopKind::Loop && axes[i].extent >= threads && !axes[i].symbolic &&
-        per_thread(i) < per_thread(static_cast<size_t>(best)))
+  int best = -1;
+  double least = 0.8 * per_thread(static_cast<size_t>(outer));
+  for (size_t i = static_cast<size_t>(outer) + 1; i < axes.size(); ++i) {
+    const AxisAccess& a = axes[i];
+    if (a.kind != LoopKind::Loop || a.extent < worth || a.symbolic ||
+        reduction_independent_of(p.stage(), a.range))
+      continue;
+    if (double bytes = per_thread(i); bytes < least) {
       best = static_cast<int>(i);
-  if (best == outer ||
-      per_thread(static_cast<size_t>(best)) >= 0.8 * per_thread(static_cast<size_t>(outer)))
-    return -1;
+      least = bytes;
+    }
+  }
   return best;
 }
 
@@ -512,15 +517,11 @@ void spread_across_cores(Planner& p, int threads) {
     return;
   // A loop inside the outermost that leaves each thread much less to read goes across first
   // (least_read_axis): its fewest iterations that fill the threads, else all of it and more.
-  if (int across = least_read_axis(p, threads); across >= 0) {
-    const int64_t extent = p.axes()[static_cast<size_t>(across)].extent;
-    int64_t m = extent;
-    for (int64_t d : divisors(extent))
-      if (profile(chunks * d).fills()) {
-        m = d;
-        break;
-      }
-    if (p.try_apply({OptOp::Thread, across, m})) {
+  if (int across = least_read_axis(p, now.worth); across >= 0) {
+    std::vector<int64_t> parts = divisors(p.axes()[static_cast<size_t>(across)].extent);
+    auto fills = std::find_if(parts.begin(), parts.end(),
+                              [&](int64_t m) { return profile(chunks * m).fills(); });
+    if (p.try_apply({OptOp::Thread, across, fills != parts.end() ? *fills : parts.back()})) {
       spread_across_cores(p, threads);
       return;
     }

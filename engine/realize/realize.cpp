@@ -150,8 +150,9 @@ KernelCost kernel_cost(const ScheduleItem& kernel, const VarValues& values) {
       const std::set<const UOp*>& theirs = ranges.at(s.get());
       mine.insert(theirs.begin(), theirs.end());
     }
-    bool data = u->dtype().scalar() != Scalar::Index && !u->dtype().is_ptr();
-    if (data && (is_alu(u->op()) || u->op() == Op::Reduce)) {
+    bool arithmetic = u->dtype().scalar() != Scalar::Index && !u->dtype().is_ptr() &&
+                      !u->dtype().is_bool() && u->op() != Op::Where;
+    if (arithmetic && (is_alu(u->op()) || u->op() == Op::Reduce)) {
       int64_t iterations = 1;
       for (const UOp* r : mine) iterations *= extent(r);
       cost.flops += iterations;

@@ -74,9 +74,11 @@ struct CompileCacheStats {
 };
 CompileCacheStats compile_cache_stats();
 
-/// Work and traffic of a kernel: ALU ops on data (not index math) over their loop extents,
-/// and the bytes of every buffer it touches once. A kernel over symbolic variables counts
-/// each at its value in `values`, or at its upper bound: a buffer indexed by a loop of
+/// Work and traffic of a kernel: arithmetic on data over its loop extents (not index math, nor
+/// the comparisons, logic and selects (WHERE) that only choose a value: counted, a Winograd
+/// transform's coefficients picked by position put it past the FMA peak), and the bytes of
+/// every buffer it touches once. A kernel over symbolic variables
+/// counts each at its value in `values`, or at its upper bound: a buffer indexed by a loop of
 /// symbolic extent counts the share of it that loop reaches (rows 0..n-1 of 512: n/512; exact
 /// for a buffer sized by the loop's largest extent, as a scheduled one is).
 struct KernelCost {
